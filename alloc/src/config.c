@@ -1,0 +1,177 @@
+/* Reads the environment once, at the first allocation.
+ *
+ * The first allocation can come before libc has set `environ` (the dynamic
+ * loader allocates while it starts the process), so when `environ` is not
+ * there yet we read the process's initial environment from /proc/self/environ
+ * with plain system calls: nothing here may allocate. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+extern char **environ;
+
+static bool has_prefix(const char *s, const char *prefix) {
+    while (*prefix) {
+        if (*s++ != *prefix++) return false;
+    }
+    return true;
+}
+
+/* Variables we care about, copied out of whichever source we read. */
+typedef struct env_values {
+    char thp[32];
+    char glibc_thp_always[8];
+    char stats[600];
+    char release_delay[32];
+    bool thp_set, glibc_thp_set, stats_set, delay_set;
+} env_values;
+
+static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
+    if (len >= cap) len = cap - 1;
+    memcpy(dst, src, len);
+    dst[len] = '\0';
+}
+
+static void take_entry(env_values *v, const char *entry, size_t len) {
+    static const struct {
+        const char *prefix;
+        size_t offset, cap, flag;
+    } known[] = {
+        {"HUGEHEAP_THP=", offsetof(env_values, thp), sizeof(((env_values *)0)->thp),
+         offsetof(env_values, thp_set)},
+        {"GLIBC_THP_ALWAYS=", offsetof(env_values, glibc_thp_always),
+         sizeof(((env_values *)0)->glibc_thp_always), offsetof(env_values, glibc_thp_set)},
+        {"HUGEHEAP_STATS=", offsetof(env_values, stats), sizeof(((env_values *)0)->stats),
+         offsetof(env_values, stats_set)},
+        {"HUGEHEAP_RELEASE_DELAY_MS=", offsetof(env_values, release_delay),
+         sizeof(((env_values *)0)->release_delay), offsetof(env_values, delay_set)},
+    };
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
+        size_t plen = strlen(known[i].prefix);
+        if (len >= plen && has_prefix(entry, known[i].prefix)) {
+            copy_value((char *)v + known[i].offset, known[i].cap, entry + plen, len - plen);
+            *(bool *)((char *)v + known[i].flag) = true;
+        }
+    }
+}
+
+static bool read_proc_environ(env_values *v) {
+    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[4096];
+    char entry[700]; /* long entries we do not care about are skipped */
+    size_t elen = 0;
+    bool overflow = false;
+    for (;;) {
+        ssize_t n = read(fd, buf, sizeof buf);
+        if (n <= 0) break;
+        for (ssize_t i = 0; i < n; i++) {
+            if (buf[i] == '\0') {
+                if (!overflow) take_entry(v, entry, elen);
+                elen = 0;
+                overflow = false;
+            } else if (elen < sizeof entry) {
+                entry[elen++] = buf[i];
+            } else {
+                overflow = true;
+            }
+        }
+    }
+    close(fd);
+    return true;
+}
+
+static void read_environment(env_values *v) {
+    char **env = environ;
+    if (env != NULL) {
+        for (; *env; env++) take_entry(v, *env, strlen(*env));
+        return;
+    }
+    read_proc_environ(v);
+}
+
+static bool parse_u64(const char *s, uint64_t *out) {
+    if (*s == '\0') return false;
+    uint64_t x = 0;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9') return false;
+        if (x > (UINT64_MAX - 9) / 10) return false;
+        x = x * 10 + (uint64_t)(*s - '0');
+    }
+    *out = x;
+    return true;
+}
+
+void hh_config_read(hh_config *cfg) {
+    env_values v;
+    memset(&v, 0, sizeof v);
+    read_environment(&v);
+
+    cfg->thp = HH_THP_ON;
+    cfg->stats_print = false;
+    cfg->stats_json_path[0] = '\0';
+    cfg->release_delay_ms = 500;
+
+    if (v.thp_set) {
+        if (strcmp(v.thp, "on") == 0 || strcmp(v.thp, "1") == 0) {
+            cfg->thp = HH_THP_ON;
+        } else if (strcmp(v.thp, "off") == 0 || strcmp(v.thp, "0") == 0) {
+            cfg->thp = HH_THP_OFF;
+        } else if (strcmp(v.thp, "hugetlb") == 0) {
+            cfg->thp = HH_THP_HUGETLB;
+        } else {
+            hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
+        }
+    } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
+               strcmp(v.glibc_thp_always, "0") != 0) {
+        hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
+    }
+    /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
+
+    if (v.stats_set) {
+        if (strcmp(v.stats, "1") == 0) {
+            cfg->stats_print = true;
+        } else if (has_prefix(v.stats, "json:") && v.stats[5] != '\0') {
+            copy_value(cfg->stats_json_path, sizeof cfg->stats_json_path, v.stats + 5,
+                       strlen(v.stats + 5));
+        } else if (strcmp(v.stats, "0") != 0 && v.stats[0] != '\0') {
+            hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
+                    "statistics off\n");
+        }
+    }
+
+    if (v.delay_set) {
+        uint64_t ms;
+        if (parse_u64(v.release_delay, &ms)) {
+            cfg->release_delay_ms = ms;
+        } else {
+            hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
+                    "using 500\n");
+        }
+    }
+}
+
+void hh_warn(const char *msg) {
+    ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
+    (void)ignored;
+}
+
+void hh_fatal(const char *msg, const void *ptr) {
+    char line[160];
+    size_t n = 0;
+    const char *prefix = "hugeheap: ";
+    for (const char *s = prefix; *s && n < sizeof line - 24; s++) line[n++] = *s;
+    for (const char *s = msg; *s && n < sizeof line - 24; s++) line[n++] = *s;
+    line[n++] = ' ';
+    line[n++] = '0';
+    line[n++] = 'x';
+    uintptr_t a = (uintptr_t)ptr;
+    for (int shift = 60; shift >= 0; shift -= 4) line[n++] = "0123456789abcdef"[(a >> shift) & 15];
+    line[n++] = '\n';
+    ssize_t ignored = write(STDERR_FILENO, line, n);
+    (void)ignored;
+    abort();
+}

@@ -1,0 +1,604 @@
+/* Thread heaps and their pages: the design of the tabling paper's allocator,
+ * generalised to many size classes.
+ *
+ * Each thread owns a heap; a heap owns segments and the pages in them, and
+ * allocates and frees on them without locks.  A free by another thread goes
+ * to the page with one atomic push (thread_free).  When the owner finds a page
+ * exhausted it takes the page out of its queue and marks it FULL; the first
+ * remote free into a FULL page also pushes the page on the owner's `pending`
+ * stack, so the owner learns that the page has room again without scanning.
+ * A thread that exits hands its segments, with every page still in use, to a
+ * global pool of abandoned segments; the next thread that needs a page adopts
+ * them.
+ *
+ * Page state protocol (low bits of thread_free):
+ *   owner:  NORMAL -> FULL      when it takes an exhausted page out of its queue
+ *   remote: FULL -> PENDING     with its push; then it pushes the page on the
+ *                               owner's pending stack
+ *   owner:  PENDING -> NORMAL   when it pops the page off its pending stack
+ *   owner:  FULL -> NORMAL      when its own free puts the page back in its queue
+ * A page is in the pending stack exactly while it is PENDING, so it is never
+ * pushed twice; the owner does not retire or abandon a PENDING page.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+
+#include "internal.h"
+
+#if defined(HH_SHARED_LIBRARY)
+/* The shared library must load on glibc 2.17: bind the pthread functions to
+ * their oldest versions (glibc 2.34 moved them into libc under a new version),
+ * and weakly, since before 2.34 they live in libpthread, which a
+ * single-threaded program may not load. */
+#if defined(__x86_64__)
+#define HH_GLIBC_BASE "GLIBC_2.2.5"
+#elif defined(__aarch64__)
+#define HH_GLIBC_BASE "GLIBC_2.17"
+#endif
+#ifdef HH_GLIBC_BASE
+__asm__(".symver pthread_key_create,pthread_key_create@" HH_GLIBC_BASE);
+__asm__(".symver pthread_setspecific,pthread_setspecific@" HH_GLIBC_BASE);
+#endif
+#pragma weak pthread_key_create
+#pragma weak pthread_setspecific
+#endif
+
+hh_config hh_cfg;
+bool hh_stats_on;
+uint64_t hh_cookie_key;
+__thread hh_heap *hh_thread_heap __attribute__((tls_model("initial-exec")));
+uint32_t hh_class_size[HH_CLASSES];
+uint8_t hh_class_slices[HH_CLASSES];
+
+/* Every queue of a new heap points here: its free list is always empty, so
+ * the fast path needs no NULL check. */
+hh_page hh_empty_page;
+
+static atomic_int init_state; /* 0: not yet, 2: done */
+static atomic_flag late_init_started = ATOMIC_FLAG_INIT;
+static atomic_bool thread_key_ready;
+static pthread_key_t thread_key;
+static atomic_uint_fast64_t threads_seen;
+
+/* Guarded by the global lock. */
+static hh_heap *all_heaps, *free_heaps;
+static char *meta_next, *meta_end;
+
+/* ---------------------------------------------------------------- classes */
+
+void hh_classes_init(void) {
+    for (unsigned c = 1; c <= 8; c++) hh_class_size[c] = 16u * c;
+    for (unsigned c = 9; c <= HH_BINNED_CLASSES; c++) {
+        unsigned j = c - 9, bit = 7 + j / 8, sub = j % 8;
+        hh_class_size[c] = (9u + sub) << (bit - 3);
+    }
+    for (unsigned k = HH_SPAN_MIN_SLICES; k <= HH_SPAN_MAX_SLICES; k++) {
+        hh_class_size[HH_BINNED_CLASSES + 1 + k - HH_SPAN_MIN_SLICES] = (uint32_t)(k * HH_SLICE_SIZE);
+    }
+    for (unsigned c = 1; c < HH_CLASSES; c++) {
+        size_t size = hh_class_size[c];
+        size_t slices;
+        if (size <= 8192) {
+            slices = 1;
+        } else if (c <= HH_BINNED_CLASSES) {
+            slices = (8 * size + HH_SLICE_SIZE - 1) / HH_SLICE_SIZE; /* room for 8 blocks */
+        } else {
+            slices = size / HH_SLICE_SIZE; /* one block, exactly */
+        }
+        hh_class_slices[c] = (uint8_t)slices;
+    }
+}
+
+/* ------------------------------------------------------------------- init */
+
+static void *meta_alloc_locked(size_t size) {
+    size = hh_align_up(size, 64);
+    if ((size_t)(meta_end - meta_next) < size) {
+        size_t chunk = size > 65536 ? hh_align_up(size, 65536) : 65536;
+        char *m = hh_os_map_metadata(chunk);
+        if (m == NULL) return NULL;
+        meta_next = m;
+        meta_end = m + chunk;
+    }
+    void *p = meta_next;
+    meta_next += size;
+    return p;
+}
+
+static void thread_exit(void *heap);
+static void fork_prepare(void);
+static void fork_parent(void);
+static void fork_child(void);
+
+/* Things that may call back into malloc: done once, outside the lock. */
+static void late_init(void) {
+    if (atomic_flag_test_and_set(&late_init_started)) return;
+#if defined(HH_SHARED_LIBRARY)
+    if (pthread_key_create == NULL) return; /* no libpthread: no other threads either */
+#endif
+    if (pthread_key_create(&thread_key, thread_exit) == 0) {
+        atomic_store_explicit(&thread_key_ready, true, memory_order_release);
+        hh_heap *heap = hh_thread_heap;
+        if (heap != NULL) pthread_setspecific(thread_key, heap);
+    }
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+void hh_init(void) {
+    if (HH_LIKELY(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
+    hh_lock();
+    if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
+        hh_config_read(&hh_cfg);
+        hh_stats_on = hh_cfg.stats_print || hh_cfg.stats_json_path[0] != '\0';
+        hh_classes_init();
+        const void *random = (const void *)getauxval(AT_RANDOM); /* 16 bytes, unaligned */
+        uint64_t key[2] = {(uintptr_t)&hh_cfg, hh_clock_ms()};
+        if (random != NULL) memcpy(key, random, sizeof key);
+        hh_cookie_key = key[0] ^ key[1];
+        hh_cookie_key |= 1;
+        if (!hh_granule_map_init()) {
+            hh_unlock();
+            hh_fatal("cannot map the granule map at start-up", NULL);
+        }
+        atomic_store_explicit(&init_state, 2, memory_order_release);
+    }
+    hh_unlock();
+}
+
+__attribute__((constructor)) static void hh_constructor(void) {
+    hh_init();
+    late_init();
+}
+
+hh_heap *hh_heap_for_thread(void) {
+    hh_heap *heap = hh_thread_heap;
+    if (heap != NULL) return heap;
+    hh_init();
+    hh_lock();
+    heap = free_heaps;
+    if (heap != NULL) {
+        free_heaps = heap->next_free;
+    } else {
+        heap = meta_alloc_locked(sizeof *heap);
+        if (heap != NULL) {
+            memset(heap, 0, sizeof *heap);
+            heap->next_all = all_heaps;
+            all_heaps = heap;
+        }
+    }
+    hh_unlock();
+    if (heap == NULL) return NULL;
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+    heap->space = heap->full = heap->cached = NULL;
+    atomic_store_explicit(&heap->pending, NULL, memory_order_relaxed);
+    heap->alive = true;
+    atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
+    hh_thread_heap = heap;
+    /* May allocate (keys past the first 32): the heap is in place already. */
+    if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
+        pthread_setspecific(thread_key, heap);
+    } else {
+        late_init();
+    }
+    return heap;
+}
+
+/* ------------------------------------------------------------------ pages */
+
+static void queue_push_front(hh_heap *heap, hh_page *page) {
+    hh_page **head = &heap->queue[page->class_index];
+    page->prev = NULL;
+    page->next = (*head == &hh_empty_page) ? NULL : *head;
+    if (page->next) page->next->prev = page;
+    *head = page;
+    page->in_queue = true;
+}
+
+static void queue_remove(hh_heap *heap, hh_page *page) {
+    hh_page **head = &heap->queue[page->class_index];
+    if (page->prev) {
+        page->prev->next = page->next;
+    } else {
+        *head = page->next ? page->next : &hh_empty_page;
+    }
+    if (page->next) page->next->prev = page->prev;
+    page->next = page->prev = NULL;
+    page->in_queue = false;
+}
+
+static inline uint32_t slice_mask(unsigned start, unsigned count) {
+    uint32_t bits = count >= 32 ? UINT32_MAX : ((1u << count) - 1u);
+    return bits << start;
+}
+
+/* Moves the blocks other threads freed into the free list; true if any. */
+static bool collect_thread_free(hh_page *page) {
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+    if ((tf & ~HH_PAGE_STATE_MASK) == 0) return false;
+    while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & HH_PAGE_STATE_MASK,
+                                                  memory_order_acquire, memory_order_relaxed)) {
+    }
+    hh_block *list = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
+    hh_block *tail = list;
+    uint32_t count = 1;
+    while (tail->next != NULL) {
+        tail = tail->next;
+        count++;
+    }
+    tail->next = page->free;
+    page->free = list;
+    page->free_is_zero = false;
+    page->used -= count;
+    return true;
+}
+
+/* Carves not-yet-used blocks off the end of the page, a few KiB at a time so
+ * that a page's memory is touched as it is needed. */
+static void carve(hh_page *page) {
+    uint32_t left = page->capacity - page->reserved;
+    uint32_t batch = page->block_size >= 4096 ? 1 : 4096 / page->block_size;
+    if (batch > left) batch = left;
+    char *first = page->area + (size_t)page->reserved * page->block_size;
+    char *p = first;
+    for (uint32_t i = 1; i < batch; i++, p += page->block_size) {
+        ((hh_block *)p)->next = (hh_block *)(p + page->block_size);
+    }
+    ((hh_block *)p)->next = NULL;
+    page->free = (hh_block *)first;
+    page->free_is_zero = page->fresh;
+    page->reserved += batch;
+}
+
+/* Refills an empty free list; false if the page has nothing left. */
+static bool page_refill(hh_page *page) {
+    if (page->local_free != NULL) {
+        page->free = page->local_free;
+        page->local_free = NULL;
+        page->free_is_zero = false;
+        return true;
+    }
+    if (collect_thread_free(page)) return true;
+    if (page->reserved < page->capacity) {
+        carve(page);
+        return true;
+    }
+    return false;
+}
+
+static void segment_page_freed(hh_heap *heap, hh_segment *segment) {
+    if (segment->list == HH_LIST_FULL) {
+        hh_segment_list_remove(&heap->full, segment);
+        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+    }
+    if (--segment->used_pages == 0) {
+        hh_segment_list_remove(&heap->space, segment);
+        hh_segment_release(heap, segment);
+    }
+}
+
+/* Gives an empty page's slices back to its segment. */
+static void page_retire(hh_heap *heap, hh_page *page) {
+    if (page->in_queue) queue_remove(heap, page);
+    hh_segment *segment = hh_segment_of(page);
+    unsigned start = page->slice_index, count = page->slice_count;
+    atomic_store_explicit(&page->in_use, false, memory_order_relaxed);
+    atomic_store_explicit(&page->heap, NULL, memory_order_relaxed);
+    page->slice_count = 0; /* walks over a segment's pages step one slice here */
+    for (unsigned j = start; j < start + count; j++) segment->slice_head[j] = (uint8_t)j;
+    segment->free_slices |= slice_mask(start, count);
+    segment_page_freed(heap, segment);
+}
+
+static hh_page *page_new(hh_heap *heap, unsigned class_index) {
+    unsigned count = hh_class_slices[class_index];
+    for (;;) {
+        for (hh_segment *s = heap->space; s != NULL; s = s->next) {
+            uint32_t starts = s->free_slices;
+            if (count > 1) starts &= ~1u; /* slice 0 is short: it holds the header */
+            for (unsigned i = 1; i < count && starts; i++) starts &= s->free_slices >> i;
+            if (starts == 0) continue;
+
+            unsigned start = (unsigned)__builtin_ctz(starts);
+            uint32_t mask = slice_mask(start, count);
+            hh_page *page = &s->pages[start];
+            size_t skip = start == 0 ? HH_SEGMENT_HEADER : 0;
+            page->free = page->local_free = NULL;
+            page->used = 0;
+            page->block_size = hh_class_size[class_index];
+            page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
+            page->reserved = 0;
+            page->class_index = (uint8_t)class_index;
+            page->slice_index = (uint8_t)start;
+            page->slice_count = (uint8_t)count;
+            atomic_store_explicit(&page->has_aligned, false, memory_order_relaxed);
+            page->fresh = (s->dirty_slices & mask) == 0;
+            page->free_is_zero = false;
+            page->area = (char *)s + (size_t)start * HH_SLICE_SIZE + skip;
+            atomic_store_explicit(&page->thread_free, HH_PAGE_NORMAL, memory_order_relaxed);
+            atomic_store_explicit(&page->heap, heap, memory_order_relaxed);
+            page->pending_next = NULL;
+            atomic_store_explicit(&page->in_use, true, memory_order_relaxed);
+            for (unsigned j = start; j < start + count; j++) s->slice_head[j] = (uint8_t)start;
+            s->dirty_slices |= mask;
+            s->free_slices &= ~mask;
+            s->used_pages++;
+            if (s->free_slices == 0) {
+                hh_segment_list_remove(&heap->space, s);
+                hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
+            }
+            queue_push_front(heap, page);
+            return page;
+        }
+        if (hh_segment_acquire(heap) == NULL) return NULL;
+    }
+}
+
+/* The owner found the page exhausted: take it out of the queue.  Returns
+ * false if other threads freed blocks into it meanwhile (then it stays). */
+static bool page_take_out_full(hh_heap *heap, hh_page *page) {
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+    for (;;) {
+        if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) break; /* the pending stack has it */
+        if ((tf & ~HH_PAGE_STATE_MASK) != 0) return false;
+        /* Release: the remote free that sees FULL then writes pending_next,
+         * which this thread read when it last drained the page. */
+        if (atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, HH_PAGE_FULL,
+                                                  memory_order_release, memory_order_relaxed)) {
+            break;
+        }
+    }
+    queue_remove(heap, page);
+    return true;
+}
+
+static void page_set_normal(hh_page *page) {
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+    while ((tf & HH_PAGE_STATE_MASK) != HH_PAGE_NORMAL &&
+           !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+                                                  tf & ~HH_PAGE_STATE_MASK, memory_order_relaxed,
+                                                  memory_order_relaxed)) {
+    }
+}
+
+static bool page_is_only_one_of_class(hh_heap *heap, hh_page *page) {
+    return heap->queue[page->class_index] == page && page->next == NULL;
+}
+
+/* Takes back the pages that remote frees made non-full. */
+static void drain_pending(hh_heap *heap) {
+    if (atomic_load_explicit(&heap->pending, memory_order_relaxed) == NULL) return;
+    hh_page *page = atomic_exchange_explicit(&heap->pending, NULL, memory_order_acquire);
+    while (page != NULL) {
+        hh_page *next = page->pending_next;
+        page_set_normal(page);
+        collect_thread_free(page);
+        if (!page->in_queue) queue_push_front(heap, page);
+        if (page->used == 0 && !page_is_only_one_of_class(heap, page)) page_retire(heap, page);
+        page = next;
+    }
+}
+
+void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
+    if (!page->in_queue) {
+        uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+        while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
+               !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+                                                      tf & ~HH_PAGE_STATE_MASK,
+                                                      memory_order_relaxed, memory_order_relaxed)) {
+        }
+        queue_push_front(heap, page);
+    }
+    if (page->used == 0 && !page_is_only_one_of_class(heap, page)) {
+        uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+        if ((tf & HH_PAGE_STATE_MASK) != HH_PAGE_PENDING) page_retire(heap, page);
+    }
+}
+
+void hh_free_remote(hh_page *page, hh_block *block) {
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+    uintptr_t state;
+    do {
+        state = tf & HH_PAGE_STATE_MASK;
+        block->next = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
+    } while (!atomic_compare_exchange_weak_explicit(
+        &page->thread_free, &tf,
+        (uintptr_t)block | (state == HH_PAGE_FULL ? HH_PAGE_PENDING : state),
+        memory_order_acq_rel, memory_order_relaxed));
+    if (state == HH_PAGE_FULL) {
+        /* The owner cannot go away while the page is PENDING (see abandon). */
+        hh_heap *owner = atomic_load_explicit(&page->heap, memory_order_relaxed);
+        hh_page *head = atomic_load_explicit(&owner->pending, memory_order_relaxed);
+        do {
+            page->pending_next = head;
+        } while (!atomic_compare_exchange_weak_explicit(&owner->pending, &head, page,
+                                                        memory_order_release,
+                                                        memory_order_relaxed));
+    }
+    hh_heap *self = hh_thread_heap;
+    if (HH_UNLIKELY(hh_stats_on)) {
+        hh_stats_in_use(-(int64_t)page->block_size);
+        if (self) self->stats.remote_frees++;
+    }
+}
+
+/* -------------------------------------------------- abandoning, adopting */
+
+#define FOR_EACH_PAGE_IN_USE(segment, page)                                                  \
+    for (unsigned slice_ = 0; slice_ < HH_SLICES;                                             \
+         slice_ += (segment)->pages[slice_].slice_count ? (segment)->pages[slice_].slice_count \
+                                                        : 1)                                  \
+        if (((page) = &(segment)->pages[slice_]),                                             \
+            atomic_load_explicit(&(page)->in_use, memory_order_relaxed))
+
+/* Takes a segment that a finished thread left behind into this heap. */
+static void adopt(hh_heap *heap, hh_segment *segment) {
+    segment->heap = heap;
+    if (segment->free_slices == 0) {
+        hh_segment_list_push(&heap->full, segment, HH_LIST_FULL);
+    } else {
+        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+    }
+    hh_page *page;
+    hh_page *retire[HH_SLICES];
+    unsigned n_retire = 0;
+    FOR_EACH_PAGE_IN_USE(segment, page) {
+        atomic_store_explicit(&page->heap, heap, memory_order_release);
+        page->in_queue = false;
+        collect_thread_free(page);
+        if (page->used == 0) {
+            retire[n_retire++] = page;
+        } else {
+            queue_push_front(heap, page);
+        }
+    }
+    /* Retire last: retiring the last page releases the segment. */
+    for (unsigned i = 0; i < n_retire; i++) page_retire(heap, retire[i]);
+}
+
+static void abandon(hh_heap *heap) {
+    hh_segment *lists[2] = {heap->space, heap->full};
+    hh_page *page;
+    /* No remote free may start telling us about a page from now on ... */
+    for (unsigned l = 0; l < 2; l++) {
+        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
+            FOR_EACH_PAGE_IN_USE(s, page) {
+                uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+                while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
+                       !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+                                                              tf & ~HH_PAGE_STATE_MASK,
+                                                              memory_order_relaxed,
+                                                              memory_order_relaxed)) {
+                }
+            }
+        }
+    }
+    /* ... and those that did have finished telling us. */
+    for (;;) {
+        drain_pending(heap);
+        bool any_pending = false;
+        for (unsigned l = 0; l < 2 && !any_pending; l++) {
+            for (hh_segment *s = l == 0 ? heap->space : heap->full; s && !any_pending; s = s->next) {
+                FOR_EACH_PAGE_IN_USE(s, page) {
+                    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+                    if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) any_pending = true;
+                }
+            }
+        }
+        if (!any_pending) break;
+        sched_yield();
+    }
+    heap->alive = false; /* from here, empty segments go to the global pool */
+    /* Give back what is empty; hand the rest over.  The full list goes first:
+     * retiring a page there moves its segment to the space list. */
+    for (unsigned l = 0; l < 2; l++) {
+        hh_segment **list = l == 0 ? &heap->full : &heap->space;
+        while (*list != NULL) {
+            hh_segment *s = *list;
+            hh_page *retire[HH_SLICES];
+            unsigned n_retire = 0;
+            FOR_EACH_PAGE_IN_USE(s, page) {
+                collect_thread_free(page);
+                if (page->in_queue) queue_remove(heap, page);
+                if (page->used == 0) retire[n_retire++] = page;
+            }
+            unsigned left = s->used_pages - n_retire;
+            for (unsigned i = 0; i < n_retire; i++) page_retire(heap, retire[i]);
+            if (left == 0) continue; /* released by the last page_retire */
+            hh_segment_list_remove(s->list == HH_LIST_FULL ? &heap->full : &heap->space, s);
+            FOR_EACH_PAGE_IN_USE(s, page) {
+                atomic_store_explicit(&page->heap, NULL, memory_order_release);
+            }
+            hh_segment_give_abandoned(s);
+        }
+    }
+    if (heap->cached != NULL) {
+        hh_segment *s = heap->cached;
+        heap->cached = NULL;
+        hh_segment_release(heap, s);
+    }
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+}
+
+static void thread_exit(void *arg) {
+    hh_heap *heap = arg;
+    if (heap == NULL || heap != hh_thread_heap) return;
+    abandon(heap);
+    hh_thread_heap = NULL;
+    hh_lock();
+    heap->next_free = free_heaps;
+    free_heaps = heap;
+    hh_unlock();
+}
+
+/* ------------------------------------------------------------ allocation */
+
+static bool adopt_one(hh_heap *heap) {
+    hh_segment *s = hh_segment_take_abandoned();
+    if (s == NULL) return false;
+    adopt(heap, s);
+    return true;
+}
+
+void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
+    if (heap == NULL) {
+        heap = hh_heap_for_thread();
+        if (heap == NULL) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+    drain_pending(heap);
+    for (;;) {
+        hh_page *page;
+        while ((page = heap->queue[class_index]) != &hh_empty_page) {
+            if (page->free != NULL || page_refill(page)) return hh_page_pop(heap, page, zero);
+            page_take_out_full(heap, page);
+        }
+        if (adopt_one(heap)) continue; /* dead threads' memory first */
+        if (page_new(heap, class_index) == NULL) {
+            errno = ENOMEM;
+            return NULL;
+        }
+    }
+}
+
+/* --------------------------------------------------------- fork, trim, stats */
+
+static void fork_prepare(void) { hh_lock_before_fork(); }
+static void fork_parent(void) { hh_lock_after_fork_parent(); }
+
+/* The child has one thread.  Heaps of the parent's other threads stay as
+ * they were (they may have been mid-update when fork() happened, so they are
+ * not touched): their blocks can still be freed, by the remote path. */
+static void fork_child(void) { hh_lock_after_fork_child(); }
+
+void hh_heap_purge_local(hh_heap *heap) {
+    if (heap == NULL) return;
+    drain_pending(heap);
+    if (heap->cached != NULL) {
+        hh_segment *s = heap->cached;
+        heap->cached = NULL;
+        heap->alive = false;
+        hh_segment_release(heap, s);
+        heap->alive = true;
+    }
+}
+
+void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
+    memset(sum, 0, sizeof *sum);
+    hh_lock();
+    for (hh_heap *h = all_heaps; h != NULL; h = h->next_all) {
+        sum->allocs += h->stats.allocs;
+        sum->frees += h->stats.frees;
+        sum->remote_frees += h->stats.remote_frees;
+        sum->reallocs += h->stats.reallocs;
+        sum->mremap_moves += h->stats.mremap_moves;
+        sum->mremap_in_place += h->stats.mremap_in_place;
+    }
+    hh_unlock();
+    *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);
+}

@@ -1,0 +1,289 @@
+/* Internal structures of libhugeheap.
+ *
+ * Memory layout in one picture:
+ *
+ *   segment (2 MiB, 2 MiB-aligned, advised MADV_HUGEPAGE before first touch)
+ *   +--------+-------------------------------------------------------------+
+ *   | header | slice 0 ... slice 31 (64 KiB each; slice 0 starts after the  |
+ *   | 4 KiB  | header)  -- a page is a run of slices holding one size class |
+ *   +--------+-------------------------------------------------------------+
+ *
+ * A block's page is found by arithmetic: the segment is the address rounded
+ * down to 2 MiB, the slice is (address - segment) / 64 KiB, and the segment
+ * header maps each slice to the first slice of its page.  Blocks larger than
+ * the biggest size class get a mapping of their own ("large"), 2 MiB-aligned,
+ * with a 64-byte header just before the user's pointer.  A byte map with one
+ * entry per 2 MiB of address space says which granules are ours, so that
+ * free() of a foreign pointer is caught instead of corrupting memory.
+ */
+#ifndef HUGEHEAP_INTERNAL_H
+#define HUGEHEAP_INTERNAL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HH_LIKELY(x) __builtin_expect(!!(x), 1)
+#define HH_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define HH_INTERNAL __attribute__((visibility("hidden")))
+#define HH_NOINLINE __attribute__((noinline))
+
+#define HH_SEGMENT_SHIFT 21
+#define HH_SEGMENT_SIZE ((size_t)1 << HH_SEGMENT_SHIFT)
+#define HH_SEGMENT_MASK (HH_SEGMENT_SIZE - 1)
+#define HH_SLICE_SHIFT 16
+#define HH_SLICE_SIZE ((size_t)1 << HH_SLICE_SHIFT)
+#define HH_SLICES (HH_SEGMENT_SIZE / HH_SLICE_SIZE)
+#define HH_SEGMENT_HEADER 4096
+#define HH_OS_PAGE 4096
+
+/* Size classes: 16-byte steps up to 128 bytes, then 8 classes per doubling
+ * (at most 12.5% internal waste) up to 128 KiB, then whole-slice spans
+ * holding one block each up to 31 slices.  Anything larger is "large". */
+#define HH_SMALL_STEP_MAX 128
+#define HH_BINNED_MAX ((size_t)128 * 1024)
+#define HH_BINNED_CLASSES 88 /* classes 1..88 */
+#define HH_SPAN_MIN_SLICES 3
+#define HH_SPAN_MAX_SLICES (HH_SLICES - 1)
+#define HH_CLASSES (HH_BINNED_CLASSES + 1 + (HH_SPAN_MAX_SLICES - HH_SPAN_MIN_SLICES + 1))
+#define HH_MEDIUM_MAX ((size_t)HH_SPAN_MAX_SLICES * HH_SLICE_SIZE)
+#define HH_LARGE_HEADER 64
+#define HH_MAX_ALLOC ((size_t)PTRDIFF_MAX - 2 * HH_SEGMENT_SIZE)
+
+/* What a 2 MiB granule of address space is to us (the byte map). */
+enum {
+    HH_GRANULE_FOREIGN = 0,
+    HH_GRANULE_SEGMENT = 1, /* a segment of small and medium pages */
+    HH_GRANULE_LARGE = 2,   /* holds the user pointer of a large block */
+};
+
+/* States kept in the low bits of a page's thread_free word. */
+enum {
+    HH_PAGE_NORMAL = 0,  /* in its heap's queue, or being handled by its owner */
+    HH_PAGE_FULL = 1,    /* out of the queue: a remote free must tell the owner */
+    HH_PAGE_PENDING = 2, /* a remote free told the owner, who has not looked yet */
+};
+#define HH_PAGE_STATE_MASK ((uintptr_t)3)
+
+enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
+
+typedef struct hh_block {
+    struct hh_block *next;
+} hh_block;
+
+struct hh_heap;
+struct hh_segment;
+
+typedef struct hh_page {
+    /* Owner-only fields, in the order the fast paths touch them. */
+    hh_block *free;       /* blocks to hand out */
+    hh_block *local_free; /* blocks the owner freed since the last refill */
+    uint32_t used;        /* blocks handed out and not yet collected back */
+    uint32_t block_size;
+    uint32_t capacity; /* blocks that fit in the page */
+    uint32_t reserved; /* blocks carved so far; the rest are untouched */
+    uint8_t class_index;
+    uint8_t slice_index;
+    uint8_t slice_count;
+    _Atomic(bool) in_use;      /* read by other threads to catch invalid frees */
+    bool in_queue;             /* in heap->queue[class_index] */
+    _Atomic(bool) has_aligned; /* may hold interior pointers from aligned allocation */
+    bool fresh;        /* the page's memory was zero when it was set up */
+    bool free_is_zero; /* every block on `free` is zero but for its link */
+    char *area;        /* first block */
+    struct hh_page *next, *prev; /* queue links */
+    /* Shared with other threads. */
+    _Atomic(uintptr_t) thread_free;  /* remote frees | HH_PAGE_* state */
+    _Atomic(struct hh_heap *) heap;  /* owner; NULL while abandoned */
+    struct hh_page *pending_next;    /* link in the owner's pending stack */
+} hh_page;
+
+typedef struct hh_segment {
+    uintptr_t cookie; /* hh_segment_cookie(segment): catches stray pointers */
+    struct hh_heap *heap; /* owner (changes only under the global lock) */
+    struct hh_segment *next, *prev; /* in whichever list holds the segment */
+    uint32_t free_slices;  /* bit i set: slice i belongs to no page */
+    uint32_t dirty_slices; /* bit i set: slice i was written since it was zero */
+    uint32_t used_pages;
+    uint8_t list; /* which list holds it (HH_LIST_*) */
+    uint8_t hugetlb;
+    uint64_t freed_at_ms; /* when it became empty, for the release delay */
+    uint8_t slice_head[HH_SLICES]; /* slice -> first slice of its page */
+    hh_page pages[HH_SLICES];      /* page descriptors, by first slice */
+} hh_segment;
+
+enum { HH_LIST_NONE, HH_LIST_SPACE, HH_LIST_FULL, HH_LIST_POOL, HH_LIST_ABANDONED };
+
+typedef struct hh_large {
+    uintptr_t cookie;  /* hh_large_cookie(user pointer) */
+    char *map_base;    /* start of the mapping */
+    size_t map_size;   /* bytes mapped from map_base */
+    size_t usable;     /* bytes from the user pointer to the end of the mapping */
+    size_t alignment;  /* alignment the user asked for (>= 16) */
+    uint8_t hugetlb;
+} hh_large;
+_Static_assert(sizeof(hh_large) <= HH_LARGE_HEADER, "large header must fit before the block");
+
+typedef struct hh_heap_stats {
+    uint64_t allocs, frees, remote_frees, reallocs, mremap_moves, mremap_in_place;
+} hh_heap_stats;
+
+typedef struct hh_heap {
+    hh_page *queue[HH_CLASSES]; /* pages with room, per class (or the empty page) */
+    hh_segment *space;          /* owned segments with free slices */
+    hh_segment *full;           /* owned segments without free slices */
+    hh_segment *cached;         /* one empty segment kept for reuse */
+    _Atomic(hh_page *) pending; /* pages that remote frees made non-full */
+    struct hh_heap *next_all;   /* every heap ever made (global lock) */
+    struct hh_heap *next_free;  /* recycled heaps (global lock) */
+    bool alive;
+    hh_heap_stats stats;
+} hh_heap;
+
+/* ---- configuration and global state (config.c, heap.c) ---- */
+typedef struct hh_config {
+    enum hh_thp_mode thp;
+    bool stats_print;
+    char stats_json_path[512]; /* empty: no JSON */
+    uint64_t release_delay_ms;
+} hh_config;
+
+HH_INTERNAL extern hh_config hh_cfg;
+HH_INTERNAL extern bool hh_stats_on;
+HH_INTERNAL extern hh_page hh_empty_page;
+HH_INTERNAL extern _Atomic(uint8_t) *hh_granule_map;
+HH_INTERNAL extern uint64_t hh_cookie_key;
+HH_INTERNAL extern __thread hh_heap *hh_thread_heap __attribute__((tls_model("initial-exec")));
+
+HH_INTERNAL void hh_config_read(hh_config *cfg);
+HH_INTERNAL void hh_warn(const char *msg);
+HH_INTERNAL __attribute__((noreturn)) void hh_fatal(const char *msg, const void *ptr);
+
+/* ---- the global lock (lock.c) ---- */
+HH_INTERNAL void hh_lock(void);
+HH_INTERNAL void hh_unlock(void);
+HH_INTERNAL void hh_lock_before_fork(void);
+HH_INTERNAL void hh_lock_after_fork_parent(void);
+HH_INTERNAL void hh_lock_after_fork_child(void);
+
+/* ---- the operating system (os.c) ---- */
+HH_INTERNAL void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb);
+HH_INTERNAL void hh_os_unmap(void *addr, size_t size);
+HH_INTERNAL void hh_os_advise(void *addr, size_t size);
+HH_INTERNAL void hh_os_decommit(void *addr, size_t size);
+HH_INTERNAL void *hh_os_map_metadata(size_t size);
+HH_INTERNAL uint64_t hh_clock_ms(void);
+HH_INTERNAL void hh_os_count_mapped(intptr_t delta);
+
+/* ---- segments (segment.c) ---- */
+HH_INTERNAL bool hh_granule_map_init(void);
+HH_INTERNAL void hh_granule_set(const void *addr, uint8_t kind);
+HH_INTERNAL hh_segment *hh_segment_acquire(hh_heap *heap);
+HH_INTERNAL void hh_segment_release(hh_heap *heap, hh_segment *segment);
+HH_INTERNAL void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which);
+HH_INTERNAL void hh_segment_list_remove(hh_segment **list, hh_segment *segment);
+HH_INTERNAL size_t hh_segment_purge(bool everything);
+HH_INTERNAL hh_segment *hh_segment_take_abandoned(void);
+HH_INTERNAL void hh_segment_give_abandoned(hh_segment *segment);
+
+/* ---- pages and heaps (heap.c) ---- */
+HH_INTERNAL void hh_init(void);
+HH_INTERNAL hh_heap *hh_heap_for_thread(void);
+HH_INTERNAL void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero);
+HH_INTERNAL void hh_page_after_local_free(hh_heap *heap, hh_page *page);
+HH_INTERNAL void hh_free_remote(hh_page *page, hh_block *block);
+HH_INTERNAL void hh_heap_purge_local(hh_heap *heap);
+HH_INTERNAL void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
+
+/* ---- large blocks (large.c) ---- */
+HH_INTERNAL void *hh_large_alloc(size_t size, size_t alignment, bool zero);
+HH_INTERNAL void hh_large_free(hh_large *large, void *ptr);
+HH_INTERNAL void *hh_large_realloc(hh_large *large, void *ptr, size_t size);
+HH_INTERNAL size_t hh_large_purge(bool everything);
+
+/* ---- statistics (stats.c) ---- */
+typedef struct hh_global_stats {
+    _Atomic(int64_t) mapped, mapped_peak;
+    _Atomic(int64_t) in_use, in_use_peak;
+    _Atomic(uint64_t) large_allocs, segments_made, segments_released, hugetlb_fallbacks;
+} hh_global_stats;
+HH_INTERNAL extern hh_global_stats hh_gstats;
+HH_INTERNAL void hh_stats_in_use(int64_t delta);
+HH_INTERNAL void hh_stats_report_at_exit(void);
+HH_INTERNAL void hh_stats_print(int fd);
+
+/* ---- size classes ---- */
+HH_INTERNAL extern uint32_t hh_class_size[HH_CLASSES];
+HH_INTERNAL extern uint8_t hh_class_slices[HH_CLASSES];
+HH_INTERNAL void hh_classes_init(void);
+
+static inline unsigned hh_size_class(size_t size) {
+    if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
+    if (size <= HH_BINNED_MAX) {
+        size_t w = size - 1;
+        unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..16 */
+        unsigned sub = (unsigned)(w >> (bit - 3)) & 7u;
+        return 8u + ((bit - 7u) << 3) + sub + 1u;
+    }
+    size_t slices = (size + HH_SLICE_SIZE - 1) >> HH_SLICE_SHIFT;
+    return (unsigned)(HH_BINNED_CLASSES + 1 + (slices - HH_SPAN_MIN_SLICES));
+}
+
+/* ---- address arithmetic ---- */
+static inline hh_segment *hh_segment_of(const void *p) {
+    return (hh_segment *)((uintptr_t)p & ~(uintptr_t)HH_SEGMENT_MASK);
+}
+
+static inline uintptr_t hh_segment_cookie(const hh_segment *s) {
+    return (uintptr_t)s ^ hh_cookie_key;
+}
+
+static inline uintptr_t hh_large_cookie(const void *user) {
+    return ((uintptr_t)user ^ hh_cookie_key) * 0x9E3779B97F4A7C15ull;
+}
+
+#define HH_GRANULE_LIMIT ((uintptr_t)1 << 47)
+
+static inline uint8_t hh_granule_kind(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    if (HH_UNLIKELY(a >= HH_GRANULE_LIMIT || hh_granule_map == NULL)) return HH_GRANULE_FOREIGN;
+    return atomic_load_explicit(&hh_granule_map[a >> HH_SEGMENT_SHIFT], memory_order_relaxed);
+}
+
+static inline hh_page *hh_page_of(hh_segment *segment, const void *p) {
+    size_t slice = ((uintptr_t)p - (uintptr_t)segment) >> HH_SLICE_SHIFT;
+    return &segment->pages[segment->slice_head[slice]];
+}
+
+/* The block that contains p (p may point inside it after aligned allocation). */
+static inline hh_block *hh_page_block_of(const hh_page *page, const void *p) {
+    size_t offset = (size_t)((const char *)p - page->area);
+    return (hh_block *)(page->area + offset - offset % page->block_size);
+}
+
+static inline hh_large *hh_large_of(const void *p) {
+    return (hh_large *)((const char *)p - HH_LARGE_HEADER);
+}
+
+static inline size_t hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+
+HH_INTERNAL void hh_stats_count_alloc(hh_heap *heap, size_t bytes);
+
+/* Takes the first block of a page whose free list is not empty. */
+static inline void *hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
+    hh_block *block = page->free;
+    page->free = block->next;
+    page->used++;
+    if (zero) {
+        if (page->free_is_zero) {
+            block->next = NULL; /* the link is the only word ever written */
+        } else {
+            __builtin_memset(block, 0, page->block_size);
+        }
+    }
+    if (HH_UNLIKELY(hh_stats_on)) hh_stats_count_alloc(heap, page->block_size);
+    return block;
+}
+
+#endif

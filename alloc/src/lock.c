@@ -1,0 +1,60 @@
+/* The one global lock: it guards what threads share on slow paths (the pool of
+ * free segments, abandoned segments, the large-block cache, the heap list).
+ * Fast paths never take it.
+ *
+ * It remembers its owner so that fork() called from a signal handler that
+ * interrupted this very thread inside a slow path does not deadlock in the
+ * prepare handler: the child starts with the lock reset either way. */
+#include <sched.h>
+
+#include "internal.h"
+
+static atomic_int lock_word;
+static _Atomic(const void *) lock_owner;
+static __thread char thread_token __attribute__((tls_model("initial-exec")));
+static bool taken_for_fork;
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+void hh_lock(void) {
+    unsigned spins = 0;
+    while (atomic_exchange_explicit(&lock_word, 1, memory_order_acquire) != 0) {
+        while (atomic_load_explicit(&lock_word, memory_order_relaxed) != 0) {
+            if (++spins < 64) {
+                cpu_relax();
+            } else {
+                sched_yield();
+            }
+        }
+    }
+    atomic_store_explicit(&lock_owner, &thread_token, memory_order_relaxed);
+}
+
+void hh_unlock(void) {
+    atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&lock_word, 0, memory_order_release);
+}
+
+void hh_lock_before_fork(void) {
+    if (atomic_load_explicit(&lock_owner, memory_order_relaxed) == &thread_token) {
+        taken_for_fork = false; /* we interrupted ourselves: do not wait on us */
+        return;
+    }
+    hh_lock();
+    taken_for_fork = true;
+}
+
+void hh_lock_after_fork_parent(void) {
+    if (taken_for_fork) hh_unlock();
+}
+
+void hh_lock_after_fork_child(void) {
+    atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
+    atomic_store_explicit(&lock_word, 0, memory_order_release);
+}

@@ -1,0 +1,119 @@
+/* Everything libhugeheap asks of the kernel: aligned mappings, huge-page
+ * advice, giving memory back.  Advice is given before the memory is first
+ * touched, which is what lets the kernel back it with 2 MiB pages at fault
+ * time in THP `madvise` mode instead of waiting for khugepaged. */
+#include <errno.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "internal.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+#ifndef MAP_HUGE_2MB
+#define MAP_HUGE_2MB (21 << MAP_HUGE_SHIFT)
+#endif
+
+void hh_os_count_mapped(intptr_t delta) {
+    int64_t now = atomic_fetch_add_explicit(&hh_gstats.mapped, delta, memory_order_relaxed) + delta;
+    int64_t peak = atomic_load_explicit(&hh_gstats.mapped_peak, memory_order_relaxed);
+    while (now > peak &&
+           !atomic_compare_exchange_weak_explicit(&hh_gstats.mapped_peak, &peak, now,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+    }
+}
+
+static void *map_plain(size_t size) {
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Explicit huge pages from the kernel's pool.  The pool is reserved at mmap
+ * time (no MAP_NORESERVE), so an empty pool fails here, never with SIGBUS
+ * at first touch. */
+static void *map_hugetlb(size_t size) {
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+void hh_os_advise(void *addr, size_t size) {
+    int saved = errno;
+    if (hh_cfg.thp == HH_THP_OFF) {
+        /* Off means plain 4 KiB pages even where THP is `always`. */
+        madvise(addr, size, MADV_NOHUGEPAGE);
+    } else {
+        madvise(addr, size, MADV_HUGEPAGE);
+    }
+    errno = saved;
+}
+
+void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb) {
+    int saved = errno;
+    if (*hugetlb) {
+        if (offset == 0 && alignment <= HH_SEGMENT_SIZE && (size & HH_SEGMENT_MASK) == 0) {
+            void *p = map_hugetlb(size);
+            if (p != NULL) {
+                hh_os_count_mapped((intptr_t)size);
+                errno = saved;
+                return p;
+            }
+        }
+        *hugetlb = false;
+        atomic_fetch_add_explicit(&hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+    }
+    /* Over-reserve by the alignment, then cut off both ends. */
+    if (size > SIZE_MAX - alignment) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    char *raw = map_plain(size + alignment);
+    if (raw == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    uintptr_t start = hh_align_up((uintptr_t)raw + offset, alignment) - offset;
+    if (start < (uintptr_t)raw) start += alignment;
+    size_t head = start - (uintptr_t)raw;
+    size_t tail = alignment - head;
+    if (head) munmap(raw, head);
+    if (tail) munmap((char *)start + size, tail);
+    hh_os_advise((void *)start, size);
+    hh_os_count_mapped((intptr_t)size);
+    errno = saved;
+    return (void *)start;
+}
+
+void hh_os_unmap(void *addr, size_t size) {
+    int saved = errno;
+    munmap(addr, size);
+    hh_os_count_mapped(-(intptr_t)size);
+    errno = saved;
+}
+
+/* Gives the memory back but keeps the address range: whole segments only,
+ * so a huge page is never split. */
+void hh_os_decommit(void *addr, size_t size) {
+    int saved = errno;
+    madvise(addr, size, MADV_DONTNEED);
+    errno = saved;
+}
+
+void *hh_os_map_metadata(size_t size) {
+    int saved = errno;
+    void *p = map_plain(size);
+    errno = saved;
+    return p;
+}
+
+uint64_t hh_clock_ms(void) {
+    struct timespec ts;
+#ifdef CLOCK_MONOTONIC_COARSE
+    clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+#else
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+#endif
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}

@@ -1,0 +1,244 @@
+/* Segments: where they come from, where they go when empty, and the map that
+ * says which 2 MiB granules of address space are ours.
+ *
+ * An empty segment is kept by its heap (one), then goes to a global pool under
+ * the lock, and is given back to the kernel (MADV_DONTNEED of the whole 2 MiB,
+ * so no huge page is ever split) once it has sat there for the release delay.
+ * Given-back segments keep their addresses and are handed out again first. */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "internal.h"
+
+#define REGION_SIZE ((size_t)32 << 20) /* address space reserved at once */
+#define POOL_LIMIT 64               /* empty segments kept at most */
+#define GRANULE_MAP_SIZE (HH_GRANULE_LIMIT >> HH_SEGMENT_SHIFT)
+
+_Atomic(uint8_t) *hh_granule_map;
+
+/* All below: guarded by the global lock. */
+static char *region_next, *region_end;
+static hh_segment *pool_head, *pool_tail; /* empty, committed; oldest first */
+static size_t pool_count;
+static hh_segment **decommitted; /* empty, given back, addresses kept */
+static size_t decommitted_count, decommitted_cap;
+static hh_segment *abandoned;
+static atomic_size_t abandoned_count;
+
+bool hh_granule_map_init(void) {
+    void *map = hh_os_map_metadata(GRANULE_MAP_SIZE);
+    if (map == NULL) return false;
+    hh_granule_map = map;
+    return true;
+}
+
+void hh_granule_set(const void *addr, uint8_t kind) {
+    uintptr_t a = (uintptr_t)addr;
+    if (a >= HH_GRANULE_LIMIT) return; /* never handed out: see fresh_segment */
+    atomic_store_explicit(&hh_granule_map[a >> HH_SEGMENT_SHIFT], kind, memory_order_relaxed);
+}
+
+void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which) {
+    segment->prev = NULL;
+    segment->next = *list;
+    if (*list) (*list)->prev = segment;
+    *list = segment;
+    segment->list = which;
+}
+
+void hh_segment_list_remove(hh_segment **list, hh_segment *segment) {
+    if (segment->prev) {
+        segment->prev->next = segment->next;
+    } else {
+        *list = segment->next;
+    }
+    if (segment->next) segment->next->prev = segment->prev;
+    segment->next = segment->prev = NULL;
+    segment->list = HH_LIST_NONE;
+}
+
+static bool decommitted_push(hh_segment *segment) {
+    if (decommitted_count == decommitted_cap) {
+        size_t cap = decommitted_cap ? decommitted_cap * 2 : 512;
+        hh_segment **grown = hh_os_map_metadata(cap * sizeof *grown);
+        if (grown == NULL) return false;
+        if (decommitted) {
+            memcpy(grown, decommitted, decommitted_count * sizeof *grown);
+            munmap(decommitted, decommitted_cap * sizeof *grown);
+        }
+        decommitted = grown;
+        decommitted_cap = cap;
+    }
+    decommitted[decommitted_count++] = segment;
+    return true;
+}
+
+/* Gives one pooled segment back to the kernel. */
+static void release_segment(hh_segment *segment) {
+    atomic_fetch_add_explicit(&hh_gstats.segments_released, 1, memory_order_relaxed);
+    if (segment->hugetlb || !decommitted_push(segment)) {
+        hh_granule_set(segment, HH_GRANULE_FOREIGN);
+        hh_os_unmap(segment, HH_SEGMENT_SIZE);
+        return;
+    }
+    hh_os_decommit(segment, HH_SEGMENT_SIZE);
+    hh_os_count_mapped(-(intptr_t)HH_SEGMENT_SIZE);
+}
+
+static hh_segment *pool_pop_locked(void) {
+    hh_segment *s = pool_tail; /* the most recently used one: most likely still cached */
+    if (s == NULL) return NULL;
+    pool_tail = s->prev;
+    if (pool_tail) {
+        pool_tail->next = NULL;
+    } else {
+        pool_head = NULL;
+    }
+    pool_count--;
+    s->next = s->prev = NULL;
+    s->list = HH_LIST_NONE;
+    return s;
+}
+
+static void pool_push_locked(hh_segment *s) {
+    s->freed_at_ms = hh_clock_ms();
+    s->next = NULL;
+    s->prev = pool_tail;
+    if (pool_tail) {
+        pool_tail->next = s;
+    } else {
+        pool_head = s;
+    }
+    pool_tail = s;
+    pool_count++;
+    s->list = HH_LIST_POOL;
+}
+
+static size_t purge_locked(bool everything) {
+    size_t released = 0;
+    uint64_t now = everything ? 0 : hh_clock_ms();
+    while (pool_head &&
+           (everything || pool_count > POOL_LIMIT ||
+            now - pool_head->freed_at_ms >= hh_cfg.release_delay_ms)) {
+        hh_segment *s = pool_head;
+        pool_head = s->next;
+        if (pool_head) {
+            pool_head->prev = NULL;
+        } else {
+            pool_tail = NULL;
+        }
+        pool_count--;
+        release_segment(s);
+        released += HH_SEGMENT_SIZE;
+    }
+    return released;
+}
+
+size_t hh_segment_purge(bool everything) {
+    hh_lock();
+    size_t released = purge_locked(everything);
+    hh_unlock();
+    return released;
+}
+
+static hh_segment *fresh_segment_locked(bool *hugetlb) {
+    if (*hugetlb) {
+        /* Falls back to a THP-advised segment by itself when the pool is empty. */
+        hh_segment *s = hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb);
+        if (s != NULL) return s;
+    }
+    if (region_next == region_end) {
+        bool no_hugetlb = false;
+        char *r = hh_os_map_aligned(REGION_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+        size_t size = REGION_SIZE;
+        if (r == NULL) { /* short of address space: one segment at a time */
+            r = hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+            size = HH_SEGMENT_SIZE;
+        }
+        if (r == NULL) return NULL;
+        if ((uintptr_t)r + size > HH_GRANULE_LIMIT) { /* beyond the map: not ours to use */
+            hh_os_unmap(r, size);
+            return NULL;
+        }
+        /* Reserved address space is not memory: count it as it is handed out. */
+        hh_os_count_mapped(-(intptr_t)size);
+        region_next = r;
+        region_end = r + size;
+    }
+    hh_segment *s = (hh_segment *)region_next;
+    region_next += HH_SEGMENT_SIZE;
+    hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
+    return s;
+}
+
+hh_segment *hh_segment_acquire(hh_heap *heap) {
+    hh_segment *s = heap->cached;
+    uint32_t dirty = 0;
+    bool hugetlb = false;
+    if (s != NULL) {
+        heap->cached = NULL;
+        dirty = s->dirty_slices;
+        hugetlb = s->hugetlb;
+    } else {
+        hh_lock();
+        s = pool_pop_locked();
+        if (s != NULL) {
+            dirty = s->dirty_slices;
+            hugetlb = s->hugetlb;
+        } else if (decommitted_count > 0) {
+            s = decommitted[--decommitted_count];
+            hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
+        } else {
+            hugetlb = hh_cfg.thp == HH_THP_HUGETLB;
+            s = fresh_segment_locked(&hugetlb);
+            if (s != NULL) {
+                atomic_fetch_add_explicit(&hh_gstats.segments_made, 1, memory_order_relaxed);
+                hh_granule_set(s, HH_GRANULE_SEGMENT);
+            }
+        }
+        hh_unlock();
+        if (s == NULL) return NULL;
+    }
+    memset(s, 0, sizeof *s);
+    s->cookie = hh_segment_cookie(s);
+    s->heap = heap;
+    s->free_slices = UINT32_MAX;
+    s->dirty_slices = dirty;
+    s->hugetlb = hugetlb;
+    hh_segment_list_push(&heap->space, s, HH_LIST_SPACE);
+    return s;
+}
+
+/* The segment has no page in use and is in no list. */
+void hh_segment_release(hh_heap *heap, hh_segment *segment) {
+    segment->heap = NULL;
+    if (heap != NULL && heap->alive && heap->cached == NULL) {
+        heap->cached = segment;
+        return;
+    }
+    hh_lock();
+    pool_push_locked(segment);
+    purge_locked(false);
+    hh_unlock();
+}
+
+void hh_segment_give_abandoned(hh_segment *segment) {
+    segment->heap = NULL;
+    hh_lock();
+    hh_segment_list_push(&abandoned, segment, HH_LIST_ABANDONED);
+    atomic_fetch_add_explicit(&abandoned_count, 1, memory_order_relaxed);
+    hh_unlock();
+}
+
+hh_segment *hh_segment_take_abandoned(void) {
+    if (atomic_load_explicit(&abandoned_count, memory_order_relaxed) == 0) return NULL;
+    hh_lock();
+    hh_segment *s = abandoned;
+    if (s != NULL) {
+        hh_segment_list_remove(&abandoned, s);
+        atomic_fetch_sub_explicit(&abandoned_count, 1, memory_order_relaxed);
+    }
+    hh_unlock();
+    return s;
+}

@@ -1,0 +1,92 @@
+/* A program for the preload tests: it allocates through plain malloc (so it
+ * measures whichever allocator is preloaded or linked) and reports what the
+ * kernel says of its memory.
+ *
+ *   alloc_probe touch MIB   allocate and touch MIB MiB in blocks of mixed
+ *                           sizes; print "anon_kb=N huge_kb=N"
+ *   alloc_probe threads     allocate and free from several threads
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void smaps_totals(long *anon_kb, long *huge_kb) {
+    FILE *f = fopen("/proc/self/smaps_rollup", "r");
+    char line[256];
+    *anon_kb = *huge_kb = -1;
+    if (f == NULL) return;
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "Anonymous: %ld kB", anon_kb);
+        sscanf(line, "AnonHugePages: %ld kB", huge_kb);
+    }
+    fclose(f);
+}
+
+/* Block sizes as a reasoner's heap has them: many small objects (clauses,
+ * watch lists, hash nodes), some medium vectors, a few big arrays. */
+static size_t next_size(uint64_t *state, size_t left) {
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    uint64_t r = *state >> 33;
+    size_t size;
+    if (r % 1000 < 800) {
+        size = 16 + r % 1000;
+    } else if (r % 1000 < 997) {
+        size = 1024 + r % 65536;
+    } else {
+        size = ((size_t)1 << 20) + r % ((size_t)16 << 20);
+    }
+    return size < left ? size : left;
+}
+
+static int touch(size_t mib) {
+    size_t total = mib << 20, done = 0, count = 0;
+    uint64_t state = 42;
+    while (done < total) {
+        size_t size = next_size(&state, total - done);
+        char *p = malloc(size);
+        if (p == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%zu) failed\n", size);
+            return 1;
+        }
+        memset(p, 1, size);
+        done += size;
+        count++;
+    }
+    long anon_kb, huge_kb;
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("blocks=%zu anon_kb=%ld huge_kb=%ld\n", count, anon_kb, huge_kb);
+    return 0;
+}
+
+static void *worker(void *arg) {
+    uintptr_t id = (uintptr_t)arg;
+    void *slots[256] = {0};
+    for (unsigned i = 0; i < 200000; i++) {
+        unsigned k = (i * 40503u + (unsigned)id) % 256;
+        free(slots[k]);
+        slots[k] = malloc(8 + (i * 2654435761u) % 4000);
+    }
+    for (int k = 0; k < 256; k++) free(slots[k]);
+    return NULL;
+}
+
+static int threads(void) {
+    pthread_t t[4];
+    for (uintptr_t i = 0; i < 4; i++) pthread_create(&t[i], NULL, worker, (void *)i);
+    for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+    void *big = malloc(64 << 20);
+    memset(big, 1, 64 << 20);
+    big = realloc(big, 200 << 20);
+    free(big);
+    puts("done");
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
+    if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
+    fprintf(stderr, "usage: alloc_probe touch MIB | alloc_probe threads\n");
+    return 2;
+}

@@ -1,0 +1,355 @@
+#!/usr/bin/env python3
+"""Checks of libhugeheap as users meet it: preloaded into real programs, linked
+statically, configured through the environment.  One check per invocation, so
+that ctest lists and skips them one by one (exit 77 = skipped, with the reason).
+
+Only the standard library is used: these run before any virtual environment
+exists."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+SKIP = 77
+MIB = 1 << 20
+
+
+class Skip(Exception):
+    """The check cannot run here; the message says why."""
+
+
+class Failure(Exception):
+    """The check ran and found something wrong."""
+
+
+def run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 600,
+        cwd: str | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    full_env.update(env or {})
+    return subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=timeout,
+                          cwd=cwd, input=stdin)
+
+
+def need_tool(name: str) -> str:
+    path = shutil.which(name)
+    if path is None:
+        raise Skip(f"{name} is not installed (Debian package: {name}; `make deps` as root installs it)")
+    return path
+
+
+def expect(condition: bool, message: str) -> None:
+    if not condition:
+        raise Failure(message)
+
+
+def system_thp() -> str:
+    try:
+        text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
+    except OSError:
+        return "unavailable"
+    match = re.search(r"\[(\w+)\]", text)
+    return match.group(1) if match else "unknown"
+
+
+def probe_touch(args: argparse.Namespace, mib: int, env: dict[str, str]) -> dict[str, int]:
+    result = run([args.probe, "touch", str(mib)], env={"LD_PRELOAD": args.lib, **env})
+    expect(result.returncode == 0, f"alloc_probe failed: {result.stderr.strip()}")
+    values = dict(item.split("=") for item in result.stdout.split())
+    return {key: int(value) for key, value in values.items()}
+
+
+def read_stats(path: Path) -> list[dict[str, object]]:
+    records = []
+    for line in path.read_text().splitlines():
+        records.append(json.loads(line))
+    return records
+
+
+# ---------------------------------------------------------------- the checks
+
+def check_symbols(args: argparse.Namespace) -> None:
+    """The shared library needs nothing from glibc newer than 2.17 (RHEL 7)."""
+    objdump = need_tool("objdump")
+    out = run([objdump, "-T", args.lib]).stdout
+    too_new = []
+    for line in out.splitlines():
+        match = re.search(r"\(?GLIBC_(\d+)\.(\d+)(?:\.\d+)?\)?\s+(\S+)$", line)
+        if match and (int(match.group(1)), int(match.group(2))) > (2, 17):
+            too_new.append(f"{match.group(3)}@GLIBC_{match.group(1)}.{match.group(2)}")
+    expect(not too_new, f"symbols newer than GLIBC_2.17: {', '.join(too_new)}")
+    exported = {line.split()[-1] for line in out.splitlines() if " .text" in line}
+    wanted = {"malloc", "free", "calloc", "realloc", "reallocarray", "memalign",
+              "posix_memalign", "aligned_alloc", "valloc", "pvalloc", "malloc_usable_size",
+              "free_sized", "free_aligned_sized", "malloc_trim", "mallinfo2", "malloc_stats"}
+    expect(wanted <= exported, f"not exported: {sorted(wanted - exported)}")
+
+
+def check_static(args: argparse.Namespace) -> None:
+    """A static binary linked with libhugeheap.a has no glibc malloc in it."""
+    nm = need_tool("nm")
+    symbols = run([nm, args.binary]).stdout
+    expect("_int_malloc" not in symbols, "glibc's malloc was linked into the static binary")
+    result = run([args.binary])
+    expect(result.returncode == 0, f"static test failed:\n{result.stdout}{result.stderr}")
+
+
+def check_thp_coverage(args: argparse.Namespace) -> None:
+    """512 MiB allocated and touched in many blocks: at least 90% in huge pages."""
+    mode = system_thp()
+    if mode not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{mode}' on this machine: nothing to measure")
+    values = probe_touch(args, 512, {})
+    expect(values["huge_kb"] >= 0, "no AnonHugePages in /proc/self/smaps_rollup")
+    share = values["huge_kb"] * 1024 / (512 * MIB)
+    print(f"{values['blocks']} blocks, {values['huge_kb'] // 1024} MiB of 512 MiB in huge pages "
+          f"({share:.1%}), THP mode {mode}")
+    expect(share >= 0.90, f"only {share:.1%} of 512 MiB in huge pages")
+
+
+def check_thp_off(args: argparse.Namespace) -> None:
+    """HUGEHEAP_THP=off: plain 4 KiB pages, even where THP is `always`."""
+    if system_thp() not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{system_thp()}': off cannot be told from on")
+    values = probe_touch(args, 256, {"HUGEHEAP_THP": "off"})
+    expect(values["huge_kb"] * 1024 < 4 * MIB,
+           f"{values['huge_kb']} kB in huge pages with HUGEHEAP_THP=off")
+
+
+def check_hugetlb(args: argparse.Namespace) -> None:
+    """HUGEHEAP_THP=hugetlb works whether or not the kernel's pool has pages."""
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = Path(tmp) / "stats.json"
+        result = run([args.probe, "touch", "64"], env={
+            "LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb", "HUGEHEAP_STATS": f"json:{stats}"})
+        expect(result.returncode == 0, f"probe failed under hugetlb: {result.stderr}")
+        record = read_stats(stats)[0]
+        expect(record["mode"] == "hugetlb", f"mode is {record['mode']}")
+        try:
+            pool = int(Path("/proc/sys/vm/nr_hugepages").read_text())
+        except OSError:
+            pool = 0
+        if pool == 0:
+            expect(int(record["hugetlb_fallbacks"]) >= 1,  # type: ignore[call-overload]
+                   "empty hugetlb pool but no fallback to THP recorded")
+
+
+def check_environment(args: argparse.Namespace) -> None:
+    """Unknown values: one warning line naming the variable, then the default."""
+    cases = {
+        "HUGEHEAP_THP": ("sometimes", "unknown HUGEHEAP_THP value"),
+        "HUGEHEAP_STATS": ("verbose", "unknown HUGEHEAP_STATS value"),
+        "GLIBC_THP_ALWAYS": ("yes", "unknown GLIBC_THP_ALWAYS value"),
+        "HUGEHEAP_RELEASE_DELAY_MS": ("soon", "HUGEHEAP_RELEASE_DELAY_MS is not a number"),
+    }
+    for variable, (value, message) in cases.items():
+        result = run([args.probe, "touch", "4"], env={"LD_PRELOAD": args.lib, variable: value})
+        expect(result.returncode == 0, f"{variable}={value}: probe failed")
+        lines = [line for line in result.stderr.splitlines() if line.strip()]
+        expect(len(lines) == 1 and message in lines[0],
+               f"{variable}={value}: expected one warning, got {lines!r}")
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = Path(tmp) / "s.json"
+        for env, mode in (({"GLIBC_THP_ALWAYS": "1"}, "on"), ({"HUGEHEAP_THP": "off"}, "off"),
+                          ({}, "on"), ({"HUGEHEAP_THP": "off", "GLIBC_THP_ALWAYS": "1"}, "off")):
+            stats.unlink(missing_ok=True)
+            run([args.probe, "touch", "1"],
+                env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{stats}", **env})
+            got = read_stats(stats)[0]["mode"]
+            expect(got == mode, f"{env}: mode {got}, expected {mode}")
+
+
+def check_stats(args: argparse.Namespace) -> None:
+    """HUGEHEAP_STATS=json:PATH writes one JSON object per process; =1 prints."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stats-%p.json"
+        result = run([args.probe, "threads"],
+                     env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{path}"})
+        expect(result.returncode == 0, f"probe failed: {result.stderr}")
+        files = list(Path(tmp).glob("stats-*.json"))
+        expect(len(files) == 1, f"expected one stats file with the pid in its name, got {files}")
+        records = read_stats(files[0])
+        expect(len(records) == 1, f"expected one record, got {len(records)}")
+        r = records[0]
+        expect(files[0].name == f"stats-{r['pid']}.json", "%p was not the process id")
+        keys = {"mode", "mapped_bytes", "mapped_peak_bytes", "in_use_peak_bytes", "allocs",
+                "frees", "threads", "anonymous_bytes", "anon_huge_bytes", "huge_share",
+                "mremap_moves", "mremap_in_place", "large_allocs", "system_thp"}
+        expect(keys <= r.keys(), f"missing keys: {sorted(keys - r.keys())}")
+        as_int = {k: int(v) for k, v in r.items() if isinstance(v, int)}
+        expect(as_int["threads"] >= 5, f"threads {as_int['threads']}")
+        expect(as_int["allocs"] >= 800_000, f"allocs {as_int['allocs']}")
+        expect(as_int["frees"] >= 800_000, f"frees {as_int['frees']}")
+        expect(as_int["mapped_peak_bytes"] >= 200 * MIB, "mapped peak below the 200 MiB block")
+        expect(as_int["in_use_peak_bytes"] >= 200 * MIB, "in-use peak below the 200 MiB block")
+        expect(as_int["mremap_moves"] + as_int["mremap_in_place"] >= 1, "realloc did not remap")
+        share = r["huge_share"]
+        expect(isinstance(share, float) and 0.0 <= share <= 1.0, f"huge_share {share!r}")
+
+    result = run([args.probe, "threads"], env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": "1"})
+    lines = [line for line in result.stderr.splitlines() if line.startswith("hugeheap:")]
+    expect(len(lines) >= 3 and "in huge pages" in result.stderr,
+           f"HUGEHEAP_STATS=1 printed:\n{result.stderr}")
+
+
+# ------------------------------------------------- real programs, preloaded
+
+def compare_preloaded(args: argparse.Namespace, cmd: list[str], normalise: Callable[[str], str],
+                      env: dict[str, str] | None = None, cwd: str | None = None,
+                      outputs: list[Path] | None = None) -> None:
+    """Runs cmd without and with hugeheap preloaded; output must be the same
+    and the preloaded run must have allocated through hugeheap."""
+    base_env = dict(env or {})
+    plain = run(cmd, env=base_env, cwd=cwd)
+    plain_files = [p.read_bytes() for p in outputs or []]
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = Path(tmp) / "stats-%p.json"
+        preloaded = run(cmd, env={**base_env, "LD_PRELOAD": args.lib,
+                                  "HUGEHEAP_STATS": f"json:{stats}"}, cwd=cwd)
+        records = [rec for f in Path(tmp).glob("stats-*.json") for rec in read_stats(f)]
+    preloaded_files = [p.read_bytes() for p in outputs or []]
+    expect(preloaded.returncode == plain.returncode,
+           f"exit code {preloaded.returncode} preloaded, {plain.returncode} without\n"
+           f"{preloaded.stderr[-2000:]}")
+    expect(normalise(preloaded.stdout) == normalise(plain.stdout),
+           "output differs with hugeheap preloaded")
+    expect(preloaded_files == plain_files, "output files differ with hugeheap preloaded")
+    expect(any(int(r["allocs"]) > 0 for r in records),  # type: ignore[call-overload]
+           "hugeheap did not see the program's allocations (was it preloaded?)")
+    total = sum(int(r["allocs"]) for r in records)  # type: ignore[call-overload]
+    print(f"{Path(cmd[0]).name}: same output; {len(records)} process(es), {total} allocations "
+          "through hugeheap")
+
+
+def random_cnf(variables: int, clauses: int, seed: int) -> str:
+    import random
+    rng = random.Random(seed)
+    lines = [f"p cnf {variables} {clauses}"]
+    for _ in range(clauses):
+        picked = rng.sample(range(1, variables + 1), 3)
+        lines.append(" ".join(str(v if rng.random() < 0.5 else -v) for v in picked) + " 0")
+    return "\n".join(lines) + "\n"
+
+
+def pigeonhole_cnf(holes: int) -> str:
+    pigeons = holes + 1
+    var = lambda p, h: p * holes + h + 1  # noqa: E731
+    clauses = [[var(p, h) for h in range(holes)] for p in range(pigeons)]
+    for h in range(holes):
+        for p in range(pigeons):
+            for q in range(p + 1, pigeons):
+                clauses.append([-var(p, h), -var(q, h)])
+    body = "\n".join(" ".join(map(str, c)) + " 0" for c in clauses)
+    return f"p cnf {pigeons * holes} {len(clauses)}\n{body}\n"
+
+
+def sat_lines(text: str) -> str:
+    """The answer and model of a SAT-competition-style output, without timings."""
+    return "\n".join(line for line in text.splitlines() if line[:2] in ("s ", "v "))
+
+
+def check_real_python(args: argparse.Namespace) -> None:
+    script = (
+        "import json, collections\n"
+        "words = [str(i * 7919 % 100003) for i in range(300000)]\n"
+        "counts = collections.Counter(w[:3] for w in words)\n"
+        "table = {w: [len(w), w[::-1]] for w in words[:50000]}\n"
+        "text = ' '.join(sorted(set(words)))\n"
+        "print(json.dumps(counts.most_common(20)), len(table), len(text), hash('x') & 0)\n"
+    )
+    compare_preloaded(args, [sys.executable, "-c", script], lambda s: s,
+                      env={"PYTHONHASHSEED": "0"})
+
+
+def check_real_gcc(args: argparse.Namespace) -> None:
+    gcc = need_tool("gcc")
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "prog.c"
+        functions = "\n".join(
+            f"int f{i}(int x) {{ int s = 0; for (int k = 0; k < x; k++) s += k * {i} ^ (s >> 3);"
+            f" return s; }}" for i in range(300))
+        source.write_text(functions + "\nint main(void) { return f7(3); }\n")
+        compare_preloaded(args, [gcc, "-O2", "-S", "-frandom-seed=1", "-o", "-", str(source)],
+                          lambda s: s, cwd=tmp)
+
+
+def check_real_minisat(args: argparse.Namespace) -> None:
+    minisat = need_tool("minisat")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cnf in (("random", random_cnf(100000, 300000, 1)), ("php", pigeonhole_cnf(7))):
+            instance = Path(tmp) / f"{name}.cnf"
+            instance.write_text(cnf)
+            result_file = Path(tmp) / f"{name}.out"
+            # The result file holds the answer and the model; stdout has timings.
+            compare_preloaded(args, [minisat, "-verb=0", str(instance), str(result_file)],
+                              lambda s: "", outputs=[result_file])
+
+
+def check_real_cadical(args: argparse.Namespace) -> None:
+    cadical = need_tool("cadical")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, cnf in (("random", random_cnf(100000, 300000, 2)), ("php", pigeonhole_cnf(7))):
+            instance = Path(tmp) / f"{name}.cnf"
+            instance.write_text(cnf)
+            compare_preloaded(args, [cadical, "-q", str(instance)], sat_lines)
+
+
+def check_real_z3(args: argparse.Namespace) -> None:
+    z3 = need_tool("z3")
+    p, q = 40009, 50021
+    problem = (
+        "(set-logic QF_BV)\n(declare-const x (_ BitVec 32))\n(declare-const y (_ BitVec 32))\n"
+        "(assert (bvugt x #x00000001))\n(assert (bvugt y #x00000001))\n"
+        "(assert (bvult x #x00010000))\n(assert (bvult y #x00010000))\n"
+        f"(assert (= (bvmul x y) (_ bv{p * q} 32)))\n(check-sat)\n(get-value (x y))\n")
+    with tempfile.TemporaryDirectory() as tmp:
+        smt = Path(tmp) / "factor.smt2"
+        smt.write_text(problem)
+        compare_preloaded(args, [z3, str(smt)], lambda s: s)
+
+
+CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "symbols": check_symbols,
+    "static": check_static,
+    "thp-coverage": check_thp_coverage,
+    "thp-off": check_thp_off,
+    "hugetlb": check_hugetlb,
+    "environment": check_environment,
+    "stats": check_stats,
+    "real-python": check_real_python,
+    "real-gcc": check_real_gcc,
+    "real-minisat": check_real_minisat,
+    "real-cadical": check_real_cadical,
+    "real-z3": check_real_z3,
+}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("check", choices=sorted(CHECKS))
+    parser.add_argument("--lib", help="path of libhugeheap.so")
+    parser.add_argument("--probe", help="path of alloc_probe")
+    parser.add_argument("--binary", help="path of the static test binary")
+    args = parser.parse_args()
+    try:
+        CHECKS[args.check](args)
+    except Skip as skip:
+        print(f"SKIP: {skip}")
+        return SKIP
+    except Failure as failure:
+        print(f"FAIL: {failure}")
+        return 1
+    print(f"{args.check}: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
