@@ -190,22 +190,45 @@ hh_heap *hh_heap_for_thread(void) {
 /* ------------------------------------------------------------------ pages */
 
 static void queue_push_front(hh_heap *heap, hh_page *page) {
-    hh_page **head = &heap->queue[page->class_index];
+    unsigned c = page->class_index;
     page->prev = NULL;
-    page->next = (*head == &hh_empty_page) ? NULL : *head;
-    if (page->next) page->next->prev = page;
-    *head = page;
+    page->next = (heap->queue[c] == &hh_empty_page) ? NULL : heap->queue[c];
+    if (page->next) {
+        page->next->prev = page;
+    } else {
+        heap->queue_tail[c] = page;
+    }
+    heap->queue[c] = page;
+    page->in_queue = true;
+}
+
+/* Pages that regain room go last: they collect more frees before they are
+ * used again, instead of bouncing between full and queued on every block. */
+static void queue_push_back(hh_heap *heap, hh_page *page) {
+    unsigned c = page->class_index;
+    if (heap->queue[c] == &hh_empty_page) {
+        queue_push_front(heap, page);
+        return;
+    }
+    page->next = NULL;
+    page->prev = heap->queue_tail[c];
+    page->prev->next = page;
+    heap->queue_tail[c] = page;
     page->in_queue = true;
 }
 
 static void queue_remove(hh_heap *heap, hh_page *page) {
-    hh_page **head = &heap->queue[page->class_index];
+    unsigned c = page->class_index;
     if (page->prev) {
         page->prev->next = page->next;
     } else {
-        *head = page->next ? page->next : &hh_empty_page;
+        heap->queue[c] = page->next ? page->next : &hh_empty_page;
     }
-    if (page->next) page->next->prev = page->prev;
+    if (page->next) {
+        page->next->prev = page->prev;
+    } else {
+        heap->queue_tail[c] = page->prev;
+    }
     page->next = page->prev = NULL;
     page->in_queue = false;
 }
@@ -376,7 +399,7 @@ static void drain_pending(hh_heap *heap) {
         hh_page *next = page->pending_next;
         page_set_normal(page);
         collect_thread_free(page);
-        if (!page->in_queue) queue_push_front(heap, page);
+        if (!page->in_queue) queue_push_back(heap, page);
         if (page->used == 0 && !page_is_only_one_of_class(heap, page)) page_retire(heap, page);
         page = next;
     }
@@ -390,7 +413,7 @@ void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
                                                       tf & ~HH_PAGE_STATE_MASK,
                                                       memory_order_relaxed, memory_order_relaxed)) {
         }
-        queue_push_front(heap, page);
+        queue_push_back(heap, page);
     }
     if (page->used == 0 && !page_is_only_one_of_class(heap, page)) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -452,7 +475,7 @@ static void adopt(hh_heap *heap, hh_segment *segment) {
         if (page->used == 0) {
             retire[n_retire++] = page;
         } else {
-            queue_push_front(heap, page);
+            queue_push_back(heap, page);
         }
     }
     /* Retire last: retiring the last page releases the segment. */

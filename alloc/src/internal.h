@@ -130,7 +130,8 @@ typedef struct hh_heap_stats {
 } hh_heap_stats;
 
 typedef struct hh_heap {
-    hh_page *queue[HH_CLASSES]; /* pages with room, per class (or the empty page) */
+    hh_page *queue[HH_CLASSES];      /* pages with room, per class (or the empty page) */
+    hh_page *queue_tail[HH_CLASSES]; /* last page of each non-empty queue */
     hh_segment *space;          /* owned segments with free slices */
     hh_segment *full;           /* owned segments without free slices */
     hh_segment *cached;         /* one empty segment kept for reuse */
@@ -269,6 +270,14 @@ static inline hh_large *hh_large_of(const void *p) {
 static inline size_t hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
 HH_INTERNAL void hh_stats_count_alloc(hh_heap *heap, size_t bytes);
+HH_INTERNAL void hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block);
+
+/* A free by the page's owner: no atomic operation, no lock. */
+static inline void hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
+    block->next = page->local_free;
+    page->local_free = block;
+    if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) hh_page_after_local_free(heap, page);
+}
 
 /* Takes the first block of a page whose free list is not empty. */
 static inline void *hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {

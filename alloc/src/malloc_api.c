@@ -62,6 +62,8 @@ static inline size_t usable_in_page(const hh_page *page, const void *ptr) {
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 
+/* Every call below is in tail position, so that the common path needs no
+ * stack frame. */
 static inline void free_in_page(void *ptr) {
     hh_page *page = checked_page(ptr);
     hh_block *block = block_start(page, ptr);
@@ -69,15 +71,13 @@ static inline void free_in_page(void *ptr) {
     if (HH_LIKELY(heap != NULL &&
                   atomic_load_explicit(&page->heap, memory_order_relaxed) == heap)) {
         if (HH_UNLIKELY(hh_stats_on)) {
-            heap->stats.frees++;
-            hh_stats_in_use(-(int64_t)page->block_size);
+            hh_free_local_counted(heap, page, block);
+            return;
         }
-        block->next = page->local_free;
-        page->local_free = block;
-        if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) hh_page_after_local_free(heap, page);
-    } else {
-        hh_free_remote(page, block);
+        hh_free_local(heap, page, block);
+        return;
     }
+    hh_free_remote(page, block);
 }
 
 HH_API void *hh_malloc(size_t size) { return alloc(size, false); }

@@ -24,6 +24,12 @@ void hh_stats_count_alloc(hh_heap *heap, size_t bytes) {
     hh_stats_in_use((int64_t)bytes);
 }
 
+void hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block) {
+    heap->stats.frees++;
+    hh_stats_in_use(-(int64_t)page->block_size);
+    hh_free_local(heap, page, block);
+}
+
 /* ------------------------------------------------------------ formatting */
 
 typedef struct text {
