@@ -541,7 +541,7 @@ static void abandon(hh_heap *heap) {
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        hh_segment_release(heap, s);
+        hh_segment_to_pool(s);
     }
     for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
 }
@@ -605,9 +605,7 @@ void hh_heap_purge_local(hh_heap *heap) {
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        heap->alive = false;
-        hh_segment_release(heap, s);
-        heap->alive = true;
+        hh_segment_to_pool(s);
     }
 }
 

@@ -182,6 +182,7 @@ HH_INTERNAL bool hh_granule_map_init(void);
 HH_INTERNAL void hh_granule_set(const void *addr, uint8_t kind);
 HH_INTERNAL hh_segment *hh_segment_acquire(hh_heap *heap);
 HH_INTERNAL void hh_segment_release(hh_heap *heap, hh_segment *segment);
+HH_INTERNAL void hh_segment_to_pool(hh_segment *segment);
 HH_INTERNAL void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which);
 HH_INTERNAL void hh_segment_list_remove(hh_segment **list, hh_segment *segment);
 HH_INTERNAL size_t hh_segment_purge(bool everything);

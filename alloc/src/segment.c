@@ -211,16 +211,21 @@ hh_segment *hh_segment_acquire(hh_heap *heap) {
 }
 
 /* The segment has no page in use and is in no list. */
-void hh_segment_release(hh_heap *heap, hh_segment *segment) {
+void hh_segment_to_pool(hh_segment *segment) {
     segment->heap = NULL;
-    if (heap != NULL && heap->alive && heap->cached == NULL) {
-        heap->cached = segment;
-        return;
-    }
     hh_lock();
     pool_push_locked(segment);
     purge_locked(false);
     hh_unlock();
+}
+
+void hh_segment_release(hh_heap *heap, hh_segment *segment) {
+    if (heap->alive && heap->cached == NULL) {
+        segment->heap = NULL;
+        heap->cached = segment;
+        return;
+    }
+    hh_segment_to_pool(segment);
 }
 
 void hh_segment_give_abandoned(hh_segment *segment) {
