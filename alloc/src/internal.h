@@ -212,6 +212,7 @@ typedef struct hh_global_stats {
 } hh_global_stats;
 HH_INTERNAL extern hh_global_stats hh_gstats;
 HH_INTERNAL void hh_stats_in_use(int64_t delta);
+HH_INTERNAL void hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
 HH_INTERNAL void hh_stats_report_at_exit(void);
 HH_INTERNAL void hh_stats_print(int fd);
 

@@ -16,12 +16,7 @@
 #endif
 
 void hh_os_count_mapped(intptr_t delta) {
-    int64_t now = atomic_fetch_add_explicit(&hh_gstats.mapped, delta, memory_order_relaxed) + delta;
-    int64_t peak = atomic_load_explicit(&hh_gstats.mapped_peak, memory_order_relaxed);
-    while (now > peak &&
-           !atomic_compare_exchange_weak_explicit(&hh_gstats.mapped_peak, &peak, now,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
-    }
+    hh_counter_add(&hh_gstats.mapped, &hh_gstats.mapped_peak, delta);
 }
 
 static void *map_plain(size_t size) {

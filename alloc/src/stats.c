@@ -10,13 +10,18 @@
 
 hh_global_stats hh_gstats;
 
-void hh_stats_in_use(int64_t delta) {
-    int64_t now = atomic_fetch_add_explicit(&hh_gstats.in_use, delta, memory_order_relaxed) + delta;
-    int64_t peak = atomic_load_explicit(&hh_gstats.in_use_peak, memory_order_relaxed);
-    while (now > peak &&
-           !atomic_compare_exchange_weak_explicit(&hh_gstats.in_use_peak, &peak, now,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
+/* Adds to a counter and raises its high-water mark. */
+void hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
+    int64_t value = atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta;
+    int64_t high = atomic_load_explicit(peak, memory_order_relaxed);
+    while (value > high && !atomic_compare_exchange_weak_explicit(peak, &high, value,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) {
     }
+}
+
+void hh_stats_in_use(int64_t delta) {
+    hh_counter_add(&hh_gstats.in_use, &hh_gstats.in_use_peak, delta);
 }
 
 void hh_stats_count_alloc(hh_heap *heap, size_t bytes) {

@@ -281,13 +281,21 @@ def check_real_gcc(args: argparse.Namespace) -> None:
                           lambda s: s, cwd=tmp)
 
 
+def sat_instances(tmp: str, seed: int) -> list[Path]:
+    """A large satisfiable random instance and a small unsatisfiable one."""
+    paths = []
+    for name, cnf in (("random", random_cnf(100000, 300000, seed)), ("php", pigeonhole_cnf(7))):
+        path = Path(tmp) / f"{name}.cnf"
+        path.write_text(cnf)
+        paths.append(path)
+    return paths
+
+
 def check_real_minisat(args: argparse.Namespace) -> None:
     minisat = need_tool("minisat")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cnf in (("random", random_cnf(100000, 300000, 1)), ("php", pigeonhole_cnf(7))):
-            instance = Path(tmp) / f"{name}.cnf"
-            instance.write_text(cnf)
-            result_file = Path(tmp) / f"{name}.out"
+        for instance in sat_instances(tmp, 1):
+            result_file = instance.with_suffix(".out")
             # The result file holds the answer and the model; stdout has timings.
             compare_preloaded(args, [minisat, "-verb=0", str(instance), str(result_file)],
                               lambda s: "", outputs=[result_file])
@@ -296,9 +304,7 @@ def check_real_minisat(args: argparse.Namespace) -> None:
 def check_real_cadical(args: argparse.Namespace) -> None:
     cadical = need_tool("cadical")
     with tempfile.TemporaryDirectory() as tmp:
-        for name, cnf in (("random", random_cnf(100000, 300000, 2)), ("php", pigeonhole_cnf(7))):
-            instance = Path(tmp) / f"{name}.cnf"
-            instance.write_text(cnf)
+        for instance in sat_instances(tmp, 2):
             compare_preloaded(args, [cadical, "-q", str(instance)], sat_lines)
 
 
