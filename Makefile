@@ -5,20 +5,32 @@ PREFIX  ?= /usr/local
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 
-.PHONY: all deps build test test-native test-asan test-tsan demo bench install clean
+PYTHON  ?= python3
+VENV    := .venv
+
+.PHONY: all deps build venv test test-native test-asan test-tsan test-python demo bench install clean
 
 all: build
 
 deps:
 	@scripts/deps.sh
 
-build: deps
+build: deps venv
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j$(JOBS)
 
+# The hugeheap command and its test tools, in .venv (rebuilt when pyproject changes).
+venv: $(VENV)/.installed
+$(VENV)/.installed: python/pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+	  { echo "hugeheap needs Python 3.11 or newer ($(PYTHON) is older)"; exit 1; }
+	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev]'
+	@touch $@
+
 # The allocator's own tests, then its logic again under AddressSanitizer with
 # UBSan and under ThreadSanitizer (test-only builds: the sanitizer owns malloc).
-test: test-asan test-tsan test-native
+test: test-asan test-tsan test-native test-python
 
 test-native: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -33,6 +45,12 @@ test-tsan: deps
 	@cmake --build build-tsan -j$(JOBS)
 	cd build-tsan && ctest --output-on-failure -j$(JOBS)
 
+# The harness: its tests (real processes, real cgroups), lint and types.
+test-python: build
+	$(VENV)/bin/ruff check python bench scripts alloc/tests
+	cd python && ../$(VENV)/bin/mypy
+	$(VENV)/bin/pytest python/tests
+
 demo: build
 	@python3 scripts/demo.py $(BUILD)
 
@@ -43,4 +61,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan
+	rm -rf $(BUILD) build-asan build-tsan $(VENV)

@@ -3,67 +3,34 @@ system CPU time (from wait4, so waited-for children count), peak resident
 memory, and the largest share of its anonymous memory that huge pages backed
 (sampled from /proc/PID/smaps_rollup).
 
-A stop-gap until `hugeheap run` (cgroups, limits, every descendant) exists;
-standard library only, so it runs before any virtual environment does."""
+Lighter than `hugeheap run` (no cgroup: only the command and the children it
+waits for are counted), which is enough for the single-process solvers and
+microbenchmarks of bench/allocators.py and the demo; standard library only,
+so it runs with any python3.  `hugeheap bench` will take its place."""
 
 from __future__ import annotations
 
-import glob
 import os
 import re
 import statistics
 import subprocess
+import sys
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from hugeheap.allocators import MODES, AllocatorMode, resolve  # noqa: E402
 
-LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib"]
-
-
-def find_library(pattern: str) -> str | None:
-    for directory in LIBRARY_DIRS:
-        hits = sorted(glob.glob(os.path.join(directory, pattern)))
-        if hits:
-            return hits[0]
-    return None
+Allocator = AllocatorMode
 
 
-@dataclass
-class Allocator:
-    name: str
-    env: dict[str, str]
-    missing: str | None = None  # why it cannot run here, naming the package
-
-
-def allocators(build: Path) -> dict[str, Allocator]:
-    """Every configuration of the issue's comparison, with what it needs."""
-    ours = build / "lib" / "libhugeheap.so"
-    found: dict[str, Allocator] = {
-        "system": Allocator("system", {}),
-        "glibc-thp": Allocator("glibc-thp", {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"}),
-        "hugeheap": Allocator("hugeheap", {"LD_PRELOAD": str(ours)}),
-        "hugeheap-nothp": Allocator("hugeheap-nothp", {"LD_PRELOAD": str(ours),
-                                                       "HUGEHEAP_THP": "off"}),
-    }
-    if not ours.exists():
-        for name in ("hugeheap", "hugeheap-nothp"):
-            found[name].missing = f"{ours} is not built (run `make`)"
-    peers = {
-        "mimalloc": ("libmimalloc.so.2*", "libmimalloc2.0", {}),
-        "jemalloc": ("libjemalloc.so.2", "libjemalloc2",
-                     {"MALLOC_CONF": "thp:always,metadata_thp:always"}),
-        "tcmalloc": ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", {}),
-    }
-    for name, (pattern, package, extra) in peers.items():
-        library = find_library(pattern)
-        if library is None:
-            found[name] = Allocator(name, {}, f"not installed (Debian package {package})")
-        else:
-            found[name] = Allocator(name, {"LD_PRELOAD": library, **extra})
-    return found
+def allocators(build: Path) -> dict[str, AllocatorMode]:
+    """Every configuration of the comparison, with the library of this build."""
+    library = str(build / "lib" / "libhugeheap.so")
+    return {name: resolve(name, library) for name in MODES}
 
 
 @dataclass

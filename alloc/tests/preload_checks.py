@@ -16,8 +16,8 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 SKIP = 77
 MIB = 1 << 20
@@ -42,7 +42,8 @@ def run(cmd: list[str], env: dict[str, str] | None = None, timeout: float = 600,
 def need_tool(name: str) -> str:
     path = shutil.which(name)
     if path is None:
-        raise Skip(f"{name} is not installed (Debian package: {name}; `make deps` as root installs it)")
+        raise Skip(f"{name} is not installed "
+                   f"(Debian package: {name}; `make deps` as root installs it)")
     return path
 
 

@@ -1,0 +1,364 @@
+"""One fresh cgroup per run, as BenchExec measures: CPU time of every process
+the tool starts, the group's memory peak, limits enforced by the kernel, and
+a reliable end to every process of the run.
+
+Two implementations of one interface: cgroups v2 (one directory, the unified
+hierarchy) and cgroups v1 (one directory per controller hierarchy: cpuacct,
+memory, freezer, pids, cpuset). Both take their root directories as
+arguments, so tests can lay out a fake cgroupfs in a temporary directory."""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import signal
+import time
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HarnessError
+
+USER_HZ = os.sysconf("SC_CLK_TCK")
+_counter = itertools.count()
+
+
+@dataclass
+class CpuTimes:
+    total: float
+    user: float
+    system: float
+
+
+def _read(path: Path) -> str:
+    return path.read_text()
+
+
+def _write(path: Path, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def _keyed(text: str) -> dict[str, int]:
+    """Lines of 'key value' (cpu.stat, memory.stat, memory.events, ...)."""
+    values: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].lstrip("-").isdigit():
+            values[parts[0]] = int(parts[1])
+    return values
+
+
+def _rmdir_when_empty(path: Path) -> None:
+    for _ in range(100):
+        try:
+            path.rmdir()
+            return
+        except FileNotFoundError:
+            return
+        except OSError as error:
+            if error.errno != errno.EBUSY:
+                raise
+            time.sleep(0.01)
+
+
+class RunGroup(ABC):
+    """The cgroup (or cgroups) of one run."""
+
+    version: str
+
+    @abstractmethod
+    def procs_files(self) -> list[str]:
+        """Files the tool's process writes its pid to before exec."""
+
+    @abstractmethod
+    def set_limits(self, memory: int | None, cores: list[int] | None, pids: int | None) -> None: ...
+
+    @abstractmethod
+    def cpu(self) -> CpuTimes: ...
+
+    @abstractmethod
+    def memory_peak(self) -> int | None:
+        """Peak bytes of the group, None where the kernel does not keep it."""
+
+    @abstractmethod
+    def oom_kills(self) -> int: ...
+
+    @abstractmethod
+    def pids(self) -> list[int]: ...
+
+    @abstractmethod
+    def kill_all(self) -> None:
+        """Ends every process of the group, even ones that keep forking."""
+
+    @abstractmethod
+    def huge_share(self) -> float | None:
+        """Share of the group's anonymous memory in huge pages, if the kernel
+        says so for the group as a whole (else the runner samples processes)."""
+
+    @abstractmethod
+    def remove(self) -> None: ...
+
+    def join(self) -> None:
+        """Moves the calling process in: meant for the child between fork and
+        exec, so only plain system calls."""
+        pid = str(os.getpid()).encode()
+        for path in self.procs_files():
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.write(fd, pid)
+            finally:
+                os.close(fd)
+
+
+# --------------------------------------------------------------------- v2
+
+class CgroupV2(RunGroup):
+    version = "v2"
+    CONTROLLERS = ("cpu", "memory", "pids", "cpuset")
+
+    def __init__(self, parent: Path, name: str | None = None) -> None:
+        self.parent = parent
+        available = set(_read(parent / "cgroup.controllers").split())
+        wanted = [c for c in self.CONTROLLERS if c in available]
+        missing = {"memory", "pids"} - available
+        if missing:
+            raise HarnessError(f"the controllers {sorted(missing)} are not enabled there")
+        enabled = set(_read(parent / "cgroup.subtree_control").split())
+        todo = [c for c in wanted if c not in enabled]
+        if todo:
+            _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in todo))
+        self.path = parent / (name or f"hugeheap_{os.getpid()}_{next(_counter)}")
+        self.path.mkdir()
+        self.has_cpu = "cpu" in wanted
+        self.has_cpuset = "cpuset" in wanted
+
+    def procs_files(self) -> list[str]:
+        return [str(self.path / "cgroup.procs")]
+
+    def set_limits(self, memory: int | None, cores: list[int] | None, pids: int | None) -> None:
+        if memory is not None:
+            _write(self.path / "memory.max", str(memory))
+            if (self.path / "memory.swap.max").exists():
+                _write(self.path / "memory.swap.max", "0")
+        if cores is not None:
+            if not self.has_cpuset:
+                raise HarnessError("--cores: the cgroup v2 hierarchy has no cpuset controller")
+            _write(self.path / "cpuset.cpus", ",".join(map(str, cores)))
+        if pids is not None:
+            _write(self.path / "pids.max", str(pids))
+
+    def cpu(self) -> CpuTimes:
+        stat = _keyed(_read(self.path / "cpu.stat"))
+        return CpuTimes(stat.get("usage_usec", 0) / 1e6, stat.get("user_usec", 0) / 1e6,
+                        stat.get("system_usec", 0) / 1e6)
+
+    def memory_peak(self) -> int | None:
+        try:
+            return int(_read(self.path / "memory.peak"))
+        except FileNotFoundError:
+            return None  # kernels before 5.19 do not keep it
+
+    def oom_kills(self) -> int:
+        return _keyed(_read(self.path / "memory.events")).get("oom_kill", 0)
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in _read(self.path / "cgroup.procs").split()]
+
+    def kill_all(self) -> None:
+        kill_file = self.path / "cgroup.kill"
+        if kill_file.exists():
+            _write(kill_file, "1")
+        else:  # before Linux 5.14: freeze, kill, thaw
+            _write(self.path / "cgroup.freeze", "1")
+            for pid in self.pids():
+                _kill(pid)
+            _write(self.path / "cgroup.freeze", "0")
+        _wait_empty(self.pids)
+
+    def huge_share(self) -> float | None:
+        stat = _keyed(_read(self.path / "memory.stat"))
+        anon = stat.get("anon", 0)
+        if anon == 0 or "anon_thp" not in stat:
+            return None
+        return stat["anon_thp"] / anon
+
+    def remove(self) -> None:
+        _rmdir_when_empty(self.path)
+
+
+# --------------------------------------------------------------------- v1
+
+class CgroupV1(RunGroup):
+    version = "v1"
+    REQUIRED = ("cpuacct", "memory", "freezer")
+    OPTIONAL = ("pids", "cpuset")
+
+    def __init__(self, parents: dict[str, Path], name: str | None = None) -> None:
+        missing = [c for c in self.REQUIRED if c not in parents]
+        if missing:
+            raise HarnessError(f"cgroup v1 lacks the controllers {missing}")
+        name = name or f"hugeheap_{os.getpid()}_{next(_counter)}"
+        self.paths: dict[str, Path] = {}
+        try:
+            # Controllers mounted together share one directory.
+            for controller, parent in parents.items():
+                path = parent / name
+                if path not in self.paths.values():
+                    path.mkdir()
+                self.paths[controller] = path
+            if "cpuset" in self.paths:
+                # A new cpuset group starts empty: it gets its parent's cpus and mems.
+                for key in ("cpuset.cpus", "cpuset.mems"):
+                    _write(self.paths["cpuset"] / key, _read(parents["cpuset"] / key).strip())
+        except OSError:
+            self.remove()
+            raise
+
+    def procs_files(self) -> list[str]:
+        return sorted({str(p / "cgroup.procs") for p in self.paths.values()})
+
+    def set_limits(self, memory: int | None, cores: list[int] | None, pids: int | None) -> None:
+        mem = self.paths["memory"]
+        if memory is not None:
+            _write(mem / "memory.limit_in_bytes", str(memory))
+            if (mem / "memory.memsw.limit_in_bytes").exists():
+                _write(mem / "memory.memsw.limit_in_bytes", str(memory))  # no swapping out
+        if cores is not None:
+            if "cpuset" not in self.paths:
+                raise HarnessError("--cores: no cpuset cgroup controller on this machine")
+            _write(self.paths["cpuset"] / "cpuset.cpus", ",".join(map(str, cores)))
+        if pids is not None and "pids" in self.paths:
+            _write(self.paths["pids"] / "pids.max", str(pids))
+
+    def cpu(self) -> CpuTimes:
+        acct = self.paths["cpuacct"]
+        total = int(_read(acct / "cpuacct.usage")) / 1e9
+        stat = _keyed(_read(acct / "cpuacct.stat"))
+        user, system = stat.get("user", 0) / USER_HZ, stat.get("system", 0) / USER_HZ
+        # cpuacct.stat ticks are coarse; split the exact total in their ratio.
+        if user + system > 0:
+            return CpuTimes(total, total * user / (user + system), total * system / (user + system))
+        return CpuTimes(total, total, 0.0)
+
+    def memory_peak(self) -> int | None:
+        mem = self.paths["memory"]
+        for name in ("memory.memsw.max_usage_in_bytes", "memory.max_usage_in_bytes"):
+            try:
+                return int(_read(mem / name))
+            except FileNotFoundError:
+                continue
+        return None
+
+    def oom_kills(self) -> int:
+        control = _keyed(_read(self.paths["memory"] / "memory.oom_control"))
+        return control.get("oom_kill", 0)
+
+    def memory_limit_hits(self) -> int:
+        return int(_read(self.paths["memory"] / "memory.failcnt"))
+
+    def pids(self) -> list[int]:
+        return [int(p) for p in _read(self.paths["freezer"] / "cgroup.procs").split()]
+
+    def kill_all(self) -> None:
+        freezer = self.paths["freezer"] / "freezer.state"
+        for _ in range(50):  # new processes may appear until the group is frozen
+            _write(freezer, "FROZEN")
+            for _ in range(100):
+                if _read(freezer).strip() == "FROZEN":
+                    break
+                time.sleep(0.001)
+            for pid in self.pids():
+                _kill(pid)
+            _write(freezer, "THAWED")
+            if _wait_empty(self.pids, timeout=0.5):
+                return
+
+    def huge_share(self) -> float | None:
+        return None  # v1 keeps no per-group huge-page count: the runner samples processes
+
+    def remove(self) -> None:
+        for path in set(self.paths.values()):
+            _rmdir_when_empty(path)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _wait_empty(pids: object, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not pids():  # type: ignore[operator]
+            return True
+        time.sleep(0.002)
+    return False
+
+
+# --------------------------------------------------------------- discovery
+
+@dataclass
+class Hierarchies:
+    """Where this process's cgroups are, per version."""
+    v2: Path | None
+    v1: dict[str, Path]
+
+
+def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hierarchies:
+    if mountinfo is None:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+    if self_cgroup is None:
+        self_cgroup = Path("/proc/self/cgroup").read_text()
+    own_v1: dict[str, str] = {}
+    own_v2: str | None = None
+    for line in self_cgroup.splitlines():
+        number, controllers, path = line.split(":", 2)
+        if number == "0" and controllers == "":
+            own_v2 = path
+        for controller in controllers.split(","):
+            if controller:
+                own_v1[controller] = path
+    v2: Path | None = None
+    v1: dict[str, Path] = {}
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        separator = fields.index("-")
+        root, mount_point = fields[3], fields[4]
+        fstype, options = fields[separator + 1], fields[separator + 3]
+        if fstype == "cgroup2" and own_v2 is not None:
+            v2 = Path(mount_point) / os.path.relpath(own_v2, root)
+        elif fstype == "cgroup":
+            for controller in options.split(","):
+                if controller in own_v1:
+                    v1[controller] = Path(mount_point) / os.path.relpath(own_v1[controller], root)
+    return Hierarchies(v2, v1)
+
+
+def create_run_group() -> tuple[RunGroup | None, list[str]]:
+    """A fresh group for one run, or None with the reasons none could be made."""
+    reasons: list[str] = []
+    found = discover()
+    if found.v2 is not None:
+        try:
+            return CgroupV2(found.v2), reasons
+        except (OSError, HarnessError) as error:
+            reasons.append(f"cgroup v2 at {found.v2}: {_why(error)}")
+    if found.v1:
+        wanted = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
+        try:
+            return CgroupV1(wanted), reasons
+        except (OSError, HarnessError) as error:
+            reasons.append(f"cgroup v1: {_why(error)}")
+    if not found.v1 and found.v2 is None:
+        reasons.append("no cgroup hierarchy is mounted")
+    return None, reasons
+
+
+def _why(error: Exception) -> str:
+    if isinstance(error, PermissionError):
+        return f"no permission to create groups ({error.filename}); run as root or delegate"
+    return str(error)

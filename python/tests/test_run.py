@@ -1,0 +1,180 @@
+"""`hugeheap run` with real processes and the real cgroups of this machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from hugeheap.allocators import resolve
+from hugeheap.errors import HarnessError
+from hugeheap.runner import Limits, run
+
+PY = sys.executable
+CLI = [PY, "-m", "hugeheap.cli"]
+
+
+def processes_with(marker: str) -> list[str]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+            except OSError:
+                continue
+            if marker in cmdline:
+                found.append(f"{entry.name}: {cmdline}")
+    return found
+
+
+def test_cpu_time_of_children_nobody_waited_for(cgroups_usable: str) -> None:
+    script = (
+        "import os, time\n"
+        "for _ in range(2):\n"
+        "    if os.fork() == 0:\n"
+        "        end = time.process_time() + 0.6\n"
+        "        while time.process_time() < end: pass\n"
+        "        os._exit(0)\n"
+        "time.sleep(1.5)\n"  # the children finish; the parent exits without waiting
+        "os._exit(0)\n"
+    )
+    result = run([PY, "-c", script])
+    assert result.status == "ok" and result.reliable
+    assert result.cputime_s is not None and result.cputime_s >= 1.15, result.cputime_s
+
+
+def test_detached_grandchildren_are_gone(cgroups_usable: str) -> None:
+    marker = f"hugeheap-test-{uuid.uuid4().hex}"
+    script = (
+        f"setsid sleep 1000 {marker} & "
+        f"( ( exec -a {marker}-daemon sleep 1000 ) & ) ; "
+        "sleep 0.2; exit 0"
+    )
+    result = run(["bash", "-c", script])
+    assert result.status == "ok"
+    assert processes_with(marker) == []
+
+
+def test_fork_storm_is_contained(cgroups_usable: str) -> None:
+    marker = f"hugeheap-storm-{uuid.uuid4().hex}"
+    script = (
+        "import os, sys, time\n"
+        "while True:\n"
+        "    try:\n"
+        "        if os.fork() == 0: time.sleep(60); os._exit(0)\n"
+        "    except OSError:\n"
+        "        time.sleep(0.01)\n"
+    )
+    result = run([PY, "-c", script, marker], Limits(wall_s=2, pids=200))
+    assert result.status == "timeout" and result.termination_reason == "walltime"
+    assert processes_with(marker) == []
+
+
+def test_memory_limit_ends_in_memout(cgroups_usable: str) -> None:
+    limit = 100 << 20
+    script = "x = []\nwhile True: x.append(bytearray(1 << 20))\n"
+    result = run([PY, "-c", script], Limits(memory_bytes=limit, wall_s=60))
+    assert result.status == "memout" and result.termination_reason == "memory"
+    assert result.memory_peak_bytes is not None
+    assert abs(result.memory_peak_bytes - limit) <= 0.05 * limit, result.memory_peak_bytes
+
+
+def test_cpu_limit(cgroups_usable: str) -> None:
+    result = run([PY, "-c", "while True: pass"], Limits(cpu_s=1.0, wall_s=30))
+    assert result.status == "timeout" and result.termination_reason == "cputime"
+    assert result.cputime_s is not None and 1.0 <= result.cputime_s <= 1.2, result.cputime_s
+
+
+def test_cpu_limit_counts_every_process(cgroups_usable: str) -> None:
+    script = "import os\nos.fork()\nwhile True: pass\n"
+    result = run([PY, "-c", script], Limits(cpu_s=1.0, wall_s=30))
+    assert result.termination_reason == "cputime"
+    assert result.cputime_s is not None and result.cputime_s <= 1.2, result.cputime_s
+    assert result.walltime_s < 0.9  # two processes on two cores use it up in half the time
+
+
+def test_wall_limit(cgroups_usable: str) -> None:
+    result = run(["sleep", "30"], Limits(wall_s=0.5))
+    assert result.status == "timeout" and result.termination_reason == "walltime"
+    assert 0.5 <= result.walltime_s <= 0.7, result.walltime_s
+
+
+def test_exit_code_and_signal_are_reported(cgroups_usable: str) -> None:
+    assert run(["sh", "-c", "exit 10"]).exit_code == 10
+    crashed = run(["sh", "-c", "kill -SEGV $$"])
+    assert crashed.status == "signal" and crashed.signal == 11
+    assert crashed.termination_reason is None  # it ended by itself
+
+
+def test_allocator_goes_to_the_tool_only(cgroups_usable: str, tmp_path: Path) -> None:
+    mode = resolve("hugeheap")
+    if mode.missing:
+        pytest.skip(mode.missing)
+    maps = tmp_path / "maps"
+    result = run(["sh", "-c", "cat /proc/self/maps"], alloc="hugeheap", output=str(maps))
+    assert result.status == "ok" and result.alloc_library == mode.library
+    assert "libhugeheap" in maps.read_text()
+    assert "libhugeheap" not in Path("/proc/self/maps").read_text()
+    assert "LD_PRELOAD" not in os.environ or "libhugeheap" not in os.environ["LD_PRELOAD"]
+
+
+def test_missing_peer_library_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
+    from hugeheap import allocators
+    monkeypatch.setattr(allocators, "find_library", lambda pattern: None)
+    with pytest.raises(HarnessError, match="libjemalloc2"):
+        run(["true"], alloc="jemalloc")
+
+
+def test_stdin_and_output_files(cgroups_usable: str, tmp_path: Path) -> None:
+    source, sink = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_text("hello through stdin\n")
+    result = run(["cat"], stdin=str(source), output=str(sink))
+    assert result.status == "ok"
+    assert sink.read_text() == "hello through stdin\n"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("args,message", [
+    (["run", "--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+    (["run", "--stdin", "/nonexistent/file", "--", "true"], "--stdin /nonexistent/file"),
+    (["run", "--cpu-limit", "ten", "--", "true"], "--cpu-limit: 'ten' is not a duration"),
+    (["run", "--wall-limit", "5 parsecs", "--", "true"], "--wall-limit"),
+    (["run", "--mem-limit", "4 GiBs", "--", "true"], "--mem-limit: '4 GiBs' is not a size"),
+    (["run", "--cores", "x", "--", "true"], "--cores"),
+    (["run", "--alloc", "magic", "--", "true"], "unknown allocator mode 'magic'"),
+])
+def test_bad_input_gives_one_clear_line(args: list[str], message: str) -> None:
+    result = cli(*args)
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_json_output_has_the_promised_keys(cgroups_usable: str) -> None:
+    result = cli("run", "--json", "--", "sh", "-c", "echo tool output; exit 3")
+    assert result.returncode == 0  # measured, whatever the tool returned
+    record = json.loads(result.stdout)
+    for key in ("status", "termination_reason", "exit_code", "signal", "cputime_s",
+                "cputime_user_s", "cputime_system_s", "walltime_s", "memory_peak_bytes", "alloc",
+                "alloc_library", "huge_share", "tlb_misses", "thp", "reliable", "warnings"):
+        assert key in record, key
+    assert record["exit_code"] == 3 and record["status"] == "ok"
+    assert "tool output" in result.stderr  # the tool's output stays off our stdout
+    if record["tlb_misses"] is None:
+        assert record["tlb_misses_reason"]
+
+
+def test_doctor_reports(cgroups_usable: str) -> None:
+    result = cli("doctor", "--json")
+    assert result.returncode == 0
+    info = json.loads(result.stdout)
+    assert info["cgroups"]["usable"] == cgroups_usable
+    assert set(info["allocators"]) >= {"system", "hugeheap", "mimalloc"}
