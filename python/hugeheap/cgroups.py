@@ -255,9 +255,6 @@ class CgroupV1(RunGroup):
         control = _keyed(_read(self.paths["memory"] / "memory.oom_control"))
         return control.get("oom_kill", 0)
 
-    def memory_limit_hits(self) -> int:
-        return int(_read(self.paths["memory"] / "memory.failcnt"))
-
     def pids(self) -> list[int]:
         return [int(p) for p in _read(self.paths["freezer"] / "cgroup.procs").split()]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
 from typing import Any
 
@@ -54,6 +55,8 @@ def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: st
             memory_bytes=parse_size(mem_limit, "--mem-limit") if mem_limit else None,
             cores=parse_cores(cores, "--cores") if cores else None,
         )
+        # SIGTERM ends the run as Ctrl-C does: measured so far, then reported.
+        signal.signal(signal.SIGTERM, _interrupt)
         # With --json, the tool's own output must not mix with ours on stdout.
         result = run_measured(list(command), limits, alloc=alloc, stdin=stdin_path,
                               output=output, tool_stdout=2 if as_json else None)
@@ -64,6 +67,12 @@ def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: st
         click.echo(json.dumps(result.to_json()))
     else:
         _print_result(result)
+    if result.termination_reason == "killed":
+        sys.exit(130)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _fmt(value: Any, unit: str = "") -> str:

@@ -210,22 +210,46 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
     out: IO[bytes] | int | None = output_file if output_file is not None else tool_stdout
     start_time = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     start = time.monotonic()
+    info = machine.describe()
+
+    def result(**measured: Any) -> RunResult:
+        return RunResult(
+            command=command, start_time=start_time, alloc=alloc, alloc_library=mode.library,
+            thp=machine.thp_settings(), warnings=warnings,
+            cgroup_version=group.version if group else None,
+            limits={"cpu_s": limits.cpu_s, "wall_s": limits.wall_s,
+                    "memory_bytes": limits.memory_bytes, "cores": limits.cores,
+                    "pids": limits.pids},
+            kernel=platform.release(), glibc=info["glibc"],  # type: ignore[arg-type]
+            cpu_model=info["cpu_model"], hostname=str(info["hostname"]),  # type: ignore[arg-type]
+            **measured)
+
     try:
         process = subprocess.Popen(argv, env=env, stdin=stdin_file, stdout=out,
                                    stderr=subprocess.STDOUT if out is not None else None,
                                    preexec_fn=enter_group, start_new_session=True)
     except OSError as error:
+        # The program is there but would not start (format, permission, ...):
+        # a measured outcome of the run, not a harness error.
         if group is not None:
             group.remove()
-        raise HarnessError(f"cannot start {program}: {error.strerror}") from None
+        warnings.append(f"cannot start {program}: {error.strerror}")
+        return result(status="error", termination_reason="failed", exit_code=None, signal=None,
+                      cputime_s=None, cputime_user_s=None, cputime_system_s=None,
+                      walltime_s=time.monotonic() - start, memory_peak_bytes=None,
+                      huge_share=None, tlb_misses=None, tlb_misses_reason=tlb_reason,
+                      reliable=reliable)
     finally:
         for f in (stdin_file, output_file):
             if hasattr(f, "close"):
                 f.close()  # type: ignore[union-attr]
 
     sampler = _HugeShareSampler(group, process.pid)
-    reason = _supervise(process.pid, group, limits, start, sampler)
-    if reason is not None:  # a limit was reached first
+    try:
+        reason = _supervise(process.pid, group, limits, start, sampler)
+    except KeyboardInterrupt:  # the harness was interrupted: end the run, keep what it measured
+        reason = "killed"
+    if reason is not None:  # a limit was reached first, or we were told to stop
         _end_everything(process.pid, group)
     _, status_word, usage = os.wait4(process.pid, 0)
     process.returncode = 0  # reaped here; keep Popen from waiting again
@@ -237,13 +261,16 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
     oom = group.oom_kills() if group is not None else 0
     if group is not None:
         group.remove()
+        if peak is None:
+            warnings.append("this kernel keeps no memory peak for a cgroup (memory.peak came "
+                            "with Linux 5.19): peak memory not measured")
 
     exit_code = os.WEXITSTATUS(status_word) if os.WIFEXITED(status_word) else None
     sig = os.WTERMSIG(status_word) if os.WIFSIGNALED(status_word) else None
     if reason is None and oom > 0:
         reason = "memory"
-    status = {"cputime": "timeout", "walltime": "timeout", "memory": "memout"}.get(
-        reason or "", "signal" if sig is not None else "ok")
+    status = {"cputime": "timeout", "walltime": "timeout", "memory": "memout",
+              "killed": "signal"}.get(reason or "", "signal" if sig is not None else "ok")
     if reason is None and sig is not None and sig == signal.SIGKILL and limits.memory_bytes and \
             peak is not None and peak >= 0.95 * limits.memory_bytes:
         status, reason = "memout", "memory"
@@ -253,23 +280,13 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
         tlb, tlb_reason = perf.read(tlb_file)
         os.unlink(tlb_file)
 
-    info = machine.describe()
-    return RunResult(
-        command=command, start_time=start_time, status=status, termination_reason=reason,
-        exit_code=exit_code, signal=sig,
+    return result(
+        status=status, termination_reason=reason, exit_code=exit_code, signal=sig,
         cputime_s=cpu.total if cpu else usage.ru_utime + usage.ru_stime,
         cputime_user_s=cpu.user if cpu else usage.ru_utime,
         cputime_system_s=cpu.system if cpu else usage.ru_stime,
-        walltime_s=walltime, memory_peak_bytes=peak, alloc=alloc, alloc_library=mode.library,
-        huge_share=sampler.best, tlb_misses=tlb, tlb_misses_reason=tlb_reason,
-        thp=machine.thp_settings(), reliable=reliable, warnings=warnings,
-        cgroup_version=group.version if group else None,
-        limits={"cpu_s": limits.cpu_s, "wall_s": limits.wall_s,
-                "memory_bytes": limits.memory_bytes, "cores": limits.cores,
-                "pids": limits.pids},
-        kernel=platform.release(), glibc=info["glibc"],  # type: ignore[arg-type]
-        cpu_model=info["cpu_model"], hostname=str(info["hostname"]),  # type: ignore[arg-type]
-    )
+        walltime_s=walltime, memory_peak_bytes=peak, huge_share=sampler.best,
+        tlb_misses=tlb, tlb_misses_reason=tlb_reason, reliable=reliable)
 
 
 def _supervise(pid: int, group: RunGroup | None, limits: Limits, start: float,
