@@ -56,6 +56,57 @@ struct hh_mallinfo2 {
 };
 struct hh_mallinfo2 hh_mallinfo2(void);
 
+/* ---- Arenas: bump allocation for objects that die together ----
+ *
+ * The per-thread bump arenas of parallel state-space search ("mara"): an
+ * object is a pointer increment, nothing is freed alone, and reset or destroy
+ * frees everything at once.  Chunks are 2 MiB-aligned and huge-page backed
+ * (HUGEHEAP_THP applies).  An arena is not locked: give each thread its own. */
+typedef struct hh_arena hh_arena;
+
+typedef struct hh_arena_stats {
+    size_t allocated; /* bytes handed out since creation or the last reset */
+    size_t reserved;  /* bytes of the chunks the arena holds */
+    size_t chunks;
+} hh_arena_stats;
+
+/* NULL with errno ENOMEM if no memory. */
+hh_arena *hh_arena_create(void);
+/* alignment: a power of two (1 .. 2 MiB); NULL with errno EINVAL if it is not,
+ * ENOMEM if no memory. size 0 gives a unique pointer. */
+void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment);
+/* Forgets every object; keeps the chunks for the next objects. */
+void hh_arena_reset(hh_arena *arena);
+/* Forgets every object and gives all memory back. */
+void hh_arena_destroy(hh_arena *arena);
+void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats);
+
+/* ---- Pools: fixed-size objects, any thread ----
+ *
+ * The tabling paper's allocator: each thread allocates from pages of its own
+ * without locks; a free by another thread reaches the page with one atomic
+ * push; a global list of pages with free room, under a lock, serves threads
+ * whose pages are full; a thread that exits hands its pages to that list.
+ * Objects are aligned to 16 bytes. */
+typedef struct hh_pool hh_pool;
+
+typedef struct hh_pool_stats {
+    size_t object_size; /* after rounding up to a multiple of 16 */
+    size_t in_use;      /* objects allocated and not freed */
+    size_t pages;       /* 64 KiB pages the pool holds */
+} hh_pool_stats;
+
+/* object_size: 1 .. 16 KiB. NULL with errno EINVAL (size) or ENOMEM. */
+hh_pool *hh_pool_create(size_t object_size);
+/* NULL with errno ENOMEM if no memory. */
+void *hh_pool_alloc(hh_pool *pool);
+/* From any thread. An object of another pool stops the program with a message. */
+void hh_pool_free(hh_pool *pool, void *object);
+/* Frees every object and gives all memory back; no thread may use the pool
+ * any more (threads that used it need not have exited). */
+void hh_pool_destroy(hh_pool *pool);
+void hh_pool_get_stats(const hh_pool *pool, hh_pool_stats *stats);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,7 +95,7 @@ void hh_classes_init(void) {
 
 /* ------------------------------------------------------------------- init */
 
-static void *meta_alloc_locked(size_t size) {
+void *hh_meta_alloc_locked(size_t size) {
     size = hh_align_up(size, 64);
     if ((size_t)(meta_end - meta_next) < size) {
         size_t chunk = size > 65536 ? hh_align_up(size, 65536) : 65536;
@@ -163,7 +163,7 @@ hh_heap *hh_heap_for_thread(void) {
     if (heap != NULL) {
         free_heaps = heap->next_free;
     } else {
-        heap = meta_alloc_locked(sizeof *heap);
+        heap = hh_meta_alloc_locked(sizeof *heap);
         if (heap != NULL) {
             memset(heap, 0, sizeof *heap);
             heap->next_all = all_heaps;

@@ -56,6 +56,7 @@ enum {
     HH_GRANULE_FOREIGN = 0,
     HH_GRANULE_SEGMENT = 1, /* a segment of small and medium pages */
     HH_GRANULE_LARGE = 2,   /* holds the user pointer of a large block */
+    HH_GRANULE_POOL = 3,    /* a region of hh_pool pages */
 };
 
 /* States kept in the low bits of a page's thread_free word. */
@@ -191,6 +192,8 @@ HH_INTERNAL void hh_segment_give_abandoned(hh_segment *segment);
 
 /* ---- pages and heaps (heap.c) ---- */
 HH_INTERNAL void hh_init(void);
+/* Metadata that lives as long as the process (the global lock held). */
+HH_INTERNAL void *hh_meta_alloc_locked(size_t size);
 HH_INTERNAL hh_heap *hh_heap_for_thread(void);
 HH_INTERNAL void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero);
 HH_INTERNAL void hh_page_after_local_free(hh_heap *heap, hh_page *page);

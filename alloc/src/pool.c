@@ -1,0 +1,361 @@
+/* Pools of fixed-size objects, after the tabling paper's allocator.
+ *
+ * A pool's pages are 64 KiB, carved from 2 MiB huge-page regions of its own.
+ * Each thread that uses a pool has a `local` for it: the page it allocates
+ * from and the other pages it owns.  Owner allocation and free touch only the
+ * owner's page (no lock, no atomic); a free by another thread pushes the object
+ * on the page's `remote` list with one compare-and-swap and, when that list
+ * was empty, raises the owner's `others_have_room` so that the owner looks at
+ * its full pages again (as the owner's own frees into them do).  Pages with room and no owner sit on the pool's global
+ * list under the pool's lock: a thread whose pages are all full takes one from
+ * there before carving a new page, and a thread that exits puts all of its
+ * pages there. */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
+
+#include "hugeheap.h"
+#include "internal.h"
+
+#if defined(HH_SHARED_LIBRARY) && defined(__x86_64__)
+__asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
+__asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
+#elif defined(HH_SHARED_LIBRARY) && defined(__aarch64__)
+__asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.17");
+__asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.17");
+#endif
+#if defined(HH_SHARED_LIBRARY)
+#pragma weak pthread_key_create
+#pragma weak pthread_setspecific
+#endif
+
+#define HH_API __attribute__((visibility("default")))
+#define POOL_PAGE ((size_t)64 << 10)
+#define POOL_REGION HH_SEGMENT_SIZE
+#define POOL_SLOTS 1024
+#define MAX_OBJECT ((size_t)16 << 10)
+
+typedef struct pool_local pool_local;
+
+typedef struct pool_page {
+    hh_pool *pool;
+    _Atomic(pool_local *) owner; /* NULL while on the global list */
+    hh_block *free;              /* the owner's */
+    _Atomic(hh_block *) remote;  /* frees by other threads */
+    uint32_t carved, capacity;
+    struct pool_page *next;        /* in the owner's list or the global list */
+    struct pool_page *next_region; /* first page of each region: the region list */
+    char *area;
+} pool_page;
+
+struct pool_local {
+    hh_pool *pool;
+    uint64_t generation; /* the pool's when this was made: stale after destroy */
+    pool_page *current;
+    pool_page *others;
+    _Atomic(uint64_t) allocs, frees;
+    _Atomic(bool) others_have_room; /* a free reached a page other than current */
+    pool_local *next_in_pool, *next_in_thread;
+};
+
+struct hh_pool {
+    uint64_t generation; /* unique per creation, across slots */
+    bool alive;
+    size_t object_size;
+    atomic_int lock;
+    pool_page *global;
+    pool_page *regions;
+    char *region_next, *region_end;
+    size_t pages;
+    pool_local *locals;
+};
+
+static hh_pool pools[POOL_SLOTS]; /* slots guarded by the global lock */
+static uint64_t next_generation = 1;
+static pthread_key_t exit_key;
+static atomic_bool exit_key_ready;
+static __thread pool_local **thread_locals __attribute__((tls_model("initial-exec")));
+static __thread pool_local *thread_local_list __attribute__((tls_model("initial-exec")));
+
+static void pool_lock(hh_pool *pool) {
+    while (atomic_exchange_explicit(&pool->lock, 1, memory_order_acquire) != 0) {
+        while (atomic_load_explicit(&pool->lock, memory_order_relaxed) != 0) sched_yield();
+    }
+}
+
+static void pool_unlock(hh_pool *pool) { atomic_store_explicit(&pool->lock, 0, memory_order_release); }
+
+static bool local_is_current(const pool_local *local) {
+    return local->pool->alive && local->generation == local->pool->generation;
+}
+
+/* Thread exit: every page the thread owns goes to its pool's global list. */
+static void hand_back_pages(void *list) {
+    for (pool_local *l = list; l != NULL; l = l->next_in_thread) {
+        hh_pool *pool = l->pool;
+        pool_lock(pool);
+        if (local_is_current(l)) {
+            pool_page *pages[2] = {l->current, l->others};
+            for (int i = 0; i < 2; i++) {
+                for (pool_page *p = pages[i]; p != NULL;) {
+                    pool_page *next = i == 0 ? NULL : p->next;
+                    atomic_store_explicit(&p->owner, NULL, memory_order_relaxed);
+                    p->next = pool->global;
+                    pool->global = p;
+                    p = next;
+                }
+            }
+            l->current = l->others = NULL;
+        }
+        pool_unlock(pool);
+    }
+    thread_local_list = NULL;
+}
+
+HH_API hh_pool *hh_pool_create(size_t object_size) {
+    if (object_size == 0 || object_size > MAX_OBJECT) {
+        errno = EINVAL;
+        return NULL;
+    }
+    hh_init();
+    if (!atomic_load_explicit(&exit_key_ready, memory_order_acquire)) {
+        hh_lock();
+        bool ready = atomic_load_explicit(&exit_key_ready, memory_order_relaxed);
+#if defined(HH_SHARED_LIBRARY)
+        if (!ready && pthread_key_create == NULL) ready = true; /* no threads to see exit */
+#endif
+        if (!ready && pthread_key_create(&exit_key, hand_back_pages) == 0) {
+            atomic_store_explicit(&exit_key_ready, true, memory_order_release);
+        }
+        hh_unlock();
+    }
+    hh_pool *pool = NULL;
+    hh_lock();
+    for (size_t i = 0; i < POOL_SLOTS; i++) {
+        if (!pools[i].alive) {
+            pool = &pools[i];
+            break;
+        }
+    }
+    if (pool != NULL) {
+        memset(pool, 0, sizeof *pool);
+        pool->generation = next_generation++;
+        pool->object_size = hh_align_up(object_size, 16);
+        pool->alive = true;
+    }
+    hh_unlock();
+    if (pool == NULL) errno = ENOMEM; /* every slot in use */
+    return pool;
+}
+
+static pool_local *make_local(hh_pool *pool) {
+    size_t slot = (size_t)(pool - pools);
+    hh_lock();
+    if (thread_locals == NULL) thread_locals = hh_meta_alloc_locked(POOL_SLOTS * sizeof(pool_local *));
+    pool_local *local = thread_locals ? hh_meta_alloc_locked(sizeof *local) : NULL;
+    hh_unlock();
+    if (local == NULL) return NULL;
+    memset(local, 0, sizeof *local);
+    local->pool = pool;
+    local->generation = pool->generation;
+    pool_lock(pool);
+    local->next_in_pool = pool->locals;
+    pool->locals = local;
+    pool_unlock(pool);
+    local->next_in_thread = thread_local_list;
+    thread_local_list = local;
+    thread_locals[slot] = local;
+    if (atomic_load_explicit(&exit_key_ready, memory_order_acquire)) {
+        pthread_setspecific(exit_key, thread_local_list);
+    }
+    return local;
+}
+
+static inline pool_local *local_for(hh_pool *pool) {
+    pool_local *local = thread_locals ? thread_locals[pool - pools] : NULL;
+    if (HH_LIKELY(local != NULL && local->pool == pool && local->generation == pool->generation)) {
+        return local;
+    }
+    return make_local(pool);
+}
+
+static void collect_remote(pool_page *page) {
+    if (atomic_load_explicit(&page->remote, memory_order_relaxed) == NULL) return;
+    hh_block *list = atomic_exchange_explicit(&page->remote, NULL, memory_order_acquire);
+    while (list != NULL) {
+        hh_block *next = list->next;
+        list->next = page->free;
+        page->free = list;
+        list = next;
+    }
+}
+
+/* Gives the page something to hand out if it can. */
+static bool refill(pool_page *page) {
+    if (page->free != NULL) return true;
+    collect_remote(page);
+    if (page->free != NULL) return true;
+    if (page->carved < page->capacity) {
+        hh_block *block = (hh_block *)(page->area + (size_t)page->carved * page->pool->object_size);
+        block->next = NULL;
+        page->free = block;
+        page->carved++;
+        return true;
+    }
+    return false;
+}
+
+/* A fresh page from the pool's regions (pool lock held). */
+static pool_page *carve_page(hh_pool *pool) {
+    if (pool->region_next == pool->region_end) {
+        bool hugetlb = hh_cfg.thp == HH_THP_HUGETLB;
+        char *region = hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb);
+        if (region == NULL) return NULL;
+        hh_granule_set(region, HH_GRANULE_POOL);
+        ((pool_page *)region)->next_region = pool->regions;
+        pool->regions = (pool_page *)region;
+        pool->region_next = region;
+        pool->region_end = region + POOL_REGION;
+    }
+    pool_page *page = (pool_page *)pool->region_next;
+    pool->region_next += POOL_PAGE;
+    pool_page *keep = page->next_region; /* set above for a region's first page */
+    memset(page, 0, sizeof *page);
+    page->next_region = keep;
+    page->pool = pool;
+    page->area = (char *)page + hh_align_up(sizeof *page, 64);
+    page->capacity = (uint32_t)((POOL_PAGE - hh_align_up(sizeof *page, 64)) / pool->object_size);
+    pool->pages++;
+    return page;
+}
+
+static void *pop(pool_local *local, pool_page *page) {
+    hh_block *block = page->free;
+    page->free = block->next;
+    atomic_store_explicit(&local->allocs, atomic_load_explicit(&local->allocs, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    return block;
+}
+
+static HH_NOINLINE void *alloc_slow(hh_pool *pool, pool_local *local) {
+    pool_page *page = local->current;
+    if (page != NULL) {
+        if (refill(page)) return pop(local, page);
+        page->next = local->others; /* full: set aside until objects come back */
+        local->others = page;
+        local->current = NULL;
+    }
+    if (atomic_exchange_explicit(&local->others_have_room, false, memory_order_relaxed)) {
+        for (pool_page **link = &local->others; *link != NULL; link = &(*link)->next) {
+            page = *link;
+            collect_remote(page);
+            if (page->free != NULL) {
+                *link = page->next;
+                local->current = page;
+                /* Others may have room too: look again when this one is used up. */
+                atomic_store_explicit(&local->others_have_room, true, memory_order_relaxed);
+                return pop(local, page);
+            }
+        }
+    }
+    for (;;) {
+        pool_lock(pool);
+        page = pool->global;
+        if (page != NULL) {
+            pool->global = page->next;
+        } else {
+            page = carve_page(pool);
+        }
+        if (page != NULL) atomic_store_explicit(&page->owner, local, memory_order_relaxed);
+        pool_unlock(pool);
+        if (page == NULL) {
+            errno = ENOMEM;
+            return NULL;
+        }
+        if (refill(page)) {
+            local->current = page;
+            return pop(local, page);
+        }
+        page->next = local->others; /* a full page a finished thread left */
+        local->others = page;
+    }
+}
+
+HH_API void *hh_pool_alloc(hh_pool *pool) {
+    pool_local *local = local_for(pool);
+    if (HH_UNLIKELY(local == NULL)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    pool_page *page = local->current;
+    if (HH_LIKELY(page != NULL && page->free != NULL)) return pop(local, page);
+    return alloc_slow(pool, local);
+}
+
+HH_API void hh_pool_free(hh_pool *pool, void *object) {
+    if (object == NULL) return;
+    pool_page *page = (pool_page *)((uintptr_t)object & ~(uintptr_t)(POOL_PAGE - 1));
+    if (hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool ||
+        (char *)object < page->area) {
+        hh_fatal("hh_pool_free(): object not from this pool", object);
+    }
+    pool_local *local = local_for(pool);
+    hh_block *block = object;
+    if (local != NULL && atomic_load_explicit(&page->owner, memory_order_relaxed) == local) {
+        block->next = page->free;
+        page->free = block;
+        if (page != local->current) {
+            atomic_store_explicit(&local->others_have_room, true, memory_order_relaxed);
+        }
+    } else {
+        hh_block *head = atomic_load_explicit(&page->remote, memory_order_relaxed);
+        do {
+            block->next = head;
+        } while (!atomic_compare_exchange_weak_explicit(&page->remote, &head, block,
+                                                        memory_order_release,
+                                                        memory_order_relaxed));
+        pool_local *owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
+        if (head == NULL && owner != NULL) {
+            atomic_store_explicit(&owner->others_have_room, true, memory_order_relaxed);
+        }
+    }
+    if (local != NULL) {
+        atomic_store_explicit(&local->frees,
+                              atomic_load_explicit(&local->frees, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    }
+}
+
+HH_API void hh_pool_destroy(hh_pool *pool) {
+    if (pool == NULL) return;
+    pool_lock(pool);
+    pool_page *region = pool->regions;
+    pool->regions = NULL;
+    pool->global = NULL;
+    pool_unlock(pool);
+    while (region != NULL) {
+        pool_page *next = region->next_region;
+        hh_granule_set(region, HH_GRANULE_FOREIGN);
+        hh_os_unmap(region, POOL_REGION);
+        region = next;
+    }
+    hh_lock();
+    pool->alive = false; /* locals of threads still holding it are stale from here */
+    pool->generation = 0;
+    hh_unlock();
+}
+
+HH_API void hh_pool_get_stats(const hh_pool *pool, hh_pool_stats *stats) {
+    hh_pool *p = (hh_pool *)pool;
+    uint64_t allocs = 0, frees = 0;
+    pool_lock(p);
+    for (pool_local *l = p->locals; l != NULL; l = l->next_in_pool) {
+        allocs += atomic_load_explicit(&l->allocs, memory_order_relaxed);
+        frees += atomic_load_explicit(&l->frees, memory_order_relaxed);
+    }
+    stats->object_size = p->object_size;
+    stats->in_use = (size_t)(allocs - frees);
+    stats->pages = p->pages;
+    pool_unlock(p);
+}

@@ -1,0 +1,239 @@
+/* hh_arena and hh_pool: semantics, and pools used from many threads at once
+ * (remote frees, threads that come and go).  Runs under the sanitizers too. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hugeheap.h"
+
+#define MiB ((size_t)1 << 20)
+
+static void test_arena(void) {
+    hh_arena *arena = hh_arena_create();
+    CHECK(arena != NULL);
+    hh_arena_stats st;
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.allocated == 0 && st.chunks == 1 && st.reserved >= 2 * MiB);
+
+    size_t alignments[] = {1, 2, 8, 16, 64, 4096, 65536, 2 * MiB};
+    unsigned char *blocks[64];
+    size_t sizes[64];
+    int aligned = 1;
+    for (int i = 0; i < 64; i++) {
+        size_t a = alignments[i % 8];
+        sizes[i] = (size_t)(i * 977) % 50000 + 1;
+        blocks[i] = hh_arena_alloc(arena, sizes[i], a);
+        aligned &= blocks[i] != NULL && ((uintptr_t)blocks[i] & (a - 1)) == 0;
+        memset(blocks[i], i, sizes[i]);
+    }
+    CHECK(aligned);
+    int intact = 1;
+    for (int i = 0; i < 64; i++) {
+        intact &= blocks[i][0] == (unsigned char)i && blocks[i][sizes[i] - 1] == (unsigned char)i;
+    }
+    CHECK(intact);
+
+    /* Bigger than any chunk so far: gets a chunk of its own size. */
+    unsigned char *big = hh_arena_alloc(arena, 100 * MiB, 16);
+    CHECK(big != NULL);
+    big[0] = 1;
+    big[100 * MiB - 1] = 2;
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.reserved >= 100 * MiB + 2 * MiB && st.chunks >= 2);
+
+    void *a0 = hh_arena_alloc(arena, 0, 1), *a1 = hh_arena_alloc(arena, 0, 1);
+    CHECK(a0 != NULL && a1 != NULL && a0 != a1);
+
+    errno = 0;
+    CHECK(hh_arena_alloc(arena, 10, 3) == NULL && errno == EINVAL);
+    errno = 0;
+    CHECK(hh_arena_alloc(arena, 10, 4 * MiB) == NULL && errno == EINVAL);
+    errno = 0;
+    CHECK(hh_arena_alloc(arena, SIZE_MAX / 2, 16) == NULL && errno == ENOMEM);
+
+    /* Reset: the same memory again, nothing new mapped. */
+    size_t reserved = st.reserved;
+    void *first = blocks[0];
+    hh_arena_reset(arena);
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.allocated == 0 && st.reserved == reserved);
+    CHECK(hh_arena_alloc(arena, sizes[0], 1) == first);
+    CHECK(hh_arena_alloc(arena, 100 * MiB, 16) != NULL); /* fits a kept chunk */
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.reserved == reserved);
+    hh_arena_destroy(arena);
+}
+
+static void test_pool_basics(void) {
+    errno = 0;
+    CHECK(hh_pool_create(0) == NULL && errno == EINVAL);
+    errno = 0;
+    CHECK(hh_pool_create(1 << 20) == NULL && errno == EINVAL);
+
+    hh_pool *pool = hh_pool_create(40);
+    CHECK(pool != NULL);
+    enum { N = 20000 };
+    static unsigned char *objects[N];
+    int ok = 1;
+    for (int i = 0; i < N; i++) {
+        objects[i] = hh_pool_alloc(pool);
+        ok &= objects[i] != NULL && ((uintptr_t)objects[i] & 15) == 0;
+        memset(objects[i], i & 0xFF, 40);
+    }
+    CHECK(ok);
+    for (int i = 0; i < N; i++) ok &= objects[i][39] == (unsigned char)(i & 0xFF);
+    CHECK(ok);
+    hh_pool_stats st;
+    hh_pool_get_stats(pool, &st);
+    CHECK(st.object_size == 48 && st.in_use == N && st.pages >= N * 48 / 65536);
+    size_t pages = st.pages;
+    for (int i = 0; i < N; i += 2) hh_pool_free(pool, objects[i]);
+    for (int i = 0; i < N; i += 2) objects[i] = hh_pool_alloc(pool); /* reused, no new page */
+    hh_pool_get_stats(pool, &st);
+    CHECK(st.in_use == N && st.pages == pages);
+    for (int i = 0; i < N; i++) hh_pool_free(pool, objects[i]);
+    hh_pool_get_stats(pool, &st);
+    CHECK(st.in_use == 0);
+    hh_pool_destroy(pool);
+
+    /* A slot reused by a new pool is a new pool. */
+    hh_pool *again = hh_pool_create(16);
+    void *x = hh_pool_alloc(again);
+    CHECK(x != NULL);
+    hh_pool_free(again, x);
+    hh_pool_destroy(again);
+}
+
+static void test_pool_rejects_foreign_objects(void) {
+    hh_pool *a = hh_pool_create(32), *b = hh_pool_create(32);
+    void *from_a = hh_pool_alloc(a);
+    pid_t pid = fork();
+    if (pid == 0) {
+        close(STDERR_FILENO); /* the message is expected */
+        hh_pool_free(b, from_a);
+        _exit(0);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+    hh_pool_free(a, from_a);
+    hh_pool_destroy(a);
+    hh_pool_destroy(b);
+}
+
+/* Producers allocate, consumers free: every free a remote one. */
+enum { RING = 512, ITEMS = 200000, PAIRS = 2 };
+typedef struct ring {
+    hh_pool *pool;
+    _Atomic(uint64_t *) cells[RING];
+} ring;
+
+static void *produce(void *arg) {
+    ring *r = arg;
+    for (uint64_t i = 0; i < ITEMS; i++) {
+        uint64_t *o = hh_pool_alloc(r->pool);
+        o[0] = i;
+        o[1] = ~i;
+        uint64_t *expected = NULL;
+        while (!atomic_compare_exchange_weak(&r->cells[i % RING], &expected, o)) expected = NULL;
+    }
+    return NULL;
+}
+
+static atomic_int bad;
+
+static void *consume(void *arg) {
+    ring *r = arg;
+    for (uint64_t i = 0; i < ITEMS; i++) {
+        uint64_t *o;
+        while ((o = atomic_exchange(&r->cells[i % RING], NULL)) == NULL) {
+        }
+        if (o[0] != i || o[1] != ~i) atomic_fetch_add(&bad, 1);
+        hh_pool_free(r->pool, o);
+    }
+    return NULL;
+}
+
+static void test_pool_cross_thread(void) {
+    hh_pool *pool = hh_pool_create(16);
+    static ring rings[PAIRS];
+    pthread_t t[2 * PAIRS];
+    for (int i = 0; i < PAIRS; i++) {
+        rings[i].pool = pool;
+        pthread_create(&t[2 * i], NULL, produce, &rings[i]);
+        pthread_create(&t[2 * i + 1], NULL, consume, &rings[i]);
+    }
+    for (int i = 0; i < 2 * PAIRS; i++) pthread_join(t[i], NULL);
+    CHECK(atomic_load(&bad) == 0);
+    hh_pool_stats st;
+    hh_pool_get_stats(pool, &st);
+    CHECK(st.in_use == 0);
+    /* Objects came back: far fewer pages than objects made. */
+    CHECK(st.pages < (size_t)PAIRS * ITEMS * 16 / 65536 / 4);
+    hh_pool_destroy(pool);
+}
+
+/* Threads that exit hand their pages to the pool: later threads reuse them. */
+enum { CHURN = 40, PER_THREAD = 3000 };
+static uint64_t *left_behind[CHURN][PER_THREAD / 2];
+
+static void *short_lived(void *arg) {
+    hh_pool *pool = ((void **)arg)[0];
+    uintptr_t id = (uintptr_t)((void **)arg)[1];
+    uint64_t *mine[PER_THREAD];
+    for (int i = 0; i < PER_THREAD; i++) {
+        mine[i] = hh_pool_alloc(pool);
+        mine[i][0] = id * PER_THREAD + (uint64_t)i;
+    }
+    for (int i = 0; i < PER_THREAD; i++) {
+        if (i % 2) {
+            hh_pool_free(pool, mine[i]);
+        } else {
+            left_behind[id][i / 2] = mine[i];
+        }
+    }
+    return NULL;
+}
+
+static void test_pool_thread_churn(void) {
+    hh_pool *pool = hh_pool_create(64);
+    for (uintptr_t id = 0; id < CHURN; id++) {
+        void *args[2] = {pool, (void *)id};
+        pthread_t t;
+        pthread_create(&t, NULL, short_lived, args);
+        pthread_join(t, NULL);
+    }
+    hh_pool_stats st;
+    hh_pool_get_stats(pool, &st);
+    /* Each thread used half of what it allocated; with the halves freed by
+     * the owners reused by the next threads, the pool holds about half. */
+    size_t all_pages = (size_t)CHURN * PER_THREAD * 64 / 65000 + 1;
+    CHECK(st.pages <= all_pages * 3 / 4);
+    CHECK(st.in_use == (size_t)CHURN * PER_THREAD / 2);
+    int intact = 1;
+    for (uintptr_t id = 0; id < CHURN; id++) {
+        for (int i = 0; i < PER_THREAD / 2; i++) {
+            intact &= left_behind[id][i][0] == id * PER_THREAD + (uint64_t)(2 * i);
+            hh_pool_free(pool, left_behind[id][i]); /* pages of exited threads */
+        }
+    }
+    CHECK(intact);
+    hh_pool_get_stats(pool, &st);
+    CHECK(st.in_use == 0);
+    hh_pool_destroy(pool);
+}
+
+int main(void) {
+    test_arena();
+    test_pool_basics();
+    test_pool_rejects_foreign_objects();
+    test_pool_cross_thread();
+    test_pool_thread_churn();
+    return check_summary();
+}
