@@ -28,24 +28,8 @@
 #include <sys/auxv.h>
 
 #include "internal.h"
+#include "pthread_compat.h"
 
-#if defined(HH_SHARED_LIBRARY)
-/* The shared library must load on glibc 2.17: bind the pthread functions to
- * their oldest versions (glibc 2.34 moved them into libc under a new version),
- * and weakly, since before 2.34 they live in libpthread, which a
- * single-threaded program may not load. */
-#if defined(__x86_64__)
-#define HH_GLIBC_BASE "GLIBC_2.2.5"
-#elif defined(__aarch64__)
-#define HH_GLIBC_BASE "GLIBC_2.17"
-#endif
-#ifdef HH_GLIBC_BASE
-__asm__(".symver pthread_key_create,pthread_key_create@" HH_GLIBC_BASE);
-__asm__(".symver pthread_setspecific,pthread_setspecific@" HH_GLIBC_BASE);
-#endif
-#pragma weak pthread_key_create
-#pragma weak pthread_setspecific
-#endif
 
 hh_config hh_cfg;
 bool hh_stats_on;

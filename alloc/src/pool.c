@@ -17,18 +17,8 @@
 
 #include "hugeheap.h"
 #include "internal.h"
+#include "pthread_compat.h"
 
-#if defined(HH_SHARED_LIBRARY) && defined(__x86_64__)
-__asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.2.5");
-__asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.2.5");
-#elif defined(HH_SHARED_LIBRARY) && defined(__aarch64__)
-__asm__(".symver pthread_key_create,pthread_key_create@GLIBC_2.17");
-__asm__(".symver pthread_setspecific,pthread_setspecific@GLIBC_2.17");
-#endif
-#if defined(HH_SHARED_LIBRARY)
-#pragma weak pthread_key_create
-#pragma weak pthread_setspecific
-#endif
 
 #define HH_API __attribute__((visibility("default")))
 #define POOL_PAGE ((size_t)64 << 10)
