@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import pytest
+
 from hugeheap.cgroups import create_run_group
 
 

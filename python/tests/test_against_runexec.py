@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from hugeheap.runner import run
 
 PY = sys.executable

@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+
 from hugeheap import cgroups
 from hugeheap.cgroups import CgroupV2, discover
 from hugeheap.errors import HarnessError

@@ -12,6 +12,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+
 from hugeheap.allocators import resolve
 from hugeheap.errors import HarnessError
 from hugeheap.runner import Limits, run

@@ -1,4 +1,5 @@
 import pytest
+
 from hugeheap.errors import HarnessError
 from hugeheap.units import parse_cores, parse_duration, parse_size
 
