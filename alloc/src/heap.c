@@ -101,6 +101,7 @@ static void fork_child(void);
 /* Things that may call back into malloc: done once, outside the lock. */
 static void late_init(void) {
     if (atomic_flag_test_and_set(&late_init_started)) return;
+    pthread_atfork(fork_prepare, fork_parent, fork_child);
 #if defined(HH_SHARED_LIBRARY)
     if (pthread_key_create == NULL) return; /* no libpthread: no other threads either */
 #endif
@@ -109,7 +110,6 @@ static void late_init(void) {
         hh_heap *heap = hh_thread_heap;
         if (heap != NULL) pthread_setspecific(thread_key, heap);
     }
-    pthread_atfork(fork_prepare, fork_parent, fork_child);
 }
 
 void hh_init(void) {
@@ -300,6 +300,41 @@ static void page_retire(hh_heap *heap, hh_page *page) {
     segment_page_freed(heap, segment);
 }
 
+/* Sets up a page of `count` slices from `start` for a size class. */
+static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned count,
+                          unsigned class_index) {
+    uint32_t mask = slice_mask(start, count);
+    hh_page *page = &s->pages[start];
+    size_t skip = start == 0 ? HH_SEGMENT_HEADER : 0;
+    page->free = page->local_free = NULL;
+    page->used = 0;
+    page->block_size = hh_class_size[class_index];
+    page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
+    page->reserved = 0;
+    page->class_index = (uint8_t)class_index;
+    page->slice_index = (uint8_t)start;
+    page->slice_count = (uint8_t)count;
+    atomic_store_explicit(&page->has_aligned, false, memory_order_relaxed);
+    page->fresh = (s->dirty_slices & mask) == 0;
+    page->free_is_zero = false;
+    page->area = (char *)s + (size_t)start * HH_SLICE_SIZE + skip;
+    atomic_store_explicit(&page->thread_free, HH_PAGE_NORMAL, memory_order_relaxed);
+    atomic_store_explicit(&page->heap, heap, memory_order_relaxed);
+    page->pending_next = NULL;
+    atomic_store_explicit(&page->in_use, true, memory_order_relaxed);
+    for (unsigned j = start; j < start + count; j++) s->slice_head[j] = (uint8_t)start;
+    s->dirty_slices |= mask;
+    s->free_slices &= ~mask;
+    s->used_pages++;
+    if (s->free_slices == 0) {
+        hh_segment_list_remove(&heap->space, s);
+        hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
+    }
+    queue_push_front(heap, page);
+    return page;
+}
+
+/* A new page for the class in the first owned segment with room for it. */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
     unsigned count = hh_class_slices[class_index];
     for (;;) {
@@ -307,38 +342,9 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
             uint32_t starts = s->free_slices;
             if (count > 1) starts &= ~1u; /* slice 0 is short: it holds the header */
             for (unsigned i = 1; i < count && starts; i++) starts &= s->free_slices >> i;
-            if (starts == 0) continue;
-
-            unsigned start = (unsigned)__builtin_ctz(starts);
-            uint32_t mask = slice_mask(start, count);
-            hh_page *page = &s->pages[start];
-            size_t skip = start == 0 ? HH_SEGMENT_HEADER : 0;
-            page->free = page->local_free = NULL;
-            page->used = 0;
-            page->block_size = hh_class_size[class_index];
-            page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
-            page->reserved = 0;
-            page->class_index = (uint8_t)class_index;
-            page->slice_index = (uint8_t)start;
-            page->slice_count = (uint8_t)count;
-            atomic_store_explicit(&page->has_aligned, false, memory_order_relaxed);
-            page->fresh = (s->dirty_slices & mask) == 0;
-            page->free_is_zero = false;
-            page->area = (char *)s + (size_t)start * HH_SLICE_SIZE + skip;
-            atomic_store_explicit(&page->thread_free, HH_PAGE_NORMAL, memory_order_relaxed);
-            atomic_store_explicit(&page->heap, heap, memory_order_relaxed);
-            page->pending_next = NULL;
-            atomic_store_explicit(&page->in_use, true, memory_order_relaxed);
-            for (unsigned j = start; j < start + count; j++) s->slice_head[j] = (uint8_t)start;
-            s->dirty_slices |= mask;
-            s->free_slices &= ~mask;
-            s->used_pages++;
-            if (s->free_slices == 0) {
-                hh_segment_list_remove(&heap->space, s);
-                hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
+            if (starts != 0) {
+                return page_init(heap, s, (unsigned)__builtin_ctz(starts), count, class_index);
             }
-            queue_push_front(heap, page);
-            return page;
         }
         if (hh_segment_acquire(heap) == NULL) return NULL;
     }
@@ -575,13 +581,24 @@ void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
 
 /* --------------------------------------------------------- fork, trim, stats */
 
-static void fork_prepare(void) { hh_lock_before_fork(); }
-static void fork_parent(void) { hh_lock_after_fork_parent(); }
+/* The global lock first, then the pools' locks: the order every path takes. */
+static void fork_prepare(void) {
+    hh_lock_before_fork();
+    hh_pools_before_fork();
+}
+
+static void fork_parent(void) {
+    hh_pools_after_fork();
+    hh_lock_after_fork_parent();
+}
 
 /* The child has one thread.  Heaps of the parent's other threads stay as
  * they were (they may have been mid-update when fork() happened, so they are
  * not touched): their blocks can still be freed, by the remote path. */
-static void fork_child(void) { hh_lock_after_fork_child(); }
+static void fork_child(void) {
+    hh_pools_after_fork();
+    hh_lock_after_fork_child();
+}
 
 void hh_heap_purge_local(hh_heap *heap) {
     if (heap == NULL) return;

@@ -207,6 +207,10 @@ HH_INTERNAL void hh_large_free(hh_large *large, void *ptr);
 HH_INTERNAL void *hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t hh_large_purge(bool everything);
 
+/* ---- pools (pool.c) ---- */
+HH_INTERNAL void hh_pools_before_fork(void);
+HH_INTERNAL void hh_pools_after_fork(void);
+
 /* ---- statistics (stats.c) ---- */
 typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak;

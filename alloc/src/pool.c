@@ -76,6 +76,20 @@ static void pool_lock(hh_pool *pool) {
 
 static void pool_unlock(hh_pool *pool) { atomic_store_explicit(&pool->lock, 0, memory_order_release); }
 
+/* Around fork: every pool lock is held, so that the child finds none taken
+ * half-way; pools are visited in slot order, always after the global lock. */
+void hh_pools_before_fork(void) {
+    for (size_t i = 0; i < POOL_SLOTS; i++) {
+        if (pools[i].alive) pool_lock(&pools[i]);
+    }
+}
+
+void hh_pools_after_fork(void) {
+    for (size_t i = 0; i < POOL_SLOTS; i++) {
+        if (pools[i].alive) pool_unlock(&pools[i]);
+    }
+}
+
 static bool local_is_current(const pool_local *local) {
     return local->pool->alive && local->generation == local->pool->generation;
 }

@@ -13,6 +13,7 @@
 #include "hugeheap.h"
 
 static atomic_bool stop;
+static hh_pool *pool; /* pools have locks of their own: fork must not leave one taken */
 
 static void *churn(void *arg) {
     (void)arg;
@@ -26,6 +27,11 @@ static void *churn(void *arg) {
         if (i % 1000 == 0) {
             void *big = malloc(3 << 20); /* large blocks take the global lock */
             free(big);
+        }
+        if (i % 64 == 0) { /* and new pool pages take the pool's */
+            void *objects[300];
+            for (int k = 0; k < 300; k++) objects[k] = hh_pool_alloc(pool);
+            for (int k = 0; k < 300; k++) hh_pool_free(pool, objects[k]);
         }
         i++;
     }
@@ -49,6 +55,9 @@ static int run_child(char **from_parent) {
         char *p = malloc(32 + (size_t)i % 2000);
         if (!p || !hh_owns(p)) ok = 0;
         free(p);
+        void *object = hh_pool_alloc(pool);
+        if (object == NULL) ok = 0;
+        hh_pool_free(pool, object);
     }
     pthread_join(t, NULL);
     free(from_parent[0]);
@@ -56,6 +65,7 @@ static int run_child(char **from_parent) {
 }
 
 int main(void) {
+    pool = hh_pool_create(24);
     pthread_t threads[3];
     for (int i = 0; i < 3; i++) pthread_create(&threads[i], NULL, churn, NULL);
     int children_ok = 1;
@@ -75,6 +85,7 @@ int main(void) {
     }
     atomic_store(&stop, true);
     for (int i = 0; i < 3; i++) pthread_join(threads[i], NULL);
+    hh_pool_destroy(pool);
     CHECK(children_ok);
     return check_summary();
 }
