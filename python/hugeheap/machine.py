@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 import re
@@ -47,7 +48,9 @@ def cpu_model() -> str | None:
     return platform.processor() or None
 
 
+@functools.cache
 def describe() -> dict[str, object]:
+    """What does not change while the harness runs."""
     libc = glibc_version()
     return {
         "hostname": socket.gethostname(),

@@ -208,14 +208,15 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
             os.sched_setaffinity(0, limits.cores)
 
     out: IO[bytes] | int | None = output_file if output_file is not None else tool_stdout
+    info = machine.describe()
+    thp = machine.thp_settings()  # per run: an administrator may change it between runs
     start_time = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     start = time.monotonic()
-    info = machine.describe()
 
     def result(**measured: Any) -> RunResult:
         return RunResult(
             command=command, start_time=start_time, alloc=alloc, alloc_library=mode.library,
-            thp=machine.thp_settings(), warnings=warnings,
+            thp=thp, warnings=warnings,
             cgroup_version=group.version if group else None,
             limits={"cpu_s": limits.cpu_s, "wall_s": limits.wall_s,
                     "memory_bytes": limits.memory_bytes, "cores": limits.cores,
