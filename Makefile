@@ -47,7 +47,7 @@ test-tsan: deps
 
 # The harness: its tests (real processes, real cgroups), lint and types.
 test-python: build
-	$(VENV)/bin/ruff check python bench scripts alloc/tests
+	$(VENV)/bin/ruff check python bench scripts alloc/tests workloads
 	cd python && ../$(VENV)/bin/mypy
 	$(VENV)/bin/pytest python/tests
 

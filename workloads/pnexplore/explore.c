@@ -1,0 +1,573 @@
+/* Parallel explicit-state exploration: "compute a successor, look it up in a
+ * huge shared set, store it if new".
+ *
+ * - States are markings packed into bytes: one bit per place while every
+ *   place holds at most one token (the exploration restarts with 16-bit
+ *   counters the moment one would hold two), stored in per-thread hugeheap
+ *   arenas, hugeheap pools, or one malloc each (--alloc).
+ * - The shared store is an open-addressing table of tagged pointers: a new
+ *   state claims its slot with one compare-and-swap.  It doubles when three
+ *   quarters full, with every thread parked at a safe point.  The bucket store
+ *   (the thesis's baseline) is B such tables, each behind its own lock.
+ * - Each thread works depth-first on a stack of its own and steals half of
+ *   another thread's stack when its own is empty; a global count of states
+ *   found but not yet expanded tells when all is done. */
+#include "explore.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "hugeheap.h"
+
+#define TAG_SHIFT 48
+#define PTR_MASK ((UINT64_C(1) << TAG_SHIFT) - 1)
+#define COUNTER_MAX 65535u
+
+typedef struct record {
+    struct record *parent; /* only with --check deadlock */
+    uint32_t via;          /* the transition from the parent */
+    uint8_t marking[];
+} record;
+
+typedef struct table {
+    _Atomic(uint64_t) *slots;
+    uint64_t mask;
+    pthread_mutex_t lock; /* bucket store only */
+    uint64_t count;       /* bucket store only */
+} table;
+
+typedef struct worker worker;
+
+typedef struct shared {
+    const net *n;
+    const explore_options *opt;
+    bool counters;        /* 16-bit counters, else one bit per place */
+    size_t marking_bytes, record_bytes, header_bytes, record_align;
+    table main;           /* STORE_SHARED */
+    table *buckets;       /* STORE_BUCKETS */
+    _Atomic(uint64_t) stored, pending;
+    _Atomic(int) stop;    /* 1: stop early (reason in `stopped`), 2: restart with counters */
+    char stopped[256];
+    pthread_mutex_t stop_lock;
+    _Atomic(record *) deadlock;
+    _Atomic(int) resize_requested, parked;
+    worker *workers;
+    hh_pool *pool;
+    _Atomic(uint64_t) table_slots; /* of every table together */
+} shared;
+
+struct worker {
+    shared *s;
+    unsigned id;
+    pthread_t thread;
+    pthread_mutex_t lock; /* guards the stack: thieves take from the bottom */
+    record **stack;
+    size_t top, cap;
+    hh_arena *arena;
+    uint64_t edges, deadlocks;
+    uint32_t *tokens;     /* the marking being expanded, unpacked */
+    uint8_t *candidate;   /* a successor, packed */
+};
+
+/* ------------------------------------------------------------- markings */
+
+static void unpack(const shared *s, const uint8_t *m, uint32_t *tokens) {
+    uint32_t places = s->n->n_places;
+    if (s->counters) {
+        const uint16_t *c = (const uint16_t *)m;
+        for (uint32_t p = 0; p < places; p++) tokens[p] = c[p];
+    } else {
+        for (uint32_t p = 0; p < places; p++) tokens[p] = (m[p >> 3] >> (p & 7)) & 1u;
+    }
+}
+
+/* False if a place does not fit the encoding. */
+static bool pack(const shared *s, const uint32_t *tokens, uint8_t *m, uint32_t *overflow) {
+    uint32_t places = s->n->n_places;
+    memset(m, 0, s->marking_bytes);
+    if (s->counters) {
+        uint16_t *c = (uint16_t *)m;
+        for (uint32_t p = 0; p < places; p++) {
+            if (tokens[p] > COUNTER_MAX) {
+                *overflow = p;
+                return false;
+            }
+            c[p] = (uint16_t)tokens[p];
+        }
+    } else {
+        for (uint32_t p = 0; p < places; p++) {
+            if (tokens[p] > 1) {
+                *overflow = p;
+                return false;
+            }
+            m[p >> 3] |= (uint8_t)(tokens[p] << (p & 7));
+        }
+    }
+    return true;
+}
+
+static uint64_t hash_bytes(const uint8_t *m, size_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, m + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, m + i, n - i);
+    h = (h ^ w) * 0x94D049BB133111EBull;
+    return h ^ (h >> 29);
+}
+
+/* ----------------------------------------------------------------- store */
+
+static bool table_init(table *t, size_t slots) {
+    t->slots = mmap(NULL, slots * sizeof *t->slots, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (t->slots == MAP_FAILED) return false;
+    madvise(t->slots, slots * sizeof *t->slots, MADV_HUGEPAGE);
+    t->mask = slots - 1;
+    t->count = 0;
+    pthread_mutex_init(&t->lock, NULL);
+    return true;
+}
+
+static void table_free(table *t) {
+    munmap(t->slots, (t->mask + 1) * sizeof *t->slots);
+}
+
+static record *allocate_record(shared *s, worker *w) {
+    switch (s->opt->alloc) {
+    case ALLOC_POOL: return hh_pool_alloc(s->pool);
+    case ALLOC_MALLOC: return malloc(s->record_bytes);
+    default: return hh_arena_alloc(w->arena, s->record_bytes, s->record_align);
+    }
+}
+
+/* The record of the marking: found, or made and inserted (*fresh). NULL when
+ * memory runs out. */
+static record *table_insert(shared *s, worker *w, table *t, const uint8_t *m, uint64_t h,
+                            record *parent, uint32_t via, bool *fresh) {
+    uint64_t tag = h >> TAG_SHIFT, i = h & t->mask;
+    record *made = NULL;
+    *fresh = false;
+    for (;;) {
+        uint64_t v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        if (v == 0) {
+            if (made == NULL) {
+                made = allocate_record(s, w);
+                if (made == NULL) return NULL;
+                if (s->header_bytes) { /* parents are kept only to show a witness */
+                    made->parent = parent;
+                    made->via = via;
+                }
+                memcpy((uint8_t *)made + s->header_bytes, m, s->marking_bytes);
+            }
+            uint64_t mine = ((uint64_t)(uintptr_t)made) | (tag << TAG_SHIFT);
+            if (atomic_compare_exchange_strong_explicit(&t->slots[i], &v, mine,
+                                                        memory_order_acq_rel,
+                                                        memory_order_acquire)) {
+                *fresh = true;
+                return made;
+            }
+        }
+        if ((v >> TAG_SHIFT) == tag) {
+            record *r = (record *)(uintptr_t)(v & PTR_MASK);
+            if (memcmp((uint8_t *)r + s->header_bytes, m, s->marking_bytes) == 0) {
+                if (made != NULL && s->opt->alloc != ALLOC_ARENA) { /* lost a race: give it back */
+                    if (s->opt->alloc == ALLOC_POOL) {
+                        hh_pool_free(s->pool, made);
+                    } else {
+                        free(made);
+                    }
+                }
+                return r;
+            }
+        }
+        i = (i + 1) & t->mask;
+    }
+}
+
+static uint64_t table_rehash_into(shared *s, table *from, table *to) {
+    uint64_t moved = 0;
+    for (uint64_t i = 0; i <= from->mask; i++) {
+        uint64_t v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
+        if (v == 0) continue;
+        record *r = (record *)(uintptr_t)(v & PTR_MASK);
+        uint64_t h = hash_bytes((uint8_t *)r + s->header_bytes, s->marking_bytes);
+        uint64_t j = h & to->mask;
+        while (atomic_load_explicit(&to->slots[j], memory_order_relaxed) != 0) j = (j + 1) & to->mask;
+        atomic_store_explicit(&to->slots[j], v, memory_order_relaxed);
+        moved++;
+    }
+    return moved;
+}
+
+static void stop_with(shared *s, int how, const char *reason) {
+    pthread_mutex_lock(&s->stop_lock);
+    if (atomic_load(&s->stop) == 0) {
+        snprintf(s->stopped, sizeof s->stopped, "%s", reason);
+        atomic_store(&s->stop, how);
+    }
+    pthread_mutex_unlock(&s->stop_lock);
+}
+
+/* Doubles a table (its owner holds it alone); false if the memory budget
+ * does not allow it. */
+static bool grow(shared *s, table *t) {
+    uint64_t added = t->mask + 1;
+    uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
+    table bigger;
+    if (total * sizeof(uint64_t) > s->opt->memory_budget || !table_init(&bigger, added * 2)) {
+        atomic_fetch_sub(&s->table_slots, added);
+        return false;
+    }
+    table_rehash_into(s, t, &bigger);
+    table_free(t);
+    t->slots = bigger.slots;
+    t->mask = bigger.mask;
+    return true;
+}
+
+static void park_if_asked(shared *s) {
+    if (atomic_load_explicit(&s->resize_requested, memory_order_acquire) == 0) return;
+    atomic_fetch_add(&s->parked, 1);
+    while (atomic_load_explicit(&s->resize_requested, memory_order_acquire) != 0) sched_yield();
+    atomic_fetch_sub(&s->parked, 1);
+}
+
+/* Every other thread parks at its next safe point while the shared table
+ * doubles. */
+static void resize_shared(shared *s, worker *w) {
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&s->resize_requested, &expected, 1)) {
+        park_if_asked(s); /* another thread is resizing: wait for it like the rest */
+        return;
+    }
+    while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
+    if (!grow(s, &s->main)) {
+        char reason[200];
+        snprintf(reason, sizeof reason,
+                 "the state table would outgrow its memory budget (%zu MiB; raise --memory)",
+                 s->opt->memory_budget >> 20);
+        stop_with(s, 1, reason);
+    }
+    (void)w;
+    atomic_store(&s->resize_requested, 0);
+}
+
+static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uint32_t via,
+                     bool *fresh) {
+    uint64_t h = hash_bytes(m, s->marking_bytes);
+    record *r;
+    if (s->opt->store == STORE_SHARED) {
+        r = table_insert(s, w, &s->main, m, h, parent, via, fresh);
+        if (*fresh) {
+            uint64_t n = atomic_fetch_add(&s->stored, 1) + 1;
+            if (n > (s->main.mask + 1) / 4 * 3) resize_shared(s, w);
+        }
+        return r;
+    }
+    table *t = &s->buckets[(h >> 20) % s->opt->buckets];
+    pthread_mutex_lock(&t->lock);
+    r = table_insert(s, w, t, m, h, parent, via, fresh);
+    if (*fresh) {
+        atomic_fetch_add(&s->stored, 1);
+        if (++t->count > (t->mask + 1) / 4 * 3) {
+            if (!grow(s, t)) {
+                char reason[200];
+                snprintf(reason, sizeof reason,
+                         "the state tables would outgrow their memory budget (%zu MiB; raise "
+                         "--memory)", s->opt->memory_budget >> 20);
+                stop_with(s, 1, reason);
+            }
+        }
+    }
+    pthread_mutex_unlock(&t->lock);
+    return r;
+}
+
+/* ----------------------------------------------------------------- work */
+
+static void push(worker *w, record *r) {
+    pthread_mutex_lock(&w->lock);
+    if (w->top == w->cap) {
+        w->cap = w->cap ? w->cap * 2 : 1024;
+        w->stack = realloc(w->stack, w->cap * sizeof *w->stack);
+        if (w->stack == NULL) {
+            fprintf(stderr, "pnexplore: out of memory for the work stack\n");
+            exit(1);
+        }
+    }
+    w->stack[w->top++] = r;
+    pthread_mutex_unlock(&w->lock);
+}
+
+static record *pop(worker *w) {
+    pthread_mutex_lock(&w->lock);
+    record *r = w->top ? w->stack[--w->top] : NULL;
+    pthread_mutex_unlock(&w->lock);
+    return r;
+}
+
+/* Takes half of another thread's stack. */
+static bool steal(worker *w) {
+    shared *s = w->s;
+    for (unsigned k = 1; k < s->opt->threads; k++) {
+        worker *victim = &s->workers[(w->id + k) % s->opt->threads];
+        pthread_mutex_lock(&victim->lock);
+        size_t take = victim->top / 2;
+        if (take == 0 && victim->top == 1) take = 1;
+        if (take == 0) {
+            pthread_mutex_unlock(&victim->lock);
+            continue;
+        }
+        record *loot[4096];
+        if (take > 4096) take = 4096;
+        memcpy(loot, victim->stack, take * sizeof *loot);
+        memmove(victim->stack, victim->stack + take, (victim->top - take) * sizeof *loot);
+        victim->top -= take;
+        pthread_mutex_unlock(&victim->lock);
+        for (size_t i = 0; i < take; i++) push(w, loot[i]);
+        if (take) return true;
+    }
+    return false;
+}
+
+static void expand(worker *w, record *r) {
+    shared *s = w->s;
+    const net *n = s->n;
+    uint32_t *tokens = w->tokens;
+    unpack(s, (uint8_t *)r + s->header_bytes, tokens);
+    bool enabled_any = false;
+    for (uint32_t t = 0; t < n->n_transitions && !atomic_load_explicit(&s->stop, memory_order_relaxed); t++) {
+        const transition *tr = &n->transitions[t];
+        bool enabled = true;
+        for (uint32_t k = 0; k < tr->n_pre && enabled; k++) {
+            enabled = tokens[tr->pre[k].place] >= tr->pre[k].weight;
+        }
+        if (!enabled) continue;
+        enabled_any = true;
+        w->edges++;
+        for (uint32_t k = 0; k < tr->n_pre; k++) tokens[tr->pre[k].place] -= tr->pre[k].weight;
+        for (uint32_t k = 0; k < tr->n_post; k++) tokens[tr->post[k].place] += tr->post[k].weight;
+        uint32_t overflow;
+        bool fits = pack(s, tokens, w->candidate, &overflow);
+        for (uint32_t k = 0; k < tr->n_post; k++) tokens[tr->post[k].place] -= tr->post[k].weight;
+        for (uint32_t k = 0; k < tr->n_pre; k++) tokens[tr->pre[k].place] += tr->pre[k].weight;
+        if (!fits) {
+            if (!s->counters) {
+                stop_with(s, 2, "a place holds two tokens: counters needed");
+            } else {
+                char reason[256];
+                snprintf(reason, sizeof reason,
+                         "place '%.100s' would hold more than %u tokens (is the net unbounded?)",
+                         n->place_names[overflow], COUNTER_MAX);
+                stop_with(s, 1, reason);
+            }
+            return;
+        }
+        bool fresh;
+        record *next = store(s, w, w->candidate, s->opt->stop_at_deadlock ? r : NULL, t, &fresh);
+        if (next == NULL) {
+            stop_with(s, 1, "out of memory for states");
+            return;
+        }
+        if (fresh) {
+            if (s->opt->max_states && atomic_load(&s->stored) >= s->opt->max_states) {
+                stop_with(s, 1, "--max-states reached");
+            }
+            atomic_fetch_add(&s->pending, 1);
+            push(w, next);
+        }
+    }
+    if (!enabled_any) {
+        w->deadlocks++;
+        if (s->opt->stop_at_deadlock) {
+            record *expected = NULL;
+            if (atomic_compare_exchange_strong(&s->deadlock, &expected, r)) {
+                stop_with(s, 1, "a deadlock was found");
+            }
+        }
+    }
+}
+
+static void *work(void *arg) {
+    worker *w = arg;
+    shared *s = w->s;
+    while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+        park_if_asked(s);
+        record *r = pop(w);
+        if (r == NULL) {
+            if (atomic_load(&s->pending) == 0) break;
+            if (!steal(w)) sched_yield();
+            continue;
+        }
+        expand(w, r);
+        atomic_fetch_sub(&s->pending, 1);
+    }
+    /* Leaving: let a resize that waits for everybody go on. */
+    atomic_fetch_add(&s->parked, 1);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ the driver */
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static uint64_t round_pow2(uint64_t x) {
+    uint64_t p = 1;
+    while (p < x) p <<= 1;
+    return p;
+}
+
+/* One attempt with a marking encoding; returns the stop code. */
+static int attempt(const net *n, const explore_options *opt, bool counters,
+                   explore_result *result) {
+    shared s;
+    memset(&s, 0, sizeof s);
+    s.n = n;
+    s.opt = opt;
+    s.counters = counters;
+    s.marking_bytes = counters ? (size_t)n->n_places * 2 : ((size_t)n->n_places + 7) / 8;
+    s.header_bytes = opt->stop_at_deadlock ? sizeof(record) : 0;
+    s.record_bytes = s.header_bytes + s.marking_bytes;
+    /* Packed as tightly as the marking's reads allow: bytes, or 16-bit counters. */
+    s.record_align = s.header_bytes ? _Alignof(record) : counters ? 2 : 1;
+    pthread_mutex_init(&s.stop_lock, NULL);
+    uint64_t slots = 1 << 10; /* doubles as needed: small nets stay small */
+    if (opt->store == STORE_SHARED) {
+        if (!table_init(&s.main, slots)) return -1;
+        atomic_store(&s.table_slots, slots);
+    } else {
+        s.buckets = calloc(opt->buckets, sizeof *s.buckets);
+        uint64_t per = round_pow2(slots / opt->buckets < 64 ? 64 : slots / opt->buckets);
+        for (unsigned b = 0; b < opt->buckets; b++) {
+            if (!table_init(&s.buckets[b], per)) return -1;
+        }
+        atomic_store(&s.table_slots, per * opt->buckets);
+    }
+    if (opt->alloc == ALLOC_POOL) {
+        s.pool = hh_pool_create(s.record_bytes);
+        if (s.pool == NULL) return -1;
+    }
+    s.workers = calloc(opt->threads, sizeof *s.workers);
+    for (unsigned i = 0; i < opt->threads; i++) {
+        worker *w = &s.workers[i];
+        w->s = &s;
+        w->id = i;
+        pthread_mutex_init(&w->lock, NULL);
+        w->tokens = calloc(n->n_places + 1, sizeof *w->tokens);
+        w->candidate = calloc(s.marking_bytes + 8, 1);
+        if (opt->alloc == ALLOC_ARENA) w->arena = hh_arena_create();
+    }
+
+    double start = now();
+    uint32_t overflow;
+    int code = 0;
+    if (!pack(&s, n->initial, s.workers[0].candidate, &overflow)) {
+        code = counters ? 1 : 2;
+        if (counters) {
+            snprintf(s.stopped, sizeof s.stopped, "place '%.100s' starts with more than %u tokens",
+                     n->place_names[overflow], COUNTER_MAX);
+        }
+    } else {
+        bool fresh;
+        record *initial = store(&s, &s.workers[0], s.workers[0].candidate, NULL, 0, &fresh);
+        atomic_store(&s.pending, 1);
+        push(&s.workers[0], initial);
+        for (unsigned i = 0; i < opt->threads; i++) {
+            pthread_create(&s.workers[i].thread, NULL, work, &s.workers[i]);
+        }
+        for (unsigned i = 0; i < opt->threads; i++) pthread_join(s.workers[i].thread, NULL);
+        code = atomic_load(&s.stop);
+    }
+    double seconds = now() - start;
+
+    memset(result, 0, sizeof *result);
+    result->states = atomic_load(&s.stored);
+    for (unsigned i = 0; i < opt->threads; i++) {
+        result->edges += s.workers[i].edges;
+        result->deadlocks += s.workers[i].deadlocks;
+    }
+    result->seconds = seconds;
+    result->complete = code == 0;
+    snprintf(result->stopped, sizeof result->stopped, "%s", code ? s.stopped : "");
+    result->safe = !counters;
+    result->marking_bytes = s.marking_bytes;
+    size_t record_memory = 0;
+    for (unsigned i = 0; i < opt->threads; i++) {
+        if (s.workers[i].arena) {
+            hh_arena_stats st;
+            hh_arena_get_stats(s.workers[i].arena, &st);
+            record_memory += st.allocated;
+        }
+    }
+    if (opt->alloc != ALLOC_ARENA) record_memory = result->states * s.record_bytes;
+    if (result->states) {
+        size_t table_bytes = atomic_load(&s.table_slots) * sizeof(uint64_t);
+        result->bytes_per_state = (double)(record_memory + table_bytes) / (double)result->states;
+    }
+    record *dead = atomic_load(&s.deadlock);
+    if (dead != NULL) {
+        result->found_deadlock = true;
+        size_t len = 0;
+        for (record *r = dead; r->parent; r = r->parent) len++;
+        result->witness = malloc((len + 1) * sizeof *result->witness);
+        result->witness_length = len;
+        for (record *r = dead; r->parent; r = r->parent) result->witness[--len] = r->via;
+    }
+
+    /* Give everything back. */
+    for (unsigned i = 0; i < opt->threads; i++) {
+        free(s.workers[i].tokens);
+        free(s.workers[i].candidate);
+        free(s.workers[i].stack);
+    }
+    if (opt->alloc == ALLOC_MALLOC) {
+        table *tables = opt->store == STORE_SHARED ? &s.main : s.buckets;
+        unsigned count = opt->store == STORE_SHARED ? 1 : opt->buckets;
+        for (unsigned b = 0; b < count; b++) {
+            for (uint64_t i = 0; i <= tables[b].mask; i++) {
+                uint64_t v = atomic_load(&tables[b].slots[i]);
+                if (v) free((void *)(uintptr_t)(v & PTR_MASK));
+            }
+        }
+    }
+    for (unsigned i = 0; i < opt->threads; i++) hh_arena_destroy(s.workers[i].arena);
+    if (s.pool) hh_pool_destroy(s.pool);
+    if (opt->store == STORE_SHARED) {
+        table_free(&s.main);
+    } else {
+        for (unsigned b = 0; b < opt->buckets; b++) table_free(&s.buckets[b]);
+        free(s.buckets);
+    }
+    free(s.workers);
+    return code;
+}
+
+void explore(const net *n, const explore_options *options, explore_result *result) {
+    /* One bit per place first; the first place with two tokens restarts it
+     * with counters. */
+    int code = attempt(n, options, false, result);
+    if (code == 2) {
+        free(result->witness);
+        code = attempt(n, options, true, result);
+    }
+    if (code < 0) {
+        result->complete = false;
+        snprintf(result->stopped, sizeof result->stopped, "out of memory for the state table");
+    }
+}

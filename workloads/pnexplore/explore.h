@@ -1,0 +1,38 @@
+#ifndef PNEXPLORE_EXPLORE_H
+#define PNEXPLORE_EXPLORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "net.h"
+
+typedef enum { STORE_SHARED, STORE_BUCKETS } store_kind;
+typedef enum { ALLOC_ARENA, ALLOC_POOL, ALLOC_MALLOC } alloc_kind;
+
+typedef struct explore_options {
+    unsigned threads;
+    bool stop_at_deadlock;   /* --check deadlock */
+    store_kind store;
+    unsigned buckets;        /* for STORE_BUCKETS */
+    alloc_kind alloc;
+    uint64_t max_states;     /* 0: no limit */
+    size_t memory_budget;    /* bytes the state table may grow to */
+} explore_options;
+
+typedef struct explore_result {
+    uint64_t states, edges, deadlocks;
+    double seconds;
+    bool complete;           /* false: stopped early, `stopped` says why */
+    char stopped[256];
+    bool safe;               /* markings stored as one bit per place */
+    size_t marking_bytes;
+    double bytes_per_state;  /* state records and table slots, per state */
+    uint32_t *witness;       /* transitions from the initial marking to a deadlock */
+    size_t witness_length;
+    bool found_deadlock;
+} explore_result;
+
+void explore(const net *n, const explore_options *options, explore_result *result);
+
+#endif

@@ -1,0 +1,17 @@
+/* Nets on disk: PNML place/transition nets (as the Model Checking Contest
+ * ships them) and LoLA's text format.  Readers return NULL and put a message
+ * naming the file, the line and the element in `error`. */
+#ifndef PNEXPLORE_FORMATS_H
+#define PNEXPLORE_FORMATS_H
+
+#include <stdio.h>
+
+#include "net.h"
+
+net *read_net(const char *path, char *error, size_t error_size);
+net *read_lola(const char *path, const char *text, char *error, size_t error_size);
+net *read_pnml(const char *path, const char *text, char *error, size_t error_size);
+void write_lola(const net *n, FILE *out);
+void write_pnml(const net *n, const char *name, FILE *out);
+
+#endif

@@ -1,0 +1,9 @@
+#ifndef PNEXPLORE_MODELS_H
+#define PNEXPLORE_MODELS_H
+
+#include "net.h"
+
+/* NULL with the reason in `error` for an unknown model or a bad size. */
+net *model_generate(const char *name, unsigned size, char *error, size_t error_size);
+
+#endif
