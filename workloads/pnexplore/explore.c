@@ -9,9 +9,9 @@
  *   state claims its slot with one compare-and-swap.  It doubles when three
  *   quarters full, with every thread parked at a safe point.  The bucket store
  *   (the thesis's baseline) is B such tables, each behind its own lock.
- * - Each thread works depth-first on a stack of its own and steals half of
- *   another thread's stack when its own is empty; a global count of states
- *   found but not yet expanded tells when all is done. */
+ * - Each thread works depth-first on a stack of its own, without locks; while
+ *   another thread is idle it offers the older half of its stack, and an idle
+ *   thread takes such an offer.  The run is over when every thread is idle. */
 #include "explore.h"
 
 #include <pthread.h>
@@ -51,7 +51,8 @@ typedef struct shared {
     size_t marking_bytes, record_bytes, header_bytes, record_align;
     table main;           /* STORE_SHARED */
     table *buckets;       /* STORE_BUCKETS */
-    _Atomic(uint64_t) stored, pending;
+    _Atomic(uint64_t) stored; /* states, flushed from the workers in batches */
+    _Atomic(unsigned) idle;   /* workers without work: all idle means done */
     _Atomic(int) stop;    /* 1: stop early (reason in `stopped`), 2: restart with counters */
     char stopped[256];
     pthread_mutex_t stop_lock;
@@ -62,30 +63,26 @@ typedef struct shared {
     _Atomic(uint64_t) table_slots; /* of every table together */
 } shared;
 
+typedef struct stack {
+    record **items;
+    size_t top, cap;
+} stack;
+
 struct worker {
     shared *s;
     unsigned id;
     pthread_t thread;
-    pthread_mutex_t lock; /* guards the stack: thieves take from the bottom */
-    record **stack;
-    size_t top, cap;
+    stack own;                /* this thread's alone: no lock */
+    pthread_mutex_t lock;     /* guards `offered` */
+    stack offered;            /* work put out for idle threads to steal */
+    _Atomic(size_t) offered_count;
+    uint64_t unflushed;       /* new states not yet added to shared->stored */
     hh_arena *arena;
     uint64_t edges, deadlocks;
-    uint32_t *tokens;     /* the marking being expanded, unpacked */
     uint8_t *candidate;   /* a successor, packed */
 };
 
 /* ------------------------------------------------------------- markings */
-
-static void unpack(const shared *s, const uint8_t *m, uint32_t *tokens) {
-    uint32_t places = s->n->n_places;
-    if (s->counters) {
-        const uint16_t *c = (const uint16_t *)m;
-        for (uint32_t p = 0; p < places; p++) tokens[p] = c[p];
-    } else {
-        for (uint32_t p = 0; p < places; p++) tokens[p] = (m[p >> 3] >> (p & 7)) & 1u;
-    }
-}
 
 /* False if a place does not fit the encoding. */
 static bool pack(const shared *s, const uint32_t *tokens, uint8_t *m, uint32_t *overflow) {
@@ -264,23 +261,29 @@ static void resize_shared(shared *s, worker *w) {
     atomic_store(&s->resize_requested, 0);
 }
 
+/* Counts a new state; every 64 (or when told to) the count goes to the
+ * shared total, which it returns: one atomic add per 64 states, not per state. */
+static uint64_t flush_count(shared *s, worker *w, bool now) {
+    if (!now && ++w->unflushed < 64) return atomic_load_explicit(&s->stored, memory_order_relaxed);
+    uint64_t total = atomic_fetch_add(&s->stored, w->unflushed) + w->unflushed;
+    w->unflushed = 0;
+    return total;
+}
+
 static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uint32_t via,
                      bool *fresh) {
     uint64_t h = hash_bytes(m, s->marking_bytes);
     record *r;
     if (s->opt->store == STORE_SHARED) {
         r = table_insert(s, w, &s->main, m, h, parent, via, fresh);
-        if (*fresh) {
-            uint64_t n = atomic_fetch_add(&s->stored, 1) + 1;
-            if (n > (s->main.mask + 1) / 4 * 3) resize_shared(s, w);
-        }
+        if (*fresh && flush_count(s, w, false) > (s->main.mask + 1) / 4 * 3) resize_shared(s, w);
         return r;
     }
     table *t = &s->buckets[(h >> 20) % s->opt->buckets];
     pthread_mutex_lock(&t->lock);
     r = table_insert(s, w, t, m, h, parent, via, fresh);
     if (*fresh) {
-        atomic_fetch_add(&s->stored, 1);
+        flush_count(s, w, false);
         if (++t->count > (t->mask + 1) / 4 * 3) {
             if (!grow(s, t)) {
                 char reason[200];
@@ -297,73 +300,126 @@ static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uin
 
 /* ----------------------------------------------------------------- work */
 
-static void push(worker *w, record *r) {
-    pthread_mutex_lock(&w->lock);
-    if (w->top == w->cap) {
-        w->cap = w->cap ? w->cap * 2 : 1024;
-        w->stack = realloc(w->stack, w->cap * sizeof *w->stack);
-        if (w->stack == NULL) {
+static void stack_push(stack *st, record *r) {
+    if (st->top == st->cap) {
+        st->cap = st->cap ? st->cap * 2 : 1024;
+        st->items = realloc(st->items, st->cap * sizeof *st->items);
+        if (st->items == NULL) {
             fprintf(stderr, "pnexplore: out of memory for the work stack\n");
             exit(1);
         }
     }
-    w->stack[w->top++] = r;
-    pthread_mutex_unlock(&w->lock);
+    st->items[st->top++] = r;
 }
 
-static record *pop(worker *w) {
+/* Moves the oldest `count` items of one stack onto another. */
+static void stack_move(stack *from, stack *to, size_t count) {
+    for (size_t i = 0; i < count; i++) stack_push(to, from->items[i]);
+    memmove(from->items, from->items + count, (from->top - count) * sizeof *from->items);
+    from->top -= count;
+}
+
+/* While another thread is idle and nothing is on offer, put out the older
+ * half of this thread's work (shallow states: the most work behind them). */
+static void offer(worker *w) {
+    shared *s = w->s;
+    if (w->own.top < 16 || atomic_load_explicit(&s->idle, memory_order_relaxed) == 0 ||
+        atomic_load_explicit(&w->offered_count, memory_order_relaxed) != 0) {
+        return;
+    }
     pthread_mutex_lock(&w->lock);
-    record *r = w->top ? w->stack[--w->top] : NULL;
+    stack_move(&w->own, &w->offered, w->own.top / 2);
+    atomic_store_explicit(&w->offered_count, w->offered.top, memory_order_relaxed);
     pthread_mutex_unlock(&w->lock);
-    return r;
 }
 
-/* Takes half of another thread's stack. */
+/* Takes what `from` offers.  The taker stops counting as idle while it holds
+ * the lock, before the work leaves the offer: so all threads are idle only
+ * when no work is left anywhere. */
+static bool take_offer(worker *w, worker *from, bool counted_idle) {
+    if (atomic_load_explicit(&from->offered_count, memory_order_relaxed) == 0) return false;
+    pthread_mutex_lock(&from->lock);
+    bool took = from->offered.top > 0;
+    if (took) {
+        if (counted_idle) atomic_fetch_sub(&w->s->idle, 1);
+        stack_move(&from->offered, &w->own, from->offered.top);
+        atomic_store_explicit(&from->offered_count, 0, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&from->lock);
+    return took;
+}
+
+static record *next_state(worker *w) {
+    if (w->own.top == 0) take_offer(w, w, false); /* take back what nobody took */
+    return w->own.top ? w->own.items[--w->own.top] : NULL;
+}
+
 static bool steal(worker *w) {
     shared *s = w->s;
     for (unsigned k = 1; k < s->opt->threads; k++) {
-        worker *victim = &s->workers[(w->id + k) % s->opt->threads];
-        pthread_mutex_lock(&victim->lock);
-        size_t take = victim->top / 2;
-        if (take == 0 && victim->top == 1) take = 1;
-        if (take == 0) {
-            pthread_mutex_unlock(&victim->lock);
-            continue;
-        }
-        record *loot[4096];
-        if (take > 4096) take = 4096;
-        memcpy(loot, victim->stack, take * sizeof *loot);
-        memmove(victim->stack, victim->stack + take, (victim->top - take) * sizeof *loot);
-        victim->top -= take;
-        pthread_mutex_unlock(&victim->lock);
-        for (size_t i = 0; i < take; i++) push(w, loot[i]);
-        if (take) return true;
+        if (take_offer(w, &s->workers[(w->id + k) % s->opt->threads], true)) return true;
     }
     return false;
+}
+
+static inline uint32_t tokens_at(const shared *s, const uint8_t *m, uint32_t p) {
+    if (s->counters) {
+        uint16_t c;
+        memcpy(&c, m + 2 * (size_t)p, 2);
+        return c;
+    }
+    return (m[p >> 3] >> (p & 7)) & 1u;
+}
+
+/* Sets a place's count in a packed marking; false if it does not fit. */
+static inline bool set_tokens(const shared *s, uint8_t *m, uint32_t p, uint64_t count) {
+    if (s->counters) {
+        if (count > COUNTER_MAX) return false;
+        uint16_t c = (uint16_t)count;
+        memcpy(m + 2 * (size_t)p, &c, 2);
+        return true;
+    }
+    if (count > 1) return false;
+    m[p >> 3] = (uint8_t)((m[p >> 3] & ~(1u << (p & 7))) | (count << (p & 7)));
+    return true;
+}
+
+/* The successor of `m` by transition `tr` in `out`: a copy of the marking
+ * changed at the transition's places only.  False (with the place) if a place
+ * would not fit the encoding. */
+static bool fire(const shared *s, const uint8_t *m, const transition *tr, uint8_t *out,
+                 uint32_t *overflow) {
+    memcpy(out, m, s->marking_bytes);
+    for (uint32_t k = 0; k < tr->n_pre; k++) {
+        uint32_t p = tr->pre[k].place;
+        set_tokens(s, out, p, tokens_at(s, out, p) - tr->pre[k].weight);
+    }
+    for (uint32_t k = 0; k < tr->n_post; k++) {
+        uint32_t p = tr->post[k].place;
+        if (!set_tokens(s, out, p, (uint64_t)tokens_at(s, out, p) + tr->post[k].weight)) {
+            *overflow = p;
+            return false;
+        }
+    }
+    return true;
 }
 
 static void expand(worker *w, record *r) {
     shared *s = w->s;
     const net *n = s->n;
-    uint32_t *tokens = w->tokens;
-    unpack(s, (uint8_t *)r + s->header_bytes, tokens);
+    const uint8_t *m = (const uint8_t *)r + s->header_bytes;
     bool enabled_any = false;
     for (uint32_t t = 0; t < n->n_transitions && !atomic_load_explicit(&s->stop, memory_order_relaxed); t++) {
         const transition *tr = &n->transitions[t];
         bool enabled = true;
         for (uint32_t k = 0; k < tr->n_pre && enabled; k++) {
-            enabled = tokens[tr->pre[k].place] >= tr->pre[k].weight;
+            enabled = tokens_at(s, m, tr->pre[k].place) >= tr->pre[k].weight;
         }
         if (!enabled) continue;
         enabled_any = true;
         w->edges++;
-        for (uint32_t k = 0; k < tr->n_pre; k++) tokens[tr->pre[k].place] -= tr->pre[k].weight;
-        for (uint32_t k = 0; k < tr->n_post; k++) tokens[tr->post[k].place] += tr->post[k].weight;
         uint32_t overflow;
-        bool fits = pack(s, tokens, w->candidate, &overflow);
-        for (uint32_t k = 0; k < tr->n_post; k++) tokens[tr->post[k].place] -= tr->post[k].weight;
-        for (uint32_t k = 0; k < tr->n_pre; k++) tokens[tr->pre[k].place] += tr->pre[k].weight;
-        if (!fits) {
+        if (!fire(s, m, tr, w->candidate, &overflow)) {
             if (!s->counters) {
                 stop_with(s, 2, "a place holds two tokens: counters needed");
             } else {
@@ -382,11 +438,11 @@ static void expand(worker *w, record *r) {
             return;
         }
         if (fresh) {
-            if (s->opt->max_states && atomic_load(&s->stored) >= s->opt->max_states) {
+            if (s->opt->max_states &&
+                atomic_load_explicit(&s->stored, memory_order_relaxed) >= s->opt->max_states) {
                 stop_with(s, 1, "--max-states reached");
             }
-            atomic_fetch_add(&s->pending, 1);
-            push(w, next);
+            stack_push(&w->own, next);
         }
     }
     if (!enabled_any) {
@@ -405,15 +461,23 @@ static void *work(void *arg) {
     shared *s = w->s;
     while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
         park_if_asked(s);
-        record *r = pop(w);
-        if (r == NULL) {
-            if (atomic_load(&s->pending) == 0) break;
-            if (!steal(w)) sched_yield();
+        record *r = next_state(w);
+        if (r != NULL) {
+            expand(w, r);
+            offer(w);
             continue;
         }
-        expand(w, r);
-        atomic_fetch_sub(&s->pending, 1);
+        atomic_fetch_add(&s->idle, 1);
+        bool found = false;
+        while (!found && !atomic_load_explicit(&s->stop, memory_order_relaxed) &&
+               atomic_load(&s->idle) < s->opt->threads) {
+            park_if_asked(s);
+            found = steal(w);
+            if (!found) sched_yield();
+        }
+        if (!found) break; /* everybody idle: nothing left anywhere */
     }
+    flush_count(s, w, true);
     /* Leaving: let a resize that waits for everybody go on. */
     atomic_fetch_add(&s->parked, 1);
     return NULL;
@@ -469,7 +533,6 @@ static int attempt(const net *n, const explore_options *opt, bool counters,
         w->s = &s;
         w->id = i;
         pthread_mutex_init(&w->lock, NULL);
-        w->tokens = calloc(n->n_places + 1, sizeof *w->tokens);
         w->candidate = calloc(s.marking_bytes + 8, 1);
         if (opt->alloc == ALLOC_ARENA) w->arena = hh_arena_create();
     }
@@ -486,8 +549,7 @@ static int attempt(const net *n, const explore_options *opt, bool counters,
     } else {
         bool fresh;
         record *initial = store(&s, &s.workers[0], s.workers[0].candidate, NULL, 0, &fresh);
-        atomic_store(&s.pending, 1);
-        push(&s.workers[0], initial);
+        stack_push(&s.workers[0].own, initial);
         for (unsigned i = 0; i < opt->threads; i++) {
             pthread_create(&s.workers[i].thread, NULL, work, &s.workers[i]);
         }
@@ -532,9 +594,9 @@ static int attempt(const net *n, const explore_options *opt, bool counters,
 
     /* Give everything back. */
     for (unsigned i = 0; i < opt->threads; i++) {
-        free(s.workers[i].tokens);
         free(s.workers[i].candidate);
-        free(s.workers[i].stack);
+        free(s.workers[i].own.items);
+        free(s.workers[i].offered.items);
     }
     if (opt->alloc == ALLOC_MALLOC) {
         table *tables = opt->store == STORE_SHARED ? &s.main : s.buckets;
