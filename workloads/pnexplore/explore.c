@@ -14,6 +14,7 @@
  *   thread takes such an offer.  The run is over when every thread is idle. */
 #include "explore.h"
 
+#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -577,7 +578,16 @@ static int attempt(const net *n, const explore_options *opt, bool counters,
             record_memory += st.allocated;
         }
     }
-    if (opt->alloc != ALLOC_ARENA) record_memory = result->states * s.record_bytes;
+    if (opt->alloc == ALLOC_POOL) { /* what the pool holds, pages and all */
+        hh_pool_stats st;
+        hh_pool_get_stats(s.pool, &st);
+        record_memory = st.pages * ((size_t)64 << 10);
+    } else if (opt->alloc == ALLOC_MALLOC && result->states > 0) {
+        /* What malloc rounds a record up to (its own headers not counted). */
+        record *sample = malloc(s.record_bytes);
+        record_memory = result->states * (sample ? malloc_usable_size(sample) : s.record_bytes);
+        free(sample);
+    }
     if (result->states) {
         size_t table_bytes = atomic_load(&s.table_slots) * sizeof(uint64_t);
         result->bytes_per_state = (double)(record_memory + table_bytes) / (double)result->states;
