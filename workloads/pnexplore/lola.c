@@ -130,6 +130,21 @@ static void entries(lexer *lx, net *n, const char *what, const char *transition,
     }
 }
 
+/* "CONSUME p: 1, q: 2;" or "PRODUCE ...;" of a transition. */
+static bool arc_section(lexer *lx, net *n, const char *transition, const char *keyword) {
+    char what[300];
+    if (!is(lx, keyword)) {
+        snprintf(what, sizeof what, "TRANSITION %s: expected %s, found '%s'", transition, keyword,
+                 lx->token);
+        fail(lx, what);
+        return false;
+    }
+    snprintf(what, sizeof what, "TRANSITION %s %s", transition, keyword);
+    entries(lx, n, what, transition, strcmp(keyword, "CONSUME") == 0);
+    next(lx);
+    return !lx->failed;
+}
+
 net *read_lola(const char *path, const char *text, char *error, size_t error_size) {
     lexer lx = {text, 1, {0}, path, error, error_size, false};
     net *n = net_new();
@@ -169,25 +184,9 @@ net *read_lola(const char *path, const char *text, char *error, size_t error_siz
             net_failed(&lx, n);
             next(&lx);
             while (!lx.failed && (is(&lx, "STRONG") || is(&lx, "WEAK") || is(&lx, "FAIR"))) next(&lx);
-            char what[300];
-            if (!is(&lx, "CONSUME")) {
-                snprintf(what, sizeof what, "TRANSITION %s: expected CONSUME, found '%s'", name,
-                         lx.token);
-                fail(&lx, what);
+            if (!arc_section(&lx, n, name, "CONSUME") || !arc_section(&lx, n, name, "PRODUCE")) {
                 break;
             }
-            snprintf(what, sizeof what, "TRANSITION %s CONSUME", name);
-            entries(&lx, n, what, name, true);
-            next(&lx);
-            if (!is(&lx, "PRODUCE")) {
-                snprintf(what, sizeof what, "TRANSITION %s: expected PRODUCE, found '%s'", name,
-                         lx.token);
-                fail(&lx, what);
-                break;
-            }
-            snprintf(what, sizeof what, "TRANSITION %s PRODUCE", name);
-            entries(&lx, n, what, name, false);
-            next(&lx);
         } else {
             char message[400];
             snprintf(message, sizeof message,
