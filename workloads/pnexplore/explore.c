@@ -59,6 +59,12 @@ typedef struct shared {
     pthread_mutex_t stop_lock;
     _Atomic(record *) deadlock;
     _Atomic(int) resize_requested, parked;
+    /* A resize of the shared table, done by every parked thread together. */
+    table rehash_to;
+    _Atomic(int) rehash_ready;
+    _Atomic(uint64_t) rehash_next, rehash_done;
+    _Atomic(int) rehash_helpers; /* threads inside rehash_chunks */
+    uint64_t rehash_chunks;
     worker *workers;
     hh_pool *pool;
     _Atomic(uint64_t) table_slots; /* of every table together */
@@ -235,30 +241,89 @@ static bool grow(shared *s, table *t) {
     return true;
 }
 
+#define REHASH_CHUNK 4096 /* old slots a thread moves at a time */
+
+/* Moves chunks of the old shared table into the new one until none is left;
+ * any thread parked for the resize lends a hand. */
+static void rehash_chunks(shared *s) {
+    /* In first, then look: the resizer closes the job, then waits for us to
+     * leave, so nobody works on a job that has ended. */
+    atomic_fetch_add(&s->rehash_helpers, 1);
+    if (!atomic_load(&s->rehash_ready)) {
+        atomic_fetch_sub(&s->rehash_helpers, 1);
+        return;
+    }
+    table *from = &s->main, *to = &s->rehash_to;
+    uint64_t chunk;
+    while ((chunk = atomic_fetch_add(&s->rehash_next, 1)) < s->rehash_chunks) {
+        uint64_t end = (chunk + 1) * REHASH_CHUNK;
+        if (end > from->mask + 1) end = from->mask + 1;
+        for (uint64_t i = chunk * REHASH_CHUNK; i < end; i++) {
+            uint64_t v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
+            if (v == 0) continue;
+            record *r = (record *)(uintptr_t)(v & PTR_MASK);
+            uint64_t j = hash_bytes((uint8_t *)r + s->header_bytes, s->marking_bytes) & to->mask;
+            for (;;) {
+                uint64_t empty = 0;
+                if (atomic_compare_exchange_weak_explicit(&to->slots[j], &empty, v,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed)) {
+                    break;
+                }
+                if (empty != 0) j = (j + 1) & to->mask;
+            }
+        }
+        atomic_fetch_add_explicit(&s->rehash_done, 1, memory_order_acq_rel);
+    }
+    atomic_fetch_sub(&s->rehash_helpers, 1);
+}
+
 static void park_if_asked(shared *s) {
     if (atomic_load_explicit(&s->resize_requested, memory_order_acquire) == 0) return;
     atomic_fetch_add(&s->parked, 1);
-    while (atomic_load_explicit(&s->resize_requested, memory_order_acquire) != 0) sched_yield();
+    while (atomic_load_explicit(&s->resize_requested, memory_order_acquire) != 0) {
+        rehash_chunks(s);
+        sched_yield();
+    }
     atomic_fetch_sub(&s->parked, 1);
 }
 
 /* Every other thread parks at its next safe point while the shared table
- * doubles. */
+ * doubles, and helps move it. */
 static void resize_shared(shared *s, worker *w) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&s->resize_requested, &expected, 1)) {
         park_if_asked(s); /* another thread is resizing: wait for it like the rest */
         return;
     }
+    (void)w;
     while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
-    if (!grow(s, &s->main)) {
+    uint64_t added = s->main.mask + 1;
+    uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
+    if (total * sizeof(uint64_t) > s->opt->memory_budget ||
+        !table_init(&s->rehash_to, added * 2)) {
+        atomic_fetch_sub(&s->table_slots, added);
         char reason[200];
         snprintf(reason, sizeof reason,
                  "the state table would outgrow its memory budget (%zu MiB; raise --memory)",
                  s->opt->memory_budget >> 20);
         stop_with(s, 1, reason);
+        atomic_store(&s->resize_requested, 0);
+        return;
     }
-    (void)w;
+    s->rehash_chunks = (added + REHASH_CHUNK - 1) / REHASH_CHUNK;
+    atomic_store(&s->rehash_next, 0);
+    atomic_store(&s->rehash_done, 0);
+    atomic_store_explicit(&s->rehash_ready, 1, memory_order_release);
+    rehash_chunks(s);
+    while (atomic_load_explicit(&s->rehash_done, memory_order_acquire) < s->rehash_chunks) {
+        sched_yield();
+    }
+    atomic_store(&s->rehash_ready, 0);
+    while (atomic_load(&s->rehash_helpers) != 0) sched_yield();
+    table_free(&s->main);
+    s->main.slots = s->rehash_to.slots;
+    s->main.mask = s->rehash_to.mask;
     atomic_store(&s->resize_requested, 0);
 }
 
