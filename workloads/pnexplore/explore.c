@@ -290,13 +290,12 @@ static void park_if_asked(shared *s) {
 
 /* Every other thread parks at its next safe point while the shared table
  * doubles, and helps move it. */
-static void resize_shared(shared *s, worker *w) {
+static void resize_shared(shared *s) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&s->resize_requested, &expected, 1)) {
         park_if_asked(s); /* another thread is resizing: wait for it like the rest */
         return;
     }
-    (void)w;
     while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
     uint64_t added = s->main.mask + 1;
     uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
@@ -342,7 +341,7 @@ static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uin
     record *r;
     if (s->opt->store == STORE_SHARED) {
         r = table_insert(s, w, &s->main, m, h, parent, via, fresh);
-        if (*fresh && flush_count(s, w, false) > (s->main.mask + 1) / 4 * 3) resize_shared(s, w);
+        if (*fresh && flush_count(s, w, false) > (s->main.mask + 1) / 4 * 3) resize_shared(s);
         return r;
     }
     table *t = &s->buckets[(h >> 20) % s->opt->buckets];
