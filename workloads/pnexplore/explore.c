@@ -91,26 +91,35 @@ struct worker {
 
 /* ------------------------------------------------------------- markings */
 
-/* False if a place does not fit the encoding. */
-static bool pack(const shared *s, const uint32_t *tokens, uint8_t *m, uint32_t *overflow) {
-    uint32_t places = s->n->n_places;
-    memset(m, 0, s->marking_bytes);
+static inline uint32_t tokens_at(const shared *s, const uint8_t *m, uint32_t p) {
     if (s->counters) {
-        uint16_t *c = (uint16_t *)m;
-        for (uint32_t p = 0; p < places; p++) {
-            if (tokens[p] > COUNTER_MAX) {
-                *overflow = p;
-                return false;
-            }
-            c[p] = (uint16_t)tokens[p];
-        }
-    } else {
-        for (uint32_t p = 0; p < places; p++) {
-            if (tokens[p] > 1) {
-                *overflow = p;
-                return false;
-            }
-            m[p >> 3] |= (uint8_t)(tokens[p] << (p & 7));
+        uint16_t c;
+        memcpy(&c, m + 2 * (size_t)p, 2);
+        return c;
+    }
+    return (m[p >> 3] >> (p & 7)) & 1u;
+}
+
+/* Sets a place's count in a packed marking; false if it does not fit. */
+static inline bool set_tokens(const shared *s, uint8_t *m, uint32_t p, uint64_t count) {
+    if (s->counters) {
+        if (count > COUNTER_MAX) return false;
+        uint16_t c = (uint16_t)count;
+        memcpy(m + 2 * (size_t)p, &c, 2);
+        return true;
+    }
+    if (count > 1) return false;
+    m[p >> 3] = (uint8_t)((m[p >> 3] & ~(1u << (p & 7))) | (count << (p & 7)));
+    return true;
+}
+
+/* Packs a whole marking (the initial one); false if a place does not fit. */
+static bool pack(const shared *s, const uint32_t *tokens, uint8_t *m, uint32_t *overflow) {
+    memset(m, 0, s->marking_bytes);
+    for (uint32_t p = 0; p < s->n->n_places; p++) {
+        if (!set_tokens(s, m, p, tokens[p])) {
+            *overflow = p;
+            return false;
         }
     }
     return true;
@@ -425,28 +434,6 @@ static bool steal(worker *w) {
         if (take_offer(w, &s->workers[(w->id + k) % s->opt->threads], true)) return true;
     }
     return false;
-}
-
-static inline uint32_t tokens_at(const shared *s, const uint8_t *m, uint32_t p) {
-    if (s->counters) {
-        uint16_t c;
-        memcpy(&c, m + 2 * (size_t)p, 2);
-        return c;
-    }
-    return (m[p >> 3] >> (p & 7)) & 1u;
-}
-
-/* Sets a place's count in a packed marking; false if it does not fit. */
-static inline bool set_tokens(const shared *s, uint8_t *m, uint32_t p, uint64_t count) {
-    if (s->counters) {
-        if (count > COUNTER_MAX) return false;
-        uint16_t c = (uint16_t)count;
-        memcpy(m + 2 * (size_t)p, &c, 2);
-        return true;
-    }
-    if (count > 1) return false;
-    m[p >> 3] = (uint8_t)((m[p >> 3] & ~(1u << (p & 7))) | (count << (p & 7)));
-    return true;
 }
 
 /* The successor of `m` by transition `tr` in `out`: a copy of the marking
