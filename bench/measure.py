@@ -11,7 +11,6 @@ so it runs with any python3.  `hugeheap bench` will take its place."""
 from __future__ import annotations
 
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -23,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
 from hugeheap.allocators import MODES, AllocatorMode, resolve  # noqa: E402
+from hugeheap.runner import anonymous_kb  # noqa: E402
 
 Allocator = AllocatorMode
 
@@ -45,18 +45,14 @@ class Measurement:
 
 
 def _sample_huge_share(pid: int, stop: threading.Event, result: list[float]) -> None:
-    path = f"/proc/{pid}/smaps_rollup"
-    pattern = re.compile(r"^(Anonymous|AnonHugePages):\s+(\d+)", re.M)
     while not stop.is_set():
-        try:
-            text = Path(path).read_text()
-        except OSError:
+        reading = anonymous_kb(pid)
+        if reading is None:
             return
-        values = dict(pattern.findall(text))
-        anon = int(values.get("Anonymous", 0))
+        anon, huge = reading
         # Small heaps say little about huge pages; wait for 64 MiB.
         if anon >= 65536:
-            result.append(int(values.get("AnonHugePages", 0)) / anon)
+            result.append(huge / anon)
         stop.wait(0.1)
 
 

@@ -112,17 +112,24 @@ def _open_output(path: str | None) -> IO[bytes] | None:
 _ANON = re.compile(r"^(Anonymous|AnonHugePages):\s+(\d+)", re.M)
 
 
+def anonymous_kb(pid: int) -> tuple[int, int] | None:
+    """(Anonymous, AnonHugePages) kB of a process, None once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return None
+    values = dict(_ANON.findall(text))
+    return int(values.get("Anonymous", 0)), int(values.get("AnonHugePages", 0))
+
+
 def _sample_processes(pids: list[int]) -> tuple[int, int]:
     """Anonymous and huge-page kB summed over the processes."""
     anon = huge = 0
     for pid in pids:
-        try:
-            text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-        except OSError:
-            continue
-        values = dict(_ANON.findall(text))
-        anon += int(values.get("Anonymous", 0))
-        huge += int(values.get("AnonHugePages", 0))
+        reading = anonymous_kb(pid)
+        if reading is not None:
+            anon += reading[0]
+            huge += reading[1]
     return anon, huge
 
 
