@@ -134,6 +134,15 @@ class CgroupV2(RunGroup):
         self.has_cpu = "cpu" in wanted
         self.has_cpuset = "cpuset" in wanted
 
+    @classmethod
+    def existing(cls, path: Path) -> CgroupV2:
+        """A group made earlier (by a harness that is gone)."""
+        group = cls.__new__(cls)
+        group.parent, group.path = path.parent, path
+        controllers = set(_read(path / "cgroup.controllers").split())
+        group.has_cpu, group.has_cpuset = "cpu" in controllers, "cpuset" in controllers
+        return group
+
     def procs_files(self) -> list[str]:
         return [str(self.path / "cgroup.procs")]
 
@@ -216,6 +225,13 @@ class CgroupV1(RunGroup):
             self.remove()
             raise
 
+    @classmethod
+    def existing(cls, paths: dict[str, Path]) -> CgroupV1:
+        """A group made earlier (by a harness that is gone), per controller."""
+        group = cls.__new__(cls)
+        group.paths = dict(paths)
+        return group
+
     def procs_files(self) -> list[str]:
         return sorted({str(p / "cgroup.procs") for p in self.paths.values()})
 
@@ -259,6 +275,11 @@ class CgroupV1(RunGroup):
         return [int(p) for p in _read(self.paths["freezer"] / "cgroup.procs").split()]
 
     def kill_all(self) -> None:
+        if "freezer" not in self.paths:  # a group its harness did not finish making
+            for path in set(self.paths.values()):
+                for word in _read(path / "cgroup.procs").split():
+                    _kill(int(word))
+            return
         freezer = self.paths["freezer"] / "freezer.state"
         for _ in range(50):  # new processes may appear until the group is frozen
             _write(freezer, "FROZEN")
@@ -335,24 +356,45 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
     return Hierarchies(v2, v1)
 
 
-def create_run_group() -> tuple[RunGroup | None, list[str]]:
-    """A fresh group for one run, or None with the reasons none could be made."""
+def create_run_group(prefix: str = "hugeheap") -> tuple[RunGroup | None, list[str]]:
+    """A fresh group for one run, or None with the reasons none could be made.
+    Its name starts with prefix_, so that leftover_groups(prefix) finds it."""
     reasons: list[str] = []
     found = discover()
+    name = f"{prefix}_{os.getpid()}_{next(_counter)}"
     if found.v2 is not None:
         try:
-            return CgroupV2(found.v2), reasons
+            return CgroupV2(found.v2, name), reasons
         except (OSError, HarnessError) as error:
             reasons.append(f"cgroup v2 at {found.v2}: {_why(error)}")
     if found.v1:
         wanted = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
         try:
-            return CgroupV1(wanted), reasons
+            return CgroupV1(wanted, name), reasons
         except (OSError, HarnessError) as error:
             reasons.append(f"cgroup v1: {_why(error)}")
     if not found.v1 and found.v2 is None:
         reasons.append("no cgroup hierarchy is mounted")
     return None, reasons
+
+
+def end_leftover_groups(prefix: str) -> int:
+    """Ends every process in the groups named prefix_* (left by a harness that
+    was killed) and removes the groups; returns how many there were."""
+    found = discover()
+    groups: list[RunGroup] = []
+    if found.v2 is not None and found.v2.is_dir():
+        groups += [CgroupV2.existing(p) for p in found.v2.glob(f"{prefix}_*") if p.is_dir()]
+    parents = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
+    names = {p.name for parent in parents.values() if parent.is_dir()
+             for p in parent.glob(f"{prefix}_*") if p.is_dir()}
+    for name in sorted(names):
+        groups.append(CgroupV1.existing({c: parent / name for c, parent in parents.items()
+                                         if (parent / name).is_dir()}))
+    for group in groups:
+        group.kill_all()
+        group.remove()
+    return len(groups)
 
 
 def _why(error: Exception) -> str:

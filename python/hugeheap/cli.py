@@ -110,6 +110,40 @@ def _print_result(r: RunResult) -> None:
 
 
 @main.command()
+@click.argument("suite_file", metavar="SUITE.toml")
+@click.option("--out", "out_dir", metavar="DIR", help="campaign directory (default: "
+              "results/NAME); the same command on the same DIR resumes")
+@click.option("--jobs", type=int, metavar="N", help="parallel runs, each on its own physical "
+              "cores (default: the suite's jobs)")
+@click.option("--repeat", type=int, metavar="K", help="repetitions (default: the suite's)")
+def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None) -> None:
+    """Run a campaign: every instance under every tool and allocator mode."""
+    from .bench_view import bench_command
+    try:
+        code = bench_command(suite_file, out_dir, jobs, repeat)
+    except HarnessError as error:
+        _fail(str(error))
+        return
+    sys.exit(code)
+
+
+@main.command()
+@click.argument("directory", metavar="DIR")
+@click.option("--html", "html_file", metavar="FILE", help="write the HTML report here")
+@click.option("--csv", "csv_file", metavar="FILE", help="write one row per run here")
+@click.option("--benchexec", "benchexec_dir", metavar="OUTDIR",
+              help="write BenchExec result XML (one file per tool and mode) here")
+def report(directory: str, html_file: str | None, csv_file: str | None,
+           benchexec_dir: str | None) -> None:
+    """Summarise a campaign: tables in the terminal, and HTML, CSV or BenchExec XML."""
+    from .report_view import report_command
+    try:
+        report_command(directory, html_file, csv_file, benchexec_dir)
+    except HarnessError as error:
+        _fail(str(error))
+
+
+@main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the report as one JSON object")
 def doctor(as_json: bool) -> None:
     """What this machine offers for measurement."""

@@ -11,6 +11,7 @@ killed, and the group's counters are read and the group removed."""
 
 from __future__ import annotations
 
+import ctypes
 import datetime
 import os
 import platform
@@ -168,8 +169,11 @@ def _swap_in_use() -> bool:
 def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
         stdin: str | None = None, output: str | None = None,
         extra_env: dict[str, str] | None = None, measure_tlb: bool = True,
-        tool_stdout: IO[bytes] | int | None = None) -> RunResult:
-    """Runs the command once, measured; raises HarnessError for bad input."""
+        tool_stdout: IO[bytes] | int | None = None, group_prefix: str = "hugeheap",
+        end_with_parent: bool = False) -> RunResult:
+    """Runs the command once, measured; raises HarnessError for bad input.
+    group_prefix names the run's cgroup (cgroups.end_leftover_groups finds it);
+    end_with_parent: the tool is killed if the calling process dies first."""
     limits = limits or Limits()
     program = _resolve_command(command)
     mode = require(alloc)
@@ -179,7 +183,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
     if _swap_in_use():
         warnings.append("swap is in use on this machine: memory figures may be low")
 
-    group, reasons = create_run_group()
+    group, reasons = create_run_group(group_prefix)
     reliable = group is not None
     if group is None:
         warnings.append("no cgroup could be made (" + "; ".join(reasons) + "): CPU time and "
@@ -209,6 +213,8 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
         tlb_reason = "not asked for"
 
     def enter_group() -> None:  # in the child, between fork and exec
+        if end_with_parent:
+            die_with_parent()
         if group is not None:
             group.join()
         elif limits.cores:
@@ -295,6 +301,17 @@ def run(command: list[str], limits: Limits | None = None, alloc: str = "system",
         cputime_system_s=cpu.system if cpu else usage.ru_stime,
         walltime_s=walltime, memory_peak_bytes=peak, huge_share=sampler.best,
         tlb_misses=tlb, tlb_misses_reason=tlb_reason, reliable=reliable)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+_libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the child between fork and exec may not
+
+
+def die_with_parent() -> None:
+    """SIGKILL for the calling process when its parent ends (Linux prctl)."""
+    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 def _supervise(pid: int, group: RunGroup | None, limits: Limits, start: float,

@@ -196,7 +196,7 @@ def test_doctor_reports(cgroups_usable: str) -> None:
 def test_without_cgroups_the_result_says_unreliable(monkeypatch: pytest.MonkeyPatch) -> None:
     from hugeheap import runner
     monkeypatch.setattr(runner, "create_run_group",
-                        lambda: (None, ["no permission to create groups (test)"]))
+                        lambda prefix="": (None, ["no permission to create groups (test)"]))
     result = run([PY, "-c", "sum(range(10**6))"], Limits(wall_s=30))
     assert result.status == "ok" and not result.reliable and result.cgroup_version is None
     assert any("no permission to create groups (test)" in w for w in result.warnings)

@@ -1,0 +1,179 @@
+"""From the stored runs of a campaign to the figures of the report.
+
+Repetitions of one (tool, mode, instance) are summarised by their median
+CPU time, an unsolved repetition counting as infinitely slow: the instance
+counts as solved when most repetitions solved it. Comparisons against the
+baseline mode are paired per instance and made on the instances that every
+mode of the tool solved, as the THP-for-reasoners paper does."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from . import stats
+from .store import RunRecord, Store
+from .verdicts import Disagreement, judge, solved
+
+
+@dataclass
+class Cell:
+    """One tool and mode on one instance, over its repetitions."""
+    tool: str
+    mode: str
+    instance: str
+    repetitions: int
+    verdict: str
+    cputime: float | None  # median; None when unsolved
+    walltime: float
+    user: float | None
+    system: float | None
+    memory_peak: int | None
+    huge_share: float | None
+    tlb_misses: float | None
+    status: str
+
+
+@dataclass
+class ModeSummary:
+    tool: str
+    mode: str
+    instances: int
+    solved: int
+    wrong: int
+    par2: float
+    common: int  # instances every mode of the tool solved
+    common_time: float | None
+    common_user: float | None
+    common_system: float | None
+    saved_percent: float | None
+    speedup: stats.Speedup | None
+    wilcoxon_p: float | None
+    memory_ratio: float | None
+    huge_share: float | None
+    tlb_ratio: float | None
+    tlb_note: str | None
+
+
+@dataclass
+class Analysis:
+    name: str
+    baseline: str
+    tools: list[str]
+    modes: list[str]
+    cpu_limit: float
+    runs: list[RunRecord]
+    cells: dict[tuple[str, str, str], Cell]  # (tool, mode, instance)
+    instances: list[str]
+    summaries: list[ModeSummary]
+    disagreements: list[Disagreement]
+    machine: list[dict[str, Any]] = field(default_factory=list)
+    unreliable_runs: int = 0
+
+
+def _median(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def _median_time(records: list[RunRecord]) -> float | None:
+    """Median CPU time with unsolved repetitions as infinitely slow."""
+    middle = statistics.median(r.cputime if solved(r) and r.cputime is not None else math.inf
+                               for r in records)
+    return None if math.isinf(middle) else middle
+
+
+def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell:
+    verdicts = [r.verdict for r in records]
+    verdict = "wrong" if "wrong" in verdicts else max(set(verdicts), key=verdicts.count)
+    statuses = [r.status for r in records]
+    return Cell(
+        tool, mode, instance, len(records), verdict, _median_time(records),
+        statistics.median(r.walltime for r in records),
+        _median([r.cputime_user for r in records if r.cputime_user is not None]),
+        _median([r.cputime_system for r in records if r.cputime_system is not None]),
+        _median_int([r.memory_peak for r in records if r.memory_peak is not None]),
+        _median([r.huge_share for r in records if r.huge_share is not None]),
+        _median([float(r.tlb_misses) for r in records if r.tlb_misses is not None]),
+        max(set(statuses), key=statuses.count))
+
+
+def _median_int(values: list[int]) -> int | None:
+    median = _median([float(v) for v in values])
+    return None if median is None else int(median)
+
+
+def _ratio(pairs: list[tuple[float | None, float | None]]) -> float | None:
+    usable = [b / a for a, b in pairs if a and b]
+    return stats.geometric_mean(usable) if usable else None
+
+
+def analyse(directory: Path) -> Analysis:
+    store = Store(directory / "results.sqlite", readonly=True)
+    try:
+        runs = store.runs()
+        baseline = store.meta("baseline") or ""
+        tools = json.loads(store.meta("tools") or "[]")
+        modes = json.loads(store.meta("modes") or "[]")
+        cpu_limit = float(store.meta("cpu_limit_s") or 0)
+        name = store.meta("suite_name") or directory.name
+    finally:
+        store.close()
+    disagreements = judge(runs)
+    grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
+    for record in runs:
+        grouped[(record.tool, record.mode, record.instance)].append(record)
+    cells = {key: _cell(*key, records) for key, records in grouped.items()}
+    instances = sorted({r.instance for r in runs})
+    summaries = [summarise(tool, mode, baseline, modes, instances, cells, runs, cpu_limit)
+                 for tool in tools for mode in modes
+                 if any((tool, mode, i) in cells for i in instances)]
+    machine_file = directory / "machine.json"
+    machine = json.loads(machine_file.read_text()) if machine_file.exists() else []
+    return Analysis(name, baseline, tools, modes, cpu_limit, runs, cells, instances, summaries,
+                    disagreements, machine, sum(1 for r in runs if not r.reliable))
+
+
+def summarise(tool: str, mode: str, baseline: str, modes: list[str], instances: list[str],
+              cells: dict[tuple[str, str, str], Cell], runs: list[RunRecord],
+              cpu_limit: float) -> ModeSummary:
+    mine = [cells[(tool, mode, i)] for i in instances if (tool, mode, i) in cells]
+    common = [i for i in instances
+              if all((tool, m, i) in cells and cells[(tool, m, i)].cputime is not None
+                     for m in modes)]
+    base = [cells[(tool, baseline, i)] for i in common]
+    this = [cells[(tool, mode, i)] for i in common]
+    base_times = [c.cputime or 0.0 for c in base]
+    this_times = [c.cputime or 0.0 for c in this]
+    comparable = mode != baseline and common and all(t > 0 for t in base_times + this_times)
+    shares = [r.huge_share for r in runs
+              if r.tool == tool and r.mode == mode and r.huge_share is not None]
+    tlb_ratio = _ratio([(b.tlb_misses, t.tlb_misses) for b, t in zip(base, this, strict=True)])
+    tlb_note = None
+    if tlb_ratio is None:
+        reasons = {r.tlb_reason for r in runs if r.tool == tool and r.mode == mode
+                   and r.tlb_reason}
+        tlb_note = "; ".join(sorted(reasons)) or "not measured"
+    return ModeSummary(
+        tool=tool, mode=mode, instances=len(instances),
+        solved=sum(1 for c in mine if c.cputime is not None),
+        wrong=sum(1 for c in mine if c.verdict == "wrong"),
+        par2=stats.par2([c.cputime for c in mine] +
+                        [None] * (len(instances) - len(mine)), cpu_limit) if instances else 0.0,
+        common=len(common), common_time=sum(this_times) if common else None,
+        common_user=sum(c.user or 0.0 for c in this) if common else None,
+        common_system=sum(c.system or 0.0 for c in this) if common else None,
+        saved_percent=stats.saved_percent(sum(base_times), sum(this_times))
+        if comparable else None,
+        speedup=stats.speedup(base_times, this_times) if comparable else None,
+        wilcoxon_p=stats.wilcoxon_p(base_times, this_times) if comparable else None,
+        memory_ratio=_ratio([(b.memory_peak, t.memory_peak)
+                             for b, t in zip(base, this, strict=True)])
+        if mode != baseline else 1.0,
+        huge_share=statistics.median(shares) if shares else None,
+        tlb_ratio=tlb_ratio if mode != baseline else None,
+        tlb_note=tlb_note)

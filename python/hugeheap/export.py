@@ -1,0 +1,117 @@
+"""A campaign's runs for other programs: CSV with one row per run, and
+BenchExec result XML (one file per tool and mode) that BenchExec's
+table-generator reads."""
+
+from __future__ import annotations
+
+import csv
+import datetime
+import os
+import xml.etree.ElementTree as ET
+from dataclasses import asdict, fields
+from pathlib import Path
+
+from .analysis import Analysis, Cell
+from .errors import HarnessError
+from .store import RunRecord
+
+_DOCTYPE = ('<!DOCTYPE result PUBLIC "+//IDN sosy-lab.org//DTD BenchExec result 3.0//EN" '
+            '"https://www.sosy-lab.org/benchexec/result-3.0.dtd">')
+
+
+def _writable(path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot create its directory ({error.strerror})") from None
+
+
+def write_csv(analysis: Analysis, path: Path) -> None:
+    """Every run, with its verdict as judged (contradicted answers are `wrong`)."""
+    _writable(path)
+    names = [f.name for f in fields(RunRecord)]
+    partial = path.with_name(path.name + ".partial")
+    try:
+        with open(partial, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=names)
+            writer.writeheader()
+            for record in analysis.runs:
+                writer.writerow(asdict(record))
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot write it ({error.strerror})") from None
+    os.replace(partial, path)
+
+
+def _status(cell: Cell) -> tuple[str, str]:
+    """BenchExec's status and category of a cell."""
+    if cell.verdict == "wrong":
+        return cell.verdict, "wrong"
+    if cell.status == "timeout":
+        return "TIMEOUT", "error"
+    if cell.status == "memout":
+        return "OUT OF MEMORY", "error"
+    if cell.status in ("error", "signal"):
+        return f"ERROR ({cell.status})", "error"
+    if cell.cputime is None:
+        return cell.verdict, "unknown"
+    # Solved; BenchExec calls a result without an expected verdict "missing".
+    return cell.verdict, "missing"
+
+
+def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
+    """One result file per tool and mode; each run is the median over the
+    campaign's repetitions (a `repetitions` column says how many)."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise HarnessError(f"{directory}: cannot create it ({error.strerror})") from None
+    latest = analysis.machine[-1] if analysis.machine else {}
+    started = latest.get("started") or datetime.datetime.now(datetime.UTC).isoformat()
+    written = []
+    for tool in analysis.tools:
+        for mode in analysis.modes:
+            cells = [analysis.cells[(tool, mode, i)] for i in analysis.instances
+                     if (tool, mode, i) in analysis.cells]
+            if not cells:
+                continue
+            version = latest.get("tools", {}).get(tool, {}).get("version", "")
+            result = ET.Element("result", {
+                "benchmarkname": analysis.name, "name": f"{analysis.name}.{tool}.{mode}",
+                "date": started, "starttime": started, "tool": tool, "version": str(version),
+                "generator": "hugeheap report", "toolmodule": "hugeheap",
+                "options": f"allocator mode {mode}",
+                "timelimit": f"{analysis.cpu_limit:g}s", "cpuCores": str(latest.get("cpu_count",
+                                                                                    "-"))})
+            columns = ET.SubElement(result, "columns")
+            for title in ("status", "cputime", "walltime", "memory"):
+                ET.SubElement(columns, "column", {"title": title})
+            system = ET.SubElement(result, "systeminfo",
+                                   {"hostname": str(latest.get("hostname", "unknown"))})
+            ET.SubElement(system, "os", {"name": f"Linux {latest.get('kernel', '')}"})
+            ET.SubElement(system, "cpu", {"model": str(latest.get("cpu_model", "")),
+                                          "cores": str(latest.get("cpu_count", ""))})
+            ET.SubElement(system, "ram", {"size": f"{latest.get('memory_bytes') or 0}B"})
+            for cell in cells:
+                status, category = _status(cell)
+                run = ET.SubElement(result, "run", {"name": cell.instance, "files": "[]"})
+                values = {"status": status, "category": category,
+                          "cputime": f"{cell.cputime}s" if cell.cputime is not None
+                          else f"{analysis.cpu_limit:g}s",
+                          "walltime": f"{cell.walltime}s",
+                          "repetitions": str(cell.repetitions)}
+                if cell.memory_peak is not None:
+                    values["memory"] = f"{cell.memory_peak}B"
+                if cell.user is not None and cell.system is not None:
+                    values["cputime-user"] = f"{cell.user}s"
+                    values["cputime-system"] = f"{cell.system}s"
+                if cell.huge_share is not None:
+                    values["hugepage-share"] = f"{cell.huge_share:.4f}"
+                for title, value in values.items():
+                    ET.SubElement(run, "column", {"title": title, "value": value})
+            ET.indent(result)
+            path = directory / f"{analysis.name}.{tool}.{mode}.results.xml"
+            text = '<?xml version="1.0" ?>\n' + _DOCTYPE + "\n" + ET.tostring(result,
+                                                                               "unicode")
+            path.write_text(text + "\n")
+            written.append(path)
+    return written

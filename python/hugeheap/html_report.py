@@ -1,0 +1,248 @@
+"""The HTML report: one self-contained file (plotly's script embedded, no
+network fetch) with the summary tables, a cactus plot and log-log scatter
+plots per tool, a sortable and filterable per-instance table, and the machine
+the campaign ran on."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import plotly.graph_objects as go
+from plotly.offline import get_plotlyjs
+
+from .analysis import Analysis
+from .errors import HarnessError
+from .report_view import LEGEND, SUMMARY_HEADERS, summary_row
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.6em; } h2 { margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; margin: 1em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.25em 0.6em; text-align: right; }
+th:first-child, td:first-child, td.text { text-align: left; }
+th { background: #f3f3f3; }
+#instances th { cursor: pointer; user-select: none; }
+#instances th.sorted-up::after { content: " \\25B2"; }
+#instances th.sorted-down::after { content: " \\25BC"; }
+.wrong { color: #b00; font-weight: bold; } .legend { color: #555; max-width: 60em; }
+.plots { display: flex; flex-wrap: wrap; gap: 1em; } .plot { width: 520px; height: 460px; }
+#filter { font-size: 1em; padding: 0.3em; width: 24em; }
+"""
+
+# Sorting and filtering of the per-instance table: numbers sort by their
+# data-value, text by itself; the filter keeps rows containing every word typed.
+_TABLE_SCRIPT = """
+(function () {
+  const table = document.getElementById("instances");
+  const body = table.tBodies[0];
+  const rows = Array.from(body.rows);
+  const filter = document.getElementById("filter");
+  const count = document.getElementById("shown");
+  filter.addEventListener("input", function () {
+    const words = filter.value.toLowerCase().split(/\\s+/).filter(Boolean);
+    let shown = 0;
+    for (const row of rows) {
+      const text = row.textContent.toLowerCase();
+      const keep = words.every(w => text.includes(w));
+      row.style.display = keep ? "" : "none";
+      if (keep) shown++;
+    }
+    count.textContent = shown;
+  });
+  Array.from(table.tHead.rows[0].cells).forEach(function (header, column) {
+    header.addEventListener("click", function () {
+      const up = !header.classList.contains("sorted-up");
+      for (const h of table.tHead.rows[0].cells) h.classList.remove("sorted-up", "sorted-down");
+      header.classList.add(up ? "sorted-up" : "sorted-down");
+      const key = function (row) {
+        const cell = row.cells[column];
+        const value = cell.dataset.value;
+        return value === undefined ? cell.textContent : parseFloat(value);
+      };
+      rows.sort(function (a, b) {
+        const x = key(a), y = key(b);
+        const order = (typeof x === "number" && typeof y === "number") ? x - y
+          : String(x).localeCompare(String(y));
+        return up ? order : -order;
+      });
+      for (const row of rows) body.appendChild(row);
+    });
+  });
+})();
+"""
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _figure_html(figure: go.Figure, div_id: str) -> str:
+    return str(figure.to_html(full_html=False, include_plotlyjs=False, div_id=div_id,
+                              config={"displaylogo": False, "responsive": True}))
+
+
+def _cactus(analysis: Analysis, tool: str) -> go.Figure:
+    figure = go.Figure()
+    for mode in analysis.modes:
+        times = sorted(c.cputime for key, c in analysis.cells.items()
+                       if key[0] == tool and key[1] == mode and c.cputime is not None)
+        figure.add_trace(go.Scatter(x=list(range(1, len(times) + 1)), y=times,
+                                    mode="lines+markers", name=mode))
+    figure.update_layout(title=f"{tool}: cactus plot", xaxis_title="instances solved",
+                         yaxis_title="CPU time (s)", yaxis_type="log",
+                         margin={"l": 60, "r": 20, "t": 50, "b": 50})
+    return figure
+
+
+def _scatter(analysis: Analysis, tool: str, mode: str) -> go.Figure:
+    limit = analysis.cpu_limit
+    xs, ys, names = [], [], []
+    for instance in analysis.instances:
+        base = analysis.cells.get((tool, analysis.baseline, instance))
+        this = analysis.cells.get((tool, mode, instance))
+        if base is None or this is None:
+            continue
+        # Unsolved runs sit on the limit, so that they stay visible.
+        xs.append(base.cputime if base.cputime is not None else limit)
+        ys.append(this.cputime if this.cputime is not None else limit)
+        names.append(instance)
+    low = max(min(xs + ys + [limit]) / 2, 1e-3)
+    figure = go.Figure()
+    figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name="instances", text=names,
+                                hovertemplate="%{text}<br>baseline %{x:.3f} s<br>"
+                                              f"{html.escape(mode)} %{{y:.3f}} s<extra></extra>"))
+    for factor, label in ((1, "same time"), (2, "2x slower"), (0.5, "2x faster")):
+        figure.add_trace(go.Scatter(x=[low, limit * 2], y=[low * factor, limit * 2 * factor],
+                                    mode="lines", name=label,
+                                    line={"dash": "solid" if factor == 1 else "dash",
+                                          "color": "#888", "width": 1}))
+    figure.update_layout(title=f"{tool}: {mode} against {analysis.baseline}",
+                         xaxis_title=f"{analysis.baseline} CPU time (s)",
+                         yaxis_title=f"{mode} CPU time (s)", xaxis_type="log", yaxis_type="log",
+                         xaxis_range=None, showlegend=True,
+                         margin={"l": 60, "r": 20, "t": 50, "b": 50})
+    return figure
+
+
+def _summary_tables(analysis: Analysis) -> str:
+    parts = []
+    for tool in analysis.tools:
+        rows = [s for s in analysis.summaries if s.tool == tool]
+        if not rows:
+            continue
+        parts.append(f"<h3>{_e(tool)}: {rows[0].instances} instances, {rows[0].common} solved "
+                     f"by every mode</h3><table class='summary'><thead><tr>"
+                     + "".join(f"<th>{_e(h)}</th>" for h in SUMMARY_HEADERS)
+                     + "</tr></thead><tbody>")
+        for summary in rows:
+            cells = summary_row(summary, analysis.baseline)
+            parts.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+        parts.append("</tbody></table>")
+    parts.append(f"<p class='legend'>{_e(LEGEND)}</p>")
+    return "\n".join(parts)
+
+
+def _number(value: float | None, pattern: str) -> str:
+    if value is None:
+        return "<td data-value='Infinity'>-</td>"
+    return f"<td data-value='{value!r}'>{pattern.format(value)}</td>"
+
+
+def _instance_table(analysis: Analysis) -> str:
+    headers = ["tool", "instance", "mode", "answer", "CPU s", "vs baseline", "wall s",
+               "user s", "system s", "peak MiB", "huge", "runs"]
+    rows = []
+    for (tool, mode, instance), cell in sorted(analysis.cells.items()):
+        base = analysis.cells.get((tool, analysis.baseline, instance))
+        ratio = (base.cputime / cell.cputime) if base and base.cputime and cell.cputime else None
+        verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
+        shown = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
+        rows.append(
+            f"<tr><td class='text'>{_e(tool)}</td><td class='text'>{_e(instance)}</td>"
+            f"<td class='text'>{_e(mode)}</td><td class='{verdict_class}'>{_e(shown)}</td>"
+            + _number(cell.cputime, "{:.3f}") + _number(ratio, "{:.3f}x")
+            + _number(cell.walltime, "{:.3f}") + _number(cell.user, "{:.3f}")
+            + _number(cell.system, "{:.3f}")
+            + _number(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}")
+            + _number(cell.huge_share, "{:.0%}") + f"<td>{cell.repetitions}</td></tr>")
+    return ("<p><input id='filter' type='search' placeholder='filter: words to match'> "
+            f"<span id='shown'>{len(rows)}</span> of {len(rows)} rows; click a heading to sort"
+            "</p><table id='instances'><thead><tr>"
+            + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr></thead><tbody>"
+            + "\n".join(rows) + "</tbody></table>")
+
+
+def _machine(analysis: Analysis) -> str:
+    if not analysis.machine:
+        return "<p>No machine information was recorded.</p>"
+    latest = analysis.machine[-1]
+    plain = {k: v for k, v in latest.items() if not isinstance(v, dict)}
+    parts = ["<table class='machine'>"]
+    for key, value in plain.items():
+        parts.append(f"<tr><th>{_e(key)}</th><td class='text'>{_e(json.dumps(value))}</td></tr>")
+    for key in ("thp", "allocators", "tools"):
+        for name, value in (latest.get(key) or {}).items():
+            parts.append(f"<tr><th>{_e(key)}: {_e(name)}</th><td class='text'>"
+                         f"{_e(json.dumps(value))}</td></tr>")
+    parts.append("</table>")
+    hosts = {(s.get("hostname"), s.get("kernel"), json.dumps(s.get("thp"))) for s in
+             analysis.machine}
+    if len(hosts) > 1:
+        parts.append(f"<p class='wrong'>The campaign ran in {len(analysis.machine)} sessions on "
+                     "machines or settings that differ: compare with care.</p>")
+    else:
+        parts.append(f"<p>{len(analysis.machine)} session(s), all on this machine.</p>")
+    return "\n".join(parts)
+
+
+def render(analysis: Analysis) -> str:
+    plots = []
+    for number, tool in enumerate(analysis.tools):
+        if not any(key[0] == tool for key in analysis.cells):
+            continue
+        plots.append(f"<h3>{_e(tool)}</h3><div class='plots'>")
+        cactus = _figure_html(_cactus(analysis, tool), f"cactus-{number}")
+        plots.append(f"<div class='plot'>{cactus}</div>")
+        for index, mode in enumerate(m for m in analysis.modes if m != analysis.baseline):
+            figure = _scatter(analysis, tool, mode)
+            plots.append(f"<div class='plot'>{_figure_html(figure, f'scatter-{number}-{index}')}"
+                         "</div>")
+        plots.append("</div>")
+    wrong = "".join(f"<p class='wrong'>WRONG ANSWERS: {_e(d.describe())}</p>"
+                    for d in analysis.disagreements)
+    return f"""<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<title>hugeheap report: {_e(analysis.name)}</title>
+<style>{_STYLE}</style>
+<script>{get_plotlyjs()}</script>
+</head><body>
+<h1>hugeheap campaign {_e(analysis.name)}</h1>
+<p>{len(analysis.runs)} runs: {len(analysis.tools)} tool(s), {len(analysis.modes)} allocator
+modes (baseline <b>{_e(analysis.baseline)}</b>), {len(analysis.instances)} instances; CPU limit
+{analysis.cpu_limit:g} s (PAR-2 counts an unsolved instance as {2 * analysis.cpu_limit:g} s).</p>
+{wrong}
+<h2 id="summary">Summary</h2>
+{_summary_tables(analysis)}
+<h2 id="plots">Plots</h2>
+{"".join(plots)}
+<h2 id="per-instance">Per instance</h2>
+{_instance_table(analysis)}
+<h2 id="machine">Machine</h2>
+{_machine(analysis)}
+<script>{_TABLE_SCRIPT}</script>
+</body></html>
+"""
+
+
+def write_html(analysis: Analysis, path: Path) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        partial = path.with_name(path.name + ".partial")
+        partial.write_text(render(analysis))
+        os.replace(partial, path)
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot write the report ({error.strerror})") from None

@@ -1,0 +1,62 @@
+"""The instances of a campaign: the suite's files as they are, and the output
+of its generator commands, made once and cached in the campaign directory
+(a generated file is kept with the command that made it, and made again only
+when the command changes)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import HarnessError
+from .suite import Suite
+
+
+@dataclass(frozen=True)
+class Instance:
+    name: str
+    path: Path
+
+
+def prepare(suite: Suite, cache: Path) -> list[Instance]:
+    instances = [Instance(name, path) for name, path in suite.files]
+    taken = {i.name for i in instances}
+    for generator in suite.generators:
+        for seed in generator.seeds:
+            name = generator.name.replace("{seed}", str(seed))
+            if name in taken:
+                raise HarnessError(f"{suite.path}: the generated instance '{name}' has the name "
+                                   "of an instance file; rename the generator's output")
+            argv = [word.replace("{seed}", str(seed)) for word in generator.argv]
+            instances.append(Instance(name, _generate(argv, cache / name, suite.directory)))
+    return instances
+
+
+def _generate(argv: list[str], target: Path, directory: Path) -> Path:
+    recipe = target.with_name(target.name + ".command")
+    command = "\0".join(argv)
+    if target.exists() and recipe.exists() and recipe.read_text() == command:
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    program = argv[0]
+    if "/" in program and not Path(program).is_absolute():
+        program = str((directory / program).resolve())
+    try:
+        with open(partial, "wb") as out:
+            done = subprocess.run([program, *argv[1:]], stdout=out, stderr=subprocess.PIPE,
+                                  cwd=directory)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise HarnessError(f"cannot run the generator {' '.join(argv)}: {error.strerror}") \
+            from None
+    if done.returncode != 0:
+        partial.unlink(missing_ok=True)
+        message = done.stderr.decode(errors="replace").strip().splitlines()
+        raise HarnessError(f"the generator {' '.join(argv)} failed (exit code {done.returncode})"
+                           + (f": {message[-1]}" if message else ""))
+    os.replace(partial, target)  # a generator stopped halfway leaves no instance behind
+    recipe.write_text(command)
+    return target

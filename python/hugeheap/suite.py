@@ -1,0 +1,395 @@
+"""The suite file of a campaign: which tools, which allocator modes, which
+instances, under which limits, how often.
+
+    [campaign]
+    modes = ["system", "hugeheap"]     # the first is the baseline
+    repetitions = 3                    # optional, default 1
+    jobs = 1                           # optional, parallel runs on disjoint cores
+    seed = 1                           # optional, seeds the shuffled mode order
+
+    [limits]
+    cpu_time = "60s"                   # required: PAR-2 counts an unsolved run twice this
+    wall_time = "120s"                 # optional, default twice cpu_time
+    memory = "4GiB"                    # optional
+
+    [tools.minisat]
+    command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model
+    adapter = "sat"                    # sat, smtlib, exitcode or regex:PATTERN
+    optional = true                    # if it is not installed: named, then skipped
+
+    [instances]
+    files = ["cnf/*.cnf"]              # globs relative to this file
+
+    [[instances.generate]]
+    name = "random-{seed}.cnf"
+    command = "hh-randksat 5000 21000 3 {seed}"  # run in this file's directory
+    seeds = [1, 2, 3]
+
+Everything is checked before anything runs, and each mistake is one
+HarnessError naming the file, the line where there is one, and the fix."""
+
+from __future__ import annotations
+
+import difflib
+import glob
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .adapters import check_adapter_name
+from .allocators import MODES, resolve
+from .errors import HarnessError
+from .units import parse_duration, parse_size
+
+PLACEHOLDERS = {"instance", "model"}
+_KEYS: dict[str, set[str]] = {
+    "": {"campaign", "limits", "tools", "instances"},
+    "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
+    "limits": {"cpu_time", "wall_time", "memory"},
+    "tool": {"command", "adapter", "optional"},
+    "instances": {"files", "generate"},
+    "generate": {"name", "command", "seeds"},
+}
+
+
+@dataclass
+class Tool:
+    name: str
+    argv: list[str]  # the command template, split; {instance} and {model} filled per run
+    adapter: str
+    program: str  # the executable, resolved
+
+
+@dataclass
+class Generator:
+    name: str  # with {seed}
+    argv: list[str]  # with {seed}
+    seeds: list[int]
+
+
+@dataclass
+class Suite:
+    path: Path
+    text: str
+    name: str
+    modes: list[str]
+    tools: list[Tool]
+    skipped_tools: list[tuple[str, str]]  # (name, why): optional tools not installed
+    files: list[tuple[str, Path]]  # (instance name, path)
+    generators: list[Generator]
+    cpu_s: float
+    wall_s: float
+    memory_bytes: int | None
+    repetitions: int = 1
+    jobs: int = 1
+    seed: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def directory(self) -> Path:
+        return self.path.parent
+
+
+class _Locator:
+    """Lines of tables and keys in the TOML text, for error messages
+    (tomllib keeps no positions)."""
+
+    _HEADER = re.compile(r"^\s*(\[\[?)\s*([^\]]+?)\s*\]\]?")
+    _KEY = re.compile(r"^\s*([A-Za-z0-9_\-\"'.]+)\s*=")
+
+    def __init__(self, text: str) -> None:
+        self.entries: list[tuple[str, int, str | None, int]] = []  # table, index, key, line
+        table, counts = "", {}  # type: str, dict[str, int]
+        index = 0
+        for number, line in enumerate(text.splitlines(), 1):
+            header = self._HEADER.match(line)
+            if header:
+                table = header.group(2).replace('"', "").replace("'", "")
+                index = counts.get(table, 0)
+                counts[table] = index + 1
+                self.entries.append((table, index, None, number))
+                continue
+            key = self._KEY.match(line)
+            if key:
+                full = key.group(1).replace('"', "").replace("'", "")
+                *prefix, last = full.split(".")
+                where = ".".join([table, *prefix]) if table else ".".join(prefix)
+                self.entries.append((where, index, last, number))
+
+    def line(self, table: str, key: str | None = None, index: int = 0) -> int | None:
+        for where, position, name, number in self.entries:
+            if where == table and name == key and position == index:
+                return number
+        if key is not None:  # the key is missing: point at its table
+            return self.line(table, None, index)
+        return None
+
+
+class _Checker:
+    def __init__(self, path: Path, text: str) -> None:
+        self.path, self.locate = path, _Locator(text)
+
+    def fail(self, problem: str, fix: str, table: str = "", key: str | None = None,
+             index: int = 0) -> HarnessError:
+        line = self.locate.line(table, key, index) if (table or key) else None
+        where = f"{self.path}:{line}" if line else str(self.path)
+        return HarnessError(f"{where}: {problem}; {fix}")
+
+    def known_keys(self, values: dict[str, Any], kind: str, table: str, index: int = 0) -> None:
+        for key in values:
+            if key not in _KEYS[kind]:
+                close = difflib.get_close_matches(key, sorted(_KEYS[kind]), n=1)
+                fix = (f"did you mean '{close[0]}'?" if close
+                       else f"the keys allowed there are: {', '.join(sorted(_KEYS[kind]))}")
+                place = f"[{table}]" if table else "the top level"
+                raise self.fail(f"unknown key '{key}' in {place}", fix, table, key, index)
+
+    def table(self, values: dict[str, Any], key: str, parent: str = "") -> dict[str, Any]:
+        value = values.get(key, {})
+        if not isinstance(value, dict):
+            raise self.fail(f"'{key}' must be a table", f"write it as [{key}]", parent, key)
+        return value
+
+    def positive_int(self, values: dict[str, Any], key: str, table: str, default: int,
+                     minimum: int = 1) -> int:
+        value = values.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise self.fail(f"{table}.{key} = {value!r} is not a whole number of at least "
+                            f"{minimum}", f"write e.g. {key} = {max(minimum, default)}",
+                            table, key)
+        return value
+
+    def string(self, values: dict[str, Any], key: str, table: str, index: int = 0,
+               example: str = "...") -> str:
+        if key not in values:
+            raise self.fail(f"[{table}] has no '{key}'", f'add {key} = "{example}"', table,
+                            None, index)
+        value = values[key]
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(f"{table}.{key} must be a non-empty string",
+                            f'write {key} = "{example}"', table, key, index)
+        return value
+
+
+def load(path: str | Path, check_libraries: bool = True) -> Suite:
+    """Reads and checks a suite file; raises HarnessError for the first mistake."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot read the suite file ({error.strerror})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise HarnessError(f"{path}: not valid TOML: {error}; see https://toml.io for the "
+                           "syntax") from None
+    check = _Checker(path.resolve(), text)
+    check.known_keys(data, "", "")
+
+    campaign = check.table(data, "campaign")
+    check.known_keys(campaign, "campaign", "campaign")
+    modes = _modes(check, campaign, check_libraries)
+
+    limits = check.table(data, "limits")
+    check.known_keys(limits, "limits", "limits")
+    cpu_s = _duration(check, limits, "cpu_time", required=True)
+    assert cpu_s is not None
+    wall_s = _duration(check, limits, "wall_time", required=False) or 2 * cpu_s
+    memory: int | None = None
+    if "memory" in limits:
+        try:
+            memory = parse_size(str(limits["memory"]), "limits.memory")
+        except HarnessError as error:
+            raise check.fail(str(error), 'write e.g. memory = "4GiB"', "limits", "memory") \
+                from None
+
+    tools, skipped = _tools(check, check.table(data, "tools"))
+    instances = check.table(data, "instances")
+    check.known_keys(instances, "instances", "instances")
+    files = _files(check, instances, path.resolve().parent)
+    generators = _generators(check, instances, path.resolve().parent)
+    if not files and not generators:
+        raise check.fail("the suite has no instances",
+                         'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
+                         "instances")
+    return Suite(path=path.resolve(), text=text, name=str(campaign.get("name", path.stem)),
+                 modes=modes, tools=tools, skipped_tools=skipped, files=files,
+                 generators=generators, cpu_s=cpu_s, wall_s=wall_s, memory_bytes=memory,
+                 repetitions=check.positive_int(campaign, "repetitions", "campaign", 1),
+                 jobs=check.positive_int(campaign, "jobs", "campaign", 1),
+                 seed=check.positive_int(campaign, "seed", "campaign", 0, minimum=0))
+
+
+def _modes(check: _Checker, campaign: dict[str, Any], check_libraries: bool) -> list[str]:
+    modes = campaign.get("modes")
+    if modes is None:
+        raise check.fail("[campaign] names no allocator modes",
+                         'add modes = ["system", "hugeheap"] (the first is the baseline)',
+                         "campaign")
+    if not isinstance(modes, list) or not modes or not all(isinstance(m, str) for m in modes):
+        raise check.fail("campaign.modes must be a list of mode names",
+                         'write modes = ["system", "hugeheap"]', "campaign", "modes")
+    for mode in modes:
+        if mode not in MODES:
+            close = difflib.get_close_matches(mode, MODES, n=1)
+            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(MODES)}"
+            raise check.fail(f"unknown allocator mode '{mode}'", hint, "campaign", "modes")
+        if modes.count(mode) > 1:
+            raise check.fail(f"mode '{mode}' is named twice", "name each mode once",
+                             "campaign", "modes")
+        if check_libraries:
+            missing = resolve(mode).missing
+            if missing:
+                raise check.fail(f"mode '{mode}' cannot run here: {missing}",
+                                 "or remove it from modes", "campaign", "modes")
+    return list(modes)
+
+
+def _duration(check: _Checker, limits: dict[str, Any], key: str, required: bool) -> float | None:
+    if key not in limits:
+        if required:
+            raise check.fail(f"[limits] has no {key}",
+                             f'add {key} = "60s" (PAR-2 counts an unsolved run twice it)',
+                             "limits")
+        return None
+    value = limits[key]
+    try:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            value = f"{value}s"
+        return parse_duration(str(value), f"limits.{key}")
+    except HarnessError as error:
+        raise check.fail(str(error), f'write e.g. {key} = "90s"', "limits", key) from None
+
+
+def _split_template(check: _Checker, command: str, table: str, allowed: set[str],
+                    index: int = 0) -> list[str]:
+    try:
+        argv = shlex.split(command)
+    except ValueError as error:
+        raise check.fail(f"{table}.command cannot be split into words ({error})",
+                         "close the quote", table, "command", index) from None
+    for name in re.findall(r"\{([^}]*)\}", command):
+        if name not in allowed:
+            raise check.fail(f"{table}.command has an unknown placeholder {{{name}}}",
+                             f"the placeholders there are {', '.join(sorted(allowed))}",
+                             table, "command", index)
+    return argv
+
+
+def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tuple[str, str]]]:
+    if not table:
+        raise check.fail("the suite names no tools",
+                         'add [tools.NAME] with command = "solver {instance}" and adapter',
+                         "")
+    tools: list[Tool] = []
+    skipped: list[tuple[str, str]] = []
+    for name, values in table.items():
+        where = f"tools.{name}"
+        if not isinstance(values, dict):
+            raise check.fail(f"'{where}' must be a table", f"write it as [{where}]", "tools",
+                             name)
+        check.known_keys(values, "tool", where)
+        command = check.string(values, "command", where, example="solver {instance}")
+        argv = _split_template(check, command, where, PLACEHOLDERS)
+        if "{instance}" not in command:
+            raise check.fail(f"{where}.command does not say where the instance goes",
+                             "put {instance} in it", where, "command")
+        adapter = values.get("adapter", "exitcode")
+        try:
+            check_adapter_name(str(adapter))
+        except HarnessError as error:
+            raise check.fail(str(error), 'write adapter = "sat", "smtlib", "exitcode" or '
+                             '"regex:PATTERN"', where, "adapter") from None
+        optional = values.get("optional", False)
+        if not isinstance(optional, bool):
+            raise check.fail(f"{where}.optional must be true or false", "write optional = true",
+                             where, "optional")
+        program = _find_program(argv[0], check.path.parent)
+        if program is None:
+            why = f"'{argv[0]}' is not installed (not found in PATH)"
+            if optional:
+                skipped.append((name, why))
+                continue
+            raise check.fail(f"tool '{name}': {why}",
+                             f"install it (Debian: apt-get install {Path(argv[0]).name}), "
+                             "give its full path, or mark the tool optional = true",
+                             where, "command")
+        tools.append(Tool(name, argv, str(adapter), program))
+    if not tools:
+        raise check.fail("none of the suite's tools is installed: "
+                         + "; ".join(f"{n}: {why}" for n, why in skipped),
+                         "install at least one of them", "tools")
+    return tools, skipped
+
+
+def _find_program(program: str, directory: Path) -> str | None:
+    if "/" in program:
+        candidate = Path(program) if Path(program).is_absolute() else directory / program
+        return str(candidate.resolve()) if os.access(candidate, os.X_OK) and \
+            candidate.is_file() else None
+    return shutil.which(program)
+
+
+def _files(check: _Checker, instances: dict[str, Any], directory: Path) -> list[tuple[str, Path]]:
+    patterns = instances.get("files", [])
+    if isinstance(patterns, str):
+        patterns = [patterns]
+    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
+        raise check.fail("instances.files must be a list of globs", 'write files = ["*.cnf"]',
+                         "instances", "files")
+    found: dict[str, Path] = {}
+    for pattern in patterns:
+        hits = sorted(glob.glob(str(directory / pattern), recursive=True))
+        hits = [h for h in hits if Path(h).is_file()]
+        if not hits:
+            raise check.fail(f"the glob '{pattern}' matches no file (relative to {directory})",
+                             "fix the pattern, or generate the instances", "instances", "files")
+        for hit in hits:
+            found[os.path.relpath(hit, directory)] = Path(hit)
+    return sorted(found.items())
+
+
+def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> list[Generator]:
+    entries = instances.get("generate", [])
+    if isinstance(entries, dict):
+        entries = [entries]
+    generators: list[Generator] = []
+    names: set[str] = set()
+    for index, values in enumerate(entries):
+        where = "instances.generate"
+        if not isinstance(values, dict):
+            raise check.fail("instances.generate must be tables", "write [[instances.generate]]",
+                             "instances", "generate")
+        check.known_keys(values, "generate", where, index)
+        name = check.string(values, "name", where, index, example="random-{seed}.cnf")
+        argv = _split_template(check, check.string(values, "command", where, index,
+                                                   example="generator {seed}"),
+                               where, {"seed"}, index)
+        seeds = values.get("seeds", [0])
+        if not isinstance(seeds, list) or not seeds or not all(
+                isinstance(s, int) and not isinstance(s, bool) for s in seeds):
+            raise check.fail(f"{where}.seeds must be a list of whole numbers",
+                             "write seeds = [1, 2, 3]", where, "seeds", index)
+        if len(seeds) > 1 and "{seed}" not in name:
+            raise check.fail(f"{where}.name '{name}' gives every seed the same name",
+                             "put {seed} in the name", where, "name", index)
+        if "/" in name or name.startswith("."):
+            raise check.fail(f"{where}.name '{name}' must be a plain file name",
+                             "leave out directories", where, "name", index)
+        for seed in seeds:
+            instance = name.replace("{seed}", str(seed))
+            if instance in names:
+                raise check.fail(f"two generated instances are both called '{instance}'",
+                                 "give each generator its own name", where, "name", index)
+            names.add(instance)
+        if _find_program(argv[0], directory) is None:
+            raise check.fail(f"the generator '{argv[0]}' is not found",
+                             "build or install it, or give its path relative to the suite "
+                             "file", where, "command", index)
+        generators.append(Generator(name, argv, list(seeds)))
+    return generators

@@ -1,0 +1,125 @@
+"""One run of a campaign, as a worker process does it: measure the tool with
+hugeheap run's library, classify its answer, check a SAT model against the
+formula, and keep the output compressed in the campaign directory.
+
+Workers are processes of their own (the runner forks the tool from a single
+thread), and die with the harness: a harness killed with SIGKILL takes its
+workers and the tools' main processes along, and the next start ends what is
+left in the runs' cgroups."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import shutil
+import signal
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .adapters import Answer, check_sat_answer, classify, model_from_file
+from .errors import HarnessError
+from .runner import Limits, die_with_parent, run
+from .store import RunRecord
+
+OUTPUT_LIMIT = 64 * 2**20  # the adapter reads at most this much of a tool's output
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    tool: str
+    instance: str
+    instance_path: str
+    mode: str
+    repetition: int
+    argv: tuple[str, ...]  # {instance} filled in, {model} not yet
+    adapter: str
+    cpu_s: float
+    wall_s: float
+    memory_bytes: int | None
+    cores: tuple[int, ...] | None
+    group_prefix: str
+    output_dir: str  # the campaign directory's outputs/
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.tool, self.instance, self.mode, self.repetition
+
+
+def start_worker(parent: int) -> None:
+    """Initialiser of a worker process: Ctrl-C is the harness's to handle, and
+    the worker ends when the harness does, however it ends."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+    if os.getppid() != parent:  # the harness died before prctl took hold
+        os._exit(1)
+
+
+def output_name(spec: RunSpec) -> str:
+    safe = spec.instance.replace("/", "__")
+    return f"{spec.tool}/{spec.mode}/{safe}.r{spec.repetition}.log.gz"
+
+
+def execute(spec: RunSpec) -> RunRecord | str:
+    """The finished run, or a message when the harness could not do it (not a
+    measurement: such a run is not stored and runs again on resume)."""
+    with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
+        model_file = Path(scratch) / "model"
+        output_file = Path(scratch) / "output"
+        argv = [word.replace("{model}", str(model_file)) for word in spec.argv]
+        try:
+            result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
+                                      memory_bytes=spec.memory_bytes,
+                                      cores=list(spec.cores) if spec.cores else None),
+                         alloc=spec.mode, output=str(output_file),
+                         group_prefix=spec.group_prefix, end_with_parent=True)
+        except HarnessError as error:
+            return f"{spec.tool} on {spec.instance} under {spec.mode}: {error}"
+        with open(output_file, "rb") as f:
+            output = f.read(OUTPUT_LIMIT).decode(errors="replace")
+        answer = _answer(spec, result.exit_code, output, model_file)
+        kept = output_name(spec)
+        _compress(output_file, Path(spec.output_dir) / kept)
+        if model_file.exists():
+            _compress(model_file, Path(spec.output_dir) / kept.replace(".log.gz", ".model.gz"))
+    if result.status != "ok" and answer.verdict in ("sat", "unsat"):
+        # An answer printed before a limit struck is not one the run gave within it.
+        answer = Answer("unknown", f"answered {answer.verdict}, but {result.status}")
+    return RunRecord(
+        tool=spec.tool, instance=spec.instance, mode=spec.mode, repetition=spec.repetition,
+        status=result.status, termination_reason=result.termination_reason,
+        verdict=answer.verdict, verdict_detail=answer.detail, exit_code=result.exit_code,
+        signal=result.signal, cputime=result.cputime_s, cputime_user=result.cputime_user_s,
+        cputime_system=result.cputime_system_s, walltime=result.walltime_s,
+        memory_peak=result.memory_peak_bytes, huge_share=result.huge_share,
+        tlb_misses=result.tlb_misses, tlb_reason=result.tlb_misses_reason,
+        reliable=result.reliable, warnings=json.dumps(result.warnings),
+        cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept)
+
+
+def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:
+    answer = classify(spec.adapter, exit_code, output)
+    if spec.adapter != "sat":
+        return answer
+    if model_file.exists():
+        verdict, model = model_from_file(model_file.read_text(errors="replace"))
+        if answer.verdict == "unknown" and verdict is not None:
+            answer = Answer(verdict)
+        if answer.verdict == "sat" and model:
+            answer = Answer("sat", model=model)
+    if spec.instance_path.endswith(".cnf"):
+        try:
+            answer = check_sat_answer(answer, Path(spec.instance_path))
+        except (HarnessError, OSError, ValueError) as error:
+            return Answer(answer.verdict, f"model not checked: {error}", answer.model)
+    answer.model = None  # checked; the record keeps the verdict, the file keeps the model
+    return answer
+
+
+def _compress(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    with open(source, "rb") as src, gzip.open(partial, "wb", compresslevel=6) as dst:
+        shutil.copyfileobj(src, dst)
+    os.replace(partial, target)
