@@ -21,7 +21,7 @@ from .campaign import default_directory, run_campaign
 from .errors import HarnessError
 from .suite import load
 
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def bench_command(suite_file: str, out_dir: str | None, jobs: int | None,

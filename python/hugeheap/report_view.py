@@ -14,7 +14,7 @@ from .export import write_benchexec, write_csv
 out = Console(highlight=False)
 if not out.is_terminal:  # a file or a pipe: room for the whole table
     out = Console(highlight=False, width=200)
-err = Console(stderr=True, highlight=False)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 def fmt(value: float | None, pattern: str = "{:.2f}", missing: str = "-") -> str:

@@ -1,0 +1,223 @@
+"""Campaigns end to end, with a small shell tool standing in for a solver:
+resuming after the harness is killed with SIGKILL or stopped with Ctrl-C,
+answers checked and contradictions marked wrong, the report's files."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from hugeheap.campaign import group_prefix
+from hugeheap.cgroups import discover
+
+# Answers what the instance's first line says; `slow` sleeps in a child of
+# its own while the flag file exists, so that a run is in flight when the
+# harness is killed, with a process that outlives the tool's main process.
+TOOL = """#!/bin/sh
+case "$(head -n1 "$1")" in
+  "c sat") echo "s SATISFIABLE"; echo "v 1 -2 0"; exit 10;;
+  "c badmodel") echo "s SATISFIABLE"; echo "v -1 2 0"; exit 10;;
+  "c unsat") echo "s UNSATISFIABLE"; exit 20;;
+  "c slow")
+    if [ -e "$HH_TEST_FLAG" ]; then
+      sleep 300 & echo $! > "$HH_TEST_FLAG.pid"; wait
+    fi
+    echo "s UNSATISFIABLE"; exit 20;;
+esac
+echo "s UNKNOWN"; exit 0
+"""
+
+SUITE = """
+[campaign]
+modes = ["system", "hugeheap"]
+seed = 7
+
+[limits]
+cpu_time = "20s"
+memory = "512MiB"
+
+[tools.fake]
+command = "./tool.sh {instance}"
+adapter = "sat"
+
+[instances]
+files = ["inst/*.cnf"]
+"""
+
+
+def make_campaign(tmp_path: Path, answers: dict[str, str], suite: str = SUITE) -> Path:
+    (tmp_path / "inst").mkdir()
+    for name, answer in answers.items():
+        (tmp_path / "inst" / f"{name}.cnf").write_text(f"c {answer}\np cnf 2 1\n1 -2 0\n")
+    tool = tmp_path / "tool.sh"
+    tool.write_text(TOOL)
+    tool.chmod(0o755)
+    (tmp_path / "suite.toml").write_text(suite)
+    return tmp_path / "suite.toml"
+
+
+def start_bench(suite: Path, out: Path, env: dict[str, str] | None = None
+                ) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env={**os.environ, **(env or {})})
+
+
+def bench(suite: Path, out: Path, env: dict[str, str] | None = None
+          ) -> subprocess.CompletedProcess[str]:
+    process = start_bench(suite, out, env)
+    stdout, stderr = process.communicate(timeout=300)
+    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+
+
+def rows(out: Path) -> list[tuple[object, ...]]:
+    db = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True)
+    try:
+        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        return db.execute("SELECT tool, instance, mode, repetition, status, verdict, "
+                          "start_time, walltime FROM runs ORDER BY 1, 2, 3, 4").fetchall()
+    finally:
+        db.close()
+
+
+def alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def leftover_groups(out: Path) -> list[Path]:
+    found = discover()
+    parents = ([found.v2] if found.v2 else []) + list(found.v1.values())
+    return [p for parent in parents for p in parent.glob(group_prefix(out) + "_*")]
+
+
+def wait_for(condition: object, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_a_campaign_runs_every_mode_and_checks_models(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"})
+    out = tmp_path / "camp"
+    done = bench(suite, out)
+    assert done.returncode == 0, done.stderr
+    stored = rows(out)
+    assert [(r[1], r[2], r[5]) for r in stored] == [
+        ("inst/a.cnf", "hugeheap", "sat"), ("inst/a.cnf", "system", "sat"),
+        ("inst/b.cnf", "hugeheap", "unsat"), ("inst/b.cnf", "system", "unsat")]
+    db = sqlite3.connect(out / "results.sqlite")
+    assert {d for (d,) in db.execute("SELECT verdict_detail FROM runs WHERE verdict = 'sat'")} \
+        == {"model checked"}
+    for name in ("suite.toml", "machine.json", "outputs/fake/system/inst__a.cnf.r0.log.gz"):
+        assert (out / name).exists(), name
+    # The same command again finds nothing to do.
+    again = bench(suite, out)
+    assert again.returncode == 0 and rows(out) == stored
+    assert "4 of 4 runs finished (0 now)" in again.stderr
+
+
+def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usable: str) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    flag.write_text("")
+    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
+    pid_file = Path(f"{flag}.pid")
+    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+    orphan = int(pid_file.read_text())
+    before = rows(out)
+    harness.send_signal(signal.SIGKILL)
+    harness.wait()
+    assert len(before) == 4 and {r[1] for r in before} == {"inst/a.cnf", "inst/b.cnf"}
+    # The run in flight left a process and its cgroup behind.
+    assert alive(orphan) and leftover_groups(out)
+    assert rows(out) == before
+
+    flag.unlink()
+    resumed = bench(suite, out, {"HH_TEST_FLAG": str(flag)})
+    assert resumed.returncode == 0, resumed.stderr
+    assert "ended 1 run(s) that a killed harness left going" in resumed.stderr
+    assert "resuming" in resumed.stderr
+    wait_for(lambda: not alive(orphan), timeout=10)
+    assert not leftover_groups(out)
+    after = rows(out)
+    keys = [r[:4] for r in after]
+    assert len(after) == 8 and len(set(keys)) == 8, "every run once"
+    assert all(r in after for r in before), "finished runs kept as they were"
+    assert all(r[4] == "ok" for r in after)
+
+
+def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
+                                                        cgroups_usable: str) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat", "c": "slow"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    flag.write_text("")
+    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
+    pid_file = Path(f"{flag}.pid")
+    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+    orphan = int(pid_file.read_text())
+    harness.send_signal(signal.SIGINT)
+    _, stderr = harness.communicate(timeout=60)
+    assert harness.returncode == 130, stderr
+    assert "stopped: 2 of 4 runs finished and kept" in stderr
+    assert "Traceback" not in stderr
+    wait_for(lambda: not alive(orphan), timeout=10)
+    assert not leftover_groups(out) and len(rows(out)) == 2
+    assert not list((out / "outputs").rglob("*.partial"))
+
+
+def test_contradicting_answers_are_marked_wrong(tmp_path: Path) -> None:
+    suite_text = SUITE + '\n[tools.liar]\ncommand = "./liar.sh {instance}"\nadapter = "sat"\n'
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"}, suite_text)
+    liar = tmp_path / "liar.sh"  # says UNSAT to everything
+    liar.write_text('#!/bin/sh\necho "s UNSATISFIABLE"\nexit 20\n')
+    liar.chmod(0o755)
+    out = tmp_path / "camp"
+    done = bench(suite, out)
+    assert done.returncode == 1
+    assert "WRONG ANSWERS: inst/a.cnf: 2 run(s) say SAT" in done.stderr
+    assert "the UNSAT runs are marked wrong" in done.stderr
+    report = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(out)],
+                            capture_output=True, text=True)
+    assert report.returncode == 0, report.stderr
+    assert "1/2 (1 wrong)" in report.stdout and "WRONG ANSWERS" in report.stderr
+
+
+def test_a_model_that_does_not_hold_is_wrong(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "badmodel"})
+    out = tmp_path / "camp"
+    assert bench(suite, out).returncode == 0
+    db = sqlite3.connect(out / "results.sqlite")
+    details = db.execute("SELECT DISTINCT verdict, verdict_detail FROM runs").fetchall()
+    assert details == [("wrong", "the model leaves clause 1 false: [1, -2]")]
+
+
+def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    out = tmp_path / "camp"
+    assert bench(suite, out).returncode == 0
+    suite.write_text(SUITE.replace('"20s"', '"30s"'))
+    refused = bench(suite, out)
+    assert refused.returncode == 2
+    assert "holds a campaign of another suite (its limits differ" in refused.stderr
+
+
+def test_too_many_jobs_is_an_error(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out",
+                           str(tmp_path / "camp"), "--jobs", "4096"], capture_output=True,
+                          text=True)
+    assert done.returncode == 2 and "--jobs 4096: this machine has only" in done.stderr
+    assert not (tmp_path / "camp" / "results.sqlite").exists()

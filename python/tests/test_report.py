@@ -1,0 +1,165 @@
+"""The report on a campaign with known answers: the summary figures, the CSV,
+BenchExec XML read back by BenchExec's own table-generator, and the HTML page
+opened in headless Chromium as a person would."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import Browser, find_chromium
+
+from hugeheap.analysis import analyse
+from hugeheap.export import write_benchexec, write_csv
+from hugeheap.html_report import write_html
+from hugeheap.store import RunRecord, Store
+
+LIMIT = 100.0
+# CPU seconds per instance: `fast` takes half of `base` everywhere it solves;
+# nobody solves i4; `fast` alone solves i3.
+TIMES = {
+    "base": {"i0": 10.0, "i1": 20.0, "i2": 40.0, "i3": None, "i4": None},
+    "fast": {"i0": 5.0, "i1": 10.0, "i2": 20.0, "i3": 50.0, "i4": None},
+}
+
+
+def record(mode: str, instance: str, repetition: int, cputime: float | None) -> RunRecord:
+    solved = cputime is not None
+    return RunRecord(
+        tool="solver", instance=instance, mode=mode, repetition=repetition,
+        status="ok" if solved else "timeout", termination_reason=None if solved else "cputime",
+        verdict="unsat" if solved else "unknown", verdict_detail=None, exit_code=20,
+        signal=None, cputime=cputime if solved else LIMIT, cputime_user=(cputime or LIMIT) * 0.9,
+        cputime_system=(cputime or LIMIT) * 0.1, walltime=(cputime or LIMIT) + 0.01,
+        memory_peak=(100 if mode == "base" else 150) * 2**20,
+        huge_share=0.0 if mode == "base" else 0.9, tlb_misses=None, tlb_reason="not supported",
+        reliable=True, warnings="[]", cores="0,1", start_time="2026-11-22T00:00:00+00:00",
+        output=None)
+
+
+def make_campaign(directory: Path, repetitions: int = 3) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    store = Store(directory / "results.sqlite")
+    for key, value in {"baseline": "base", "tools": '["solver"]', "modes": '["base", "fast"]',
+                       "cpu_limit_s": str(LIMIT), "suite_name": "known"}.items():
+        store.set_meta(key, value)
+    # Repetitions: the median is the listed time (one faster, one slower).
+    store.add_many([record(mode, instance, rep,
+                           None if t is None else t * (1.0, 0.9, 1.2)[rep % 3])
+                    for mode, times in TIMES.items() for instance, t in times.items()
+                    for rep in range(repetitions)])
+    store.close()
+    (directory / "machine.json").write_text(json.dumps([{
+        "hostname": "testhost", "kernel": "6.1", "cpu_model": "Test CPU", "cpu_count": 2,
+        "memory_bytes": 2**30, "started": "2026-11-22T00:00:00+00:00",
+        "tools": {"solver": {"version": "1.0"}}}]))
+    return directory
+
+
+def test_summary_figures_on_known_data(tmp_path: Path) -> None:
+    analysis = analyse(make_campaign(tmp_path / "camp"))
+    base, fast = analysis.summaries
+    assert (base.mode, base.solved, fast.solved) == ("base", 3, 4)
+    assert base.par2 == pytest.approx((10 + 20 + 40 + 2 * LIMIT + 2 * LIMIT) / 5)
+    assert fast.par2 == pytest.approx((5 + 10 + 20 + 50 + 2 * LIMIT) / 5)
+    assert base.common == fast.common == 3  # i3 is not solved by every mode
+    assert base.common_time == pytest.approx(70) and fast.common_time == pytest.approx(35)
+    assert fast.saved_percent == pytest.approx(50)
+    assert fast.speedup is not None and fast.speedup.geomean == pytest.approx(2.0)
+    assert fast.speedup.low == pytest.approx(2.0) and fast.speedup.high == pytest.approx(2.0)
+    assert fast.memory_ratio == pytest.approx(1.5) and fast.huge_share == pytest.approx(0.9)
+    assert fast.common_user == pytest.approx(35 * 0.9)
+    assert fast.tlb_ratio is None and fast.tlb_note == "not supported"
+
+
+def test_csv_has_one_row_per_run(tmp_path: Path) -> None:
+    analysis = analyse(make_campaign(tmp_path / "camp"))
+    write_csv(analysis, tmp_path / "runs.csv")
+    with open(tmp_path / "runs.csv") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * 5 * 3
+    assert {r["mode"] for r in rows} == {"base", "fast"} and "cputime_user" in rows[0]
+
+
+def test_benchexec_xml_is_read_by_table_generator(tmp_path: Path) -> None:
+    generator = shutil.which("table-generator", path=str(Path(sys.executable).parent))
+    if generator is None:
+        pytest.skip("BenchExec's table-generator is not installed (pip install benchexec)")
+    analysis = analyse(make_campaign(tmp_path / "camp"))
+    files = write_benchexec(analysis, tmp_path / "xml")
+    assert sorted(f.name for f in files) == ["known.solver.base.results.xml",
+                                             "known.solver.fast.results.xml"]
+    done = subprocess.run([generator, "--format", "csv", "--outputpath", str(tmp_path / "table"),
+                           *map(str, files)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    [table] = (tmp_path / "table").glob("*.table.csv")  # (and a .diff.csv)
+    lines = [line.split("\t") for line in table.read_text().splitlines()]
+    header = lines[2]
+    body = {line[0]: line for line in lines[3:]}
+    assert sorted(body) == ["i0", "i1", "i2", "i3", "i4"]
+    cputime = [i for i, title in enumerate(header) if title.startswith("cputime (s)")]
+    status = [i for i, title in enumerate(header) if title == "status"]
+    assert [float(body["i2"][i]) for i in cputime] == [40.0, 20.0]
+    assert [body["i4"][i] for i in status] == ["TIMEOUT", "TIMEOUT"]
+    assert [body["i3"][i] for i in status] == ["TIMEOUT", "unsat"]
+
+
+def test_html_report_in_a_browser(tmp_path: Path) -> None:
+    chromium = find_chromium()
+    if chromium is None:
+        pytest.skip("Chromium is not installed (Debian package chromium)")
+    analysis = analyse(make_campaign(tmp_path / "camp"))
+    page = tmp_path / "report.html"
+    write_html(analysis, page)
+    browser = Browser(chromium)
+    try:
+        session = browser.open(page.as_uri())
+        count = "document.querySelectorAll('{}').length".format
+        # One cactus plot and one scatter plot per non-baseline mode, drawn.
+        assert browser.evaluate(session, count(".js-plotly-plot")) == 2
+        assert browser.evaluate(session, count(".js-plotly-plot .main-svg")) >= 2
+        assert browser.evaluate(session, count("table.summary tbody tr")) == 2
+        assert browser.evaluate(session, count("#instances tbody tr")) == 10
+        assert "testhost" in browser.evaluate(session, "document.body.innerText")
+        # Filtering keeps the rows with every word; sorting orders by value.
+        shown = browser.evaluate(session, """{
+            const f = document.getElementById('filter');
+            f.value = 'fast i3'; f.dispatchEvent(new Event('input'));
+            Array.from(document.querySelectorAll('#instances tbody tr'))
+                 .filter(r => r.style.display !== 'none').length }""")
+        assert shown == 1
+        order = browser.evaluate(session, """{
+            const f = document.getElementById('filter');
+            f.value = 'base'; f.dispatchEvent(new Event('input'));
+            document.querySelectorAll('#instances th')[4].click();
+            Array.from(document.querySelectorAll('#instances tbody tr'))
+                 .filter(r => r.style.display !== 'none').map(r => r.cells[1].textContent) }""")
+        assert order == ["i0", "i1", "i2", "i3", "i4"]
+        browser.evaluate(session, "document.querySelectorAll('#instances th')[4].click()")
+        browser.screenshot(session, tmp_path / "report.png")
+        assert (tmp_path / "report.png").stat().st_size > 10_000
+        assert browser.problems(session) == []
+    finally:
+        browser.close()
+
+
+def test_report_command(tmp_path: Path) -> None:
+    directory = make_campaign(tmp_path / "camp")
+    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(directory),
+                           "--html", str(tmp_path / "r.html"), "--csv", str(tmp_path / "r.csv")],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "2.000 [2.000, 2.000]" in done.stdout and "+50.0%" in done.stdout
+    assert (tmp_path / "r.html").exists() and (tmp_path / "r.csv").exists()
+    missing = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report",
+                              str(tmp_path / "nothing")], capture_output=True, text=True)
+    assert missing.returncode == 2 and "no such campaign directory" in missing.stderr
+    (tmp_path / "empty").mkdir()
+    empty = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report",
+                            str(tmp_path / "empty")], capture_output=True, text=True)
+    assert empty.returncode == 2 and "no campaign here" in empty.stderr

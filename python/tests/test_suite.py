@@ -1,0 +1,146 @@
+"""Every kind of mistake in a suite file is one clear error naming the file,
+the line where there is one, and the fix; nothing runs before it is checked."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from hugeheap.errors import HarnessError
+from hugeheap.suite import load
+
+GOOD = """\
+[campaign]
+modes = ["system", "hugeheap"]
+repetitions = 2
+
+[limits]
+cpu_time = "30s"
+memory = "1GiB"
+
+[tools.echo]
+command = "sh -c 'cat {instance}' {instance}"
+adapter = "exitcode"
+
+[instances]
+files = ["inst/*.cnf"]
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "inst").mkdir(exist_ok=True)
+    (tmp_path / "inst" / "a.cnf").write_text("p cnf 1 1\n1 0\n")
+    path = tmp_path / "suite.toml"
+    path.write_text(text)
+    return path
+
+
+def fails(tmp_path: Path, text: str, *fragments: str) -> str:
+    path = write(tmp_path, text)
+    with pytest.raises(HarnessError) as caught:
+        load(path)
+    message = str(caught.value)
+    assert "\n" not in message, "one line"
+    for fragment in fragments:
+        assert re.search(fragment, message), f"{fragment!r} not in {message!r}"
+    return message
+
+
+def test_a_good_suite_loads(tmp_path: Path) -> None:
+    suite = load(write(tmp_path, GOOD))
+    assert suite.modes == ["system", "hugeheap"] and suite.repetitions == 2
+    assert suite.cpu_s == 30 and suite.wall_s == 60 and suite.memory_bytes == 2**30
+    assert [t.name for t in suite.tools] == ["echo"] and suite.files[0][0] == "inst/a.cnf"
+
+
+def test_toml_syntax_error_names_the_line(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('cpu_time = "30s"', 'cpu_time = "30s'),
+          r"suite\.toml: not valid TOML: .*line 6", "toml.io")
+
+
+def test_unknown_key_names_line_and_suggests(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace("repetitions = 2", "repetition = 2"),
+          r"suite\.toml:3: unknown key 'repetition' in \[campaign\]",
+          "did you mean 'repetitions'")
+    fails(tmp_path, GOOD.replace('adapter = "exitcode"', 'adaptor = "exitcode"'),
+          r"suite\.toml:11: unknown key 'adaptor' in \[tools\.echo\]", "'adapter'")
+
+
+def test_missing_tool_program(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace("sh -c", "no-such-solver-xyz -c"),
+          r"suite\.toml:10: tool 'echo': 'no-such-solver-xyz' is not installed",
+          "apt-get install no-such-solver-xyz", "optional = true")
+
+
+def test_optional_tool_that_is_missing_is_skipped(tmp_path: Path) -> None:
+    text = GOOD + '\n[tools.ghost]\ncommand = "no-such-solver-xyz {instance}"\noptional = true\n'
+    suite = load(write(tmp_path, text))
+    assert [t.name for t in suite.tools] == ["echo"]
+    assert suite.skipped_tools[0][0] == "ghost"
+
+
+def test_no_tools(tmp_path: Path) -> None:
+    text = GOOD.split("[tools.echo]")[0] + '[instances]\nfiles = ["inst/*.cnf"]\n'
+    fails(tmp_path, text, "names no tools", r"\[tools\.NAME\]")
+
+
+def test_glob_that_matches_nothing(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace("inst/*.cnf", "inst/*.smt2"),
+          r"suite\.toml:14: the glob 'inst/\*\.smt2' matches no file", "fix the pattern")
+
+
+def test_mode_whose_library_is_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HUGEHEAP_LIBRARY", str(tmp_path / "nowhere" / "libhugeheap.so"))
+    fails(tmp_path, GOOD, r"suite\.toml:2: mode 'hugeheap' cannot run here",
+          "libhugeheap.so not found", "remove it from modes")
+
+
+def test_unknown_mode(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('"hugeheap"]', '"mimaloc"]'),
+          r"suite\.toml:2: unknown allocator mode 'mimaloc'", "did you mean 'mimalloc'")
+
+
+def test_bad_duration_and_size(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('"30s"', '"30 parsecs"'),
+          r"suite\.toml:6: limits\.cpu_time: '30 parsecs' is not a duration", "90s")
+    fails(tmp_path, GOOD.replace('"1GiB"', '"lots"'),
+          r"suite\.toml:7: limits\.memory: 'lots' is not a size", "4GiB")
+
+
+def test_missing_cpu_limit(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('cpu_time = "30s"\n', ""),
+          r"suite\.toml:5: \[limits\] has no cpu_time", "PAR-2")
+
+
+def test_bad_numbers(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace("repetitions = 2", "repetitions = 0"),
+          r"suite\.toml:3: campaign\.repetitions = 0 is not a whole number of at least 1")
+
+
+def test_command_without_instance_or_with_unknown_placeholder(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace("{instance}' {instance}", "x'"),
+          r"suite\.toml:10: tools\.echo\.command does not say where the instance goes")
+    fails(tmp_path, GOOD.replace("' {instance}", "' {input}"),
+          r"suite\.toml:10: .*unknown placeholder \{input\}")
+
+
+def test_unknown_adapter(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('"exitcode"', '"satcomp"'),
+          r"suite\.toml:11: unknown adapter 'satcomp'", "regex:PATTERN")
+
+
+def test_generators_are_checked(tmp_path: Path) -> None:
+    base = GOOD.replace('files = ["inst/*.cnf"]\n', "")
+    fails(tmp_path, base + '[[instances.generate]]\nname = "r.cnf"\n'
+          'command = "echo {seed}"\nseeds = [1, 2]\n',
+          r"suite\.toml:15: .*gives every seed the same name", r"put \{seed\}")
+    fails(tmp_path, base + '[[instances.generate]]\nname = "r{seed}.cnf"\n'
+          'command = "no-such-generator {seed}"\nseeds = [1]\n',
+          r"suite\.toml:16: the generator 'no-such-generator' is not found")
+
+
+def test_no_instances(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('files = ["inst/*.cnf"]\n', ""),
+          r"suite\.toml:13: the suite has no instances")
