@@ -51,8 +51,14 @@ test-python: build
 	cd python && ../$(VENV)/bin/mypy
 	$(VENV)/bin/pytest python/tests
 
+# The main job: suites/demo.toml, a fresh campaign each time (a rebuilt
+# library is a different campaign), then its summary and HTML report.
+DEMO_DIR := $(BUILD)/demo-campaign
 demo: build
-	@python3 scripts/demo.py $(BUILD)
+	@rm -rf $(DEMO_DIR); $(VENV)/bin/hugeheap bench suites/demo.toml --out $(DEMO_DIR); \
+	  status=$$?; if [ $$status -le 1 ]; then \
+	    $(VENV)/bin/hugeheap report $(DEMO_DIR) --html $(DEMO_DIR)/report.html || status=$$?; \
+	  fi; exit $$status
 
 bench: build
 	@python3 bench/allocators.py --build $(BUILD)

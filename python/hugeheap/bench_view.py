@@ -3,6 +3,7 @@ and what came of it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from rich.console import Console
@@ -49,9 +50,16 @@ def bench_command(suite_file: str, out_dir: str | None, jobs: int | None,
         task.append(bar.add_task("runs", total=progress.total, completed=progress.already,
                                  unsolved=0, failed=0))
 
+    last_line = [time.monotonic()]
+
     def on_progress(progress: CampaignProgress) -> None:
         bar.update(task[0], completed=progress.already + progress.done,
                    unsolved=progress.unsolved, failed=progress.failed)
+        # Into a log (no terminal, so no live bar): a line now and then.
+        if not err.is_terminal and time.monotonic() - last_line[0] >= 30:
+            last_line[0] = time.monotonic()
+            err.print(f"runs {progress.already + progress.done}/{progress.total}, unsolved "
+                      f"{progress.unsolved}, failed {progress.failed}")
 
     with bar:
         outcome = run_campaign(suite, directory, jobs or suite.jobs, repeat or suite.repetitions,

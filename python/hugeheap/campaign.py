@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from . import topology
+from .allocators import resolve
 from .cgroups import end_leftover_groups
 from .errors import HarnessError
 from .instances import Instance, prepare
@@ -72,11 +73,20 @@ def group_prefix(directory: Path) -> str:
     return f"hugeheap_c{digest}"
 
 
+def _digest(path: str | None) -> str | None:
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
 def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
-    """What makes two campaigns comparable: runs of one may not mix with the other's."""
+    """What makes two campaigns comparable: runs of one may not mix with the
+    other's. A rebuilt allocator library or tool is another campaign."""
     return {
-        "tools": {t.name: [t.argv, t.adapter] for t in suite.tools},
+        "tools": {t.name: [t.argv, t.adapter, _digest(t.program)] for t in suite.tools},
         "modes": suite.modes,
+        "libraries": {m: _digest(resolve(m).library) for m in suite.modes},
         "limits": {"cpu_s": suite.cpu_s, "wall_s": suite.wall_s, "memory": suite.memory_bytes},
         "instances": sorted(i.name for i in instances),
     }
@@ -228,7 +238,8 @@ def run_campaign(suite: Suite, directory: Path, jobs: int, repetitions: int,
     try:
         # A harness killed earlier may have left runs going: end them first.
         leftovers = end_leftover_groups(group_prefix(directory))
-        for partial in (directory / "outputs").rglob("*.partial"):
+        for partial in [*(directory / "outputs").rglob("*.partial"),
+                        *(directory / "instances").glob(".*.partial")]:
             partial.unlink()
         store, instances = prepare_directory(suite, directory)
         try:

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""What `hugeheap bench` and `hugeheap report` cost on top of the runs.
+
+  overhead  campaigns of N runs of `true` through `hugeheap bench` (planning,
+            the worker process, answer checking, compressed output, one
+            sqlite commit per run) against the same N runs measured by calling
+            hugeheap's runner in a loop; interleaved, median of K rounds; the
+            difference per run is what scheduling and storage add
+  many      one campaign of --runs runs of `true` (default 10,000), timed
+  report    `hugeheap report` (terminal, then with --html) on a campaign of
+            --stored synthetic runs (default 100,000: 2 tools x 4 modes x
+            2,500 instances x 5 repetitions, times drawn at random)
+
+    .venv/bin/python bench/campaign_overhead.py overhead [--runs 200] [--rounds 3]
+    .venv/bin/python bench/campaign_overhead.py many [--runs 10000]
+    .venv/bin/python bench/campaign_overhead.py report [--stored 100000]"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from hugeheap.runner import Limits, run  # noqa: E402
+from hugeheap.store import RunRecord, Store  # noqa: E402
+
+HUGEHEAP = [sys.executable, "-m", "hugeheap.cli"]
+
+
+def true_suite(directory: Path, instances: int, repetitions: int) -> Path:
+    (directory / "inst").mkdir(parents=True)
+    for index in range(instances):
+        (directory / "inst" / f"i{index:05d}.txt").write_text("")
+    suite = directory / "suite.toml"
+    suite.write_text(f"""
+[campaign]
+modes = ["system"]
+repetitions = {repetitions}
+
+[limits]
+cpu_time = "10s"
+
+[tools.true]
+command = "true {{instance}}"
+adapter = "exitcode"
+
+[instances]
+files = ["inst/*.txt"]
+""")
+    return suite
+
+
+def timed_campaign(suite: Path, out: Path) -> float:
+    start = time.perf_counter()
+    subprocess.run([*HUGEHEAP, "bench", str(suite), "--out", str(out)], check=True,
+                   stderr=subprocess.DEVNULL, cwd=ROOT)
+    return time.perf_counter() - start
+
+
+def timed_direct(runs: int, scratch: Path) -> float:
+    start = time.perf_counter()
+    for _ in range(runs):
+        run(["true"], Limits(cpu_s=10, wall_s=20), output=str(scratch / "out.log"))
+    return time.perf_counter() - start
+
+
+def overhead(args: argparse.Namespace) -> None:
+    campaign, direct = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        suite = true_suite(base / "suite", args.runs, 1)
+        for index in range(args.rounds):
+            # Interpreter and worker start-up are paid once per campaign: they
+            # are counted, spread over the runs.
+            campaign.append(timed_campaign(suite, base / f"c{index}") / args.runs)
+            direct.append(timed_direct(args.runs, base) / args.runs)
+    added = [c - d for c, d in zip(campaign, direct, strict=True)]
+    print(f"per run of `true`, {args.runs} runs, median of {args.rounds} interleaved rounds: "
+          f"hugeheap bench {statistics.median(campaign) * 1000:.1f} ms, runner alone "
+          f"{statistics.median(direct) * 1000:.1f} ms, added by scheduling and storage "
+          f"{statistics.median(added) * 1000:.1f} ms (rounds: "
+          + ", ".join(f"{a * 1000:.1f}" for a in added) + ")")
+
+
+def many(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Path(tmp)
+        suite = true_suite(base / "suite", args.runs // 2, 2)
+        seconds = timed_campaign(suite, base / "campaign")
+        store = Store(base / "campaign" / "results.sqlite", readonly=True)
+        stored = len(store.finished())
+        store.close()
+    print(f"campaign of {args.runs} runs of `true`: {stored} stored in {seconds:.0f} s "
+          f"({seconds / args.runs * 1000:.1f} ms per run)")
+
+
+def synthetic_campaign(directory: Path, stored: int) -> None:
+    tools, modes, repetitions = ["a", "b"], ["system", "glibc-thp", "hugeheap", "mimalloc"], 5
+    instances = stored // (len(tools) * len(modes) * repetitions)
+    rng = random.Random(1)
+    directory.mkdir(parents=True)
+    store = Store(directory / "results.sqlite")
+    for key, value in {"baseline": "system", "tools": json.dumps(tools),
+                       "modes": json.dumps(modes), "cpu_limit_s": "60", "suite_name": "synthetic"
+                       }.items():
+        store.set_meta(key, value)
+    records = []
+    for tool in tools:
+        for index in range(instances):
+            hardness = rng.lognormvariate(0, 2)
+            for mode_index, mode in enumerate(modes):
+                for repetition in range(repetitions):
+                    cpu = hardness * (1 - 0.05 * mode_index) * rng.uniform(0.95, 1.05)
+                    solved = cpu < 60
+                    records.append(RunRecord(
+                        tool, f"instance-{index:05d}.cnf", mode, repetition,
+                        "ok" if solved else "timeout", None if solved else "cputime",
+                        "sat" if solved else "unknown", None, 10, None, min(cpu, 60),
+                        min(cpu, 60) * 0.9, min(cpu, 60) * 0.1, min(cpu, 60) + 0.02,
+                        rng.randint(10, 1000) * 2**20, rng.random(), None, "not supported",
+                        True, "[]", "0,1", "2026-11-22T00:00:00+00:00", None))
+    store.add_many(records)
+    store.close()
+
+
+def report(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp) / "campaign"
+        synthetic_campaign(directory, args.stored)
+        for extra in ([], ["--html", str(Path(tmp) / "report.html")]):
+            start = time.perf_counter()
+            subprocess.run([*HUGEHEAP, "report", str(directory), *extra], check=True,
+                           stdout=subprocess.DEVNULL, cwd=ROOT)
+            seconds = time.perf_counter() - start
+            size = (Path(tmp) / "report.html").stat().st_size if extra else 0
+            print(f"hugeheap report on {args.stored} stored runs"
+                  + (f" with --html ({size / 2**20:.1f} MiB)" if extra else " (terminal)")
+                  + f": {seconds:.1f} s")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("what", choices=["overhead", "many", "report"])
+    parser.add_argument("--runs", type=int)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--stored", type=int, default=100_000)
+    args = parser.parse_args()
+    if args.what == "overhead":
+        args.runs = args.runs or 200
+        overhead(args)
+    elif args.what == "many":
+        args.runs = args.runs or 10_000
+        many(args)
+    else:
+        report(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
