@@ -272,27 +272,31 @@ def _execute(blocks: list[list[RunSpec]], cores: list[list[int]], store: Store,
         workers = [_Worker(job_cores) for job_cores in cores]
         busy: dict[Any, _Worker] = {}  # by connection
         while True:
-            for worker in workers:
+            for index, worker in enumerate(workers):
                 if worker.running is None:
                     if not worker.block and pending:
                         worker.block = pending.popleft()
                     if worker.block:
-                        worker.send(worker.block.popleft())
+                        spec = worker.block.popleft()
+                        try:
+                            worker.send(spec)
+                        except OSError:  # the worker is gone: the run goes to a new one
+                            workers[index] = worker = _replace(worker)
+                            worker.send(spec)
                         busy[worker.connection] = worker
             if not busy:
                 return False
             for connection in multiprocessing.connection.wait(list(busy)):
                 worker = busy.pop(connection)
-                spec = worker.running
-                assert spec is not None
+                running = worker.running
+                assert running is not None
                 worker.running = None
                 try:
                     result: RunRecord | str = worker.connection.recv()
                 except EOFError:  # the worker died (out of memory?): replace it
-                    result = f"{spec.tool}/{spec.mode}/{spec.instance}: the worker process died"
-                    replacement = _Worker(worker.cores)
-                    replacement.block = worker.block
-                    workers[workers.index(worker)] = replacement
+                    result = (f"{running.tool}/{running.mode}/{running.instance}: the worker "
+                              "process died")
+                    workers[workers.index(worker)] = _replace(worker)
                 _account(result, store, progress)
                 if on_progress:
                     on_progress(progress)
@@ -306,6 +310,14 @@ def _execute(blocks: list[list[RunSpec]], cores: list[list[int]], store: Store,
             if worker.process.is_alive():
                 worker.stop()
         signal.signal(signal.SIGTERM, previous)
+
+
+def _replace(worker: _Worker) -> _Worker:
+    """A new worker on the same cores, with the rest of the dead one's block."""
+    worker.process.join(timeout=1)
+    replacement = _Worker(worker.cores)
+    replacement.block = worker.block
+    return replacement
 
 
 def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:

@@ -124,6 +124,10 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
     except HarnessError as error:
         _fail(str(error))
         return
+    except KeyboardInterrupt:  # outside the runs (e.g. while generating instances)
+        click.echo("hugeheap: interrupted; every finished run is kept (the same command goes "
+                   "on)", err=True)
+        sys.exit(130)
     sys.exit(code)
 
 

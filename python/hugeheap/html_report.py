@@ -111,19 +111,20 @@ def _scatter(analysis: Analysis, tool: str, mode: str) -> go.Figure:
         ys.append(this.cputime if this.cputime is not None else limit)
         names.append(instance)
     low = max(min(xs + ys + [limit]) / 2, 1e-3)
+    high = max(xs + ys + [low]) * 2  # up to the limit only where a run reached it
     figure = go.Figure()
     figure.add_trace(go.Scatter(x=xs, y=ys, mode="markers", name="instances", text=names,
                                 hovertemplate="%{text}<br>baseline %{x:.3f} s<br>"
                                               f"{html.escape(mode)} %{{y:.3f}} s<extra></extra>"))
     for factor, label in ((1, "same time"), (2, "2x slower"), (0.5, "2x faster")):
-        figure.add_trace(go.Scatter(x=[low, limit * 2], y=[low * factor, limit * 2 * factor],
+        figure.add_trace(go.Scatter(x=[low, high], y=[low * factor, high * factor],
                                     mode="lines", name=label,
                                     line={"dash": "solid" if factor == 1 else "dash",
                                           "color": "#888", "width": 1}))
     figure.update_layout(title=f"{tool}: {mode} against {analysis.baseline}",
                          xaxis_title=f"{analysis.baseline} CPU time (s)",
                          yaxis_title=f"{mode} CPU time (s)", xaxis_type="log", yaxis_type="log",
-                         xaxis_range=None, showlegend=True,
+                         showlegend=True,
                          margin={"l": 60, "r": 20, "t": 50, "b": 50})
     return figure
 

@@ -107,6 +107,17 @@ def wait_for(condition: object, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
+def start_until_slow_run(suite: Path, out: Path, flag: Path
+                         ) -> tuple[subprocess.Popen[str], int]:
+    """Starts a campaign and waits until its `slow` run is in flight; returns
+    the harness and the pid of the process the slow run started."""
+    flag.write_text("")
+    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
+    pid_file = Path(f"{flag}.pid")
+    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
+    return harness, int(pid_file.read_text())
+
+
 def test_a_campaign_runs_every_mode_and_checks_models(tmp_path: Path) -> None:
     suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"})
     out = tmp_path / "camp"
@@ -131,11 +142,7 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
     out = tmp_path / "camp"
     flag = tmp_path / "slow.flag"
-    flag.write_text("")
-    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
-    pid_file = Path(f"{flag}.pid")
-    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
-    orphan = int(pid_file.read_text())
+    harness, orphan = start_until_slow_run(suite, out, flag)
     before = rows(out)
     harness.send_signal(signal.SIGKILL)
     harness.wait()
@@ -163,11 +170,7 @@ def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
     suite = make_campaign(tmp_path, {"a": "sat", "c": "slow"})
     out = tmp_path / "camp"
     flag = tmp_path / "slow.flag"
-    flag.write_text("")
-    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
-    pid_file = Path(f"{flag}.pid")
-    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
-    orphan = int(pid_file.read_text())
+    harness, orphan = start_until_slow_run(suite, out, flag)
     harness.send_signal(signal.SIGINT)
     _, stderr = harness.communicate(timeout=60)
     assert harness.returncode == 130, stderr
