@@ -12,6 +12,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from hugeheap.campaign import group_prefix
 from hugeheap.cgroups import discover
 
@@ -224,3 +226,21 @@ def test_too_many_jobs_is_an_error(tmp_path: Path) -> None:
                           text=True)
     assert done.returncode == 2 and "--jobs 4096: this machine has only" in done.stderr
     assert not (tmp_path / "camp" / "results.sqlite").exists()
+
+
+def test_parallel_jobs_run_on_disjoint_cores(tmp_path: Path) -> None:
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("needs two cores")
+    suite = make_campaign(tmp_path, {f"i{n}": "sat" for n in range(6)})
+    out = tmp_path / "camp"
+    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out",
+                           str(out), "--jobs", "2"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    db = sqlite3.connect(out / "results.sqlite")
+    core_sets = {cores for (cores,) in db.execute("SELECT DISTINCT cores FROM runs")}
+    assert len(core_sets) == 2, core_sets
+    first, second = (set(c.split(",")) for c in core_sets)
+    assert not first & second
+    # Each instance's modes ran back to back on one worker's cores.
+    per_block = db.execute("SELECT COUNT(DISTINCT cores) FROM runs GROUP BY instance").fetchall()
+    assert all(count == 1 for (count,) in per_block)
