@@ -74,6 +74,7 @@ class Analysis:
     disagreements: list[Disagreement]
     machine: list[dict[str, Any]] = field(default_factory=list)
     unreliable_runs: int = 0
+    missing_runs: int = 0  # to make every cell as repeated as the most repeated one
 
 
 def _median(values: list[float]) -> float | None:
@@ -121,6 +122,7 @@ def analyse(directory: Path) -> Analysis:
         modes = json.loads(store.meta("modes") or "[]")
         cpu_limit = float(store.meta("cpu_limit_s") or 0)
         name = store.meta("suite_name") or directory.name
+        planned = json.loads(store.meta("identity") or "{}").get("instances", [])
     finally:
         store.close()
     disagreements = judge(runs)
@@ -128,14 +130,17 @@ def analyse(directory: Path) -> Analysis:
     for record in runs:
         grouped[(record.tool, record.mode, record.instance)].append(record)
     cells = {key: _cell(*key, records) for key, records in grouped.items()}
-    instances = sorted({r.instance for r in runs})
+    instances = sorted({r.instance for r in runs} | set(planned))
     summaries = [summarise(tool, mode, baseline, modes, instances, cells, runs, cpu_limit)
                  for tool in tools for mode in modes
                  if any((tool, mode, i) in cells for i in instances)]
     machine_file = directory / "machine.json"
     machine = json.loads(machine_file.read_text()) if machine_file.exists() else []
+    most = max((c.repetitions for c in cells.values()), default=0)
+    missing = sum(most - (cells[(t, m, i)].repetitions if (t, m, i) in cells else 0)
+                  for t in tools for m in modes for i in instances)
     return Analysis(name, baseline, tools, modes, cpu_limit, runs, cells, instances, summaries,
-                    disagreements, machine, sum(1 for r in runs if not r.reliable))
+                    disagreements, machine, sum(1 for r in runs if not r.reliable), missing)
 
 
 def summarise(tool: str, mode: str, baseline: str, modes: list[str], instances: list[str],

@@ -358,7 +358,7 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
 
 def create_run_group(prefix: str = "hugeheap") -> tuple[RunGroup | None, list[str]]:
     """A fresh group for one run, or None with the reasons none could be made.
-    Its name starts with prefix_, so that leftover_groups(prefix) finds it."""
+    Its name starts with prefix_, so that end_leftover_groups(prefix) finds it."""
     reasons: list[str] = []
     found = discover()
     name = f"{prefix}_{os.getpid()}_{next(_counter)}"

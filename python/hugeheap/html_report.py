@@ -215,6 +215,9 @@ def render(analysis: Analysis) -> str:
         plots.append("</div>")
     wrong = "".join(f"<p class='wrong'>WRONG ANSWERS: {_e(d.describe())}</p>"
                     for d in analysis.disagreements)
+    if analysis.missing_runs:
+        wrong += (f"<p class='wrong'>The campaign is not complete: {analysis.missing_runs} runs "
+                  "are missing (an instance without runs counts as unsolved).</p>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>hugeheap report: {_e(analysis.name)}</title>

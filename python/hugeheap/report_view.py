@@ -68,6 +68,10 @@ def print_summary(analysis: Analysis) -> None:
     notes = {s.tlb_note for s in analysis.summaries if s.tlb_note}
     if notes:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
+    if analysis.missing_runs:
+        err.print(f"[yellow]the campaign is not complete: {analysis.missing_runs} runs are "
+                  "missing (an instance without runs counts as unsolved); run `hugeheap bench` "
+                  "on it again to finish it[/yellow]")
     if analysis.unreliable_runs:
         err.print(f"[yellow]{analysis.unreliable_runs} runs were measured without cgroups "
                   "(rusage only): their CPU time and memory may miss descendants[/yellow]")

@@ -181,6 +181,10 @@ def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
     wait_for(lambda: not alive(orphan), timeout=10)
     assert not leftover_groups(out) and len(rows(out)) == 2
     assert not list((out / "outputs").rglob("*.partial"))
+    report = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(out)],
+                            capture_output=True, text=True)
+    assert "the campaign is not complete: 2 runs are missing" in report.stderr
+    assert "1/2" in report.stdout  # c counts as unsolved
 
 
 def test_contradicting_answers_are_marked_wrong(tmp_path: Path) -> None:
