@@ -151,9 +151,11 @@ def _serve(connection: multiprocessing.connection.Connection, parent: int) -> No
             return
         try:
             result: RunRecord | str = execute(spec)
-        except Exception:  # a bug of ours: report it, keep the campaign going
-            result = f"internal error on {spec.tool}/{spec.mode}/{spec.instance}:\n" + \
-                traceback.format_exc()
+        except Exception as error:  # a bug of ours: say where, keep the campaign going
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            result = (f"{spec.tool}/{spec.mode}/{spec.instance}: internal error "
+                      f"{type(error).__name__}: {error} (at {Path(where.filename).name}:"
+                      f"{where.lineno}); please report it")
         connection.send(result)
 
 

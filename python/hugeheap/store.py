@@ -4,7 +4,6 @@ moment leaves every finished run and no half-written one."""
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
@@ -124,6 +123,3 @@ class Store:
     def close(self) -> None:
         self.db.close()
 
-
-def warnings_json(warnings: list[str]) -> str:
-    return json.dumps(warnings)

@@ -108,11 +108,14 @@ def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path)
             answer = Answer(verdict)
         if answer.verdict == "sat" and model:
             answer = Answer("sat", model=model)
-    if spec.instance_path.endswith(".cnf"):
+    if not spec.instance_path.endswith(".cnf"):
+        if answer.verdict == "sat":
+            answer.detail = "model not checked: the instance is not a .cnf file"
+    else:
         try:
             answer = check_sat_answer(answer, Path(spec.instance_path))
         except (HarnessError, OSError, ValueError) as error:
-            return Answer(answer.verdict, f"model not checked: {error}", answer.model)
+            return Answer(answer.verdict, f"model not checked: {error}")
     answer.model = None  # checked; the record keeps the verdict, the file keeps the model
     return answer
 
