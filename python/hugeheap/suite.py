@@ -37,7 +37,7 @@ import re
 import shlex
 import shutil
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -88,7 +88,6 @@ class Suite:
     repetitions: int = 1
     jobs: int = 1
     seed: int = 0
-    warnings: list[str] = field(default_factory=list)
 
     @property
     def directory(self) -> Path:
