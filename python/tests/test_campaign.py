@@ -8,11 +8,11 @@ import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
+from hugeheap_cli import CLI, cli
 
 from hugeheap.campaign import group_prefix
 from hugeheap.cgroups import discover
@@ -65,17 +65,14 @@ def make_campaign(tmp_path: Path, answers: dict[str, str], suite: str = SUITE) -
 
 def start_bench(suite: Path, out: Path, env: dict[str, str] | None = None
                 ) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env={**os.environ, **(env or {})})
+    return subprocess.Popen([*CLI, "bench", str(suite), "--out", str(out)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, **(env or {})})
 
 
 def bench(suite: Path, out: Path, env: dict[str, str] | None = None
           ) -> subprocess.CompletedProcess[str]:
-    process = start_bench(suite, out, env)
-    stdout, stderr = process.communicate(timeout=300)
-    return subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
+    return cli("bench", str(suite), "--out", str(out), env=env, timeout=300)
 
 
 def rows(out: Path) -> list[tuple[object, ...]]:
@@ -181,8 +178,7 @@ def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
     wait_for(lambda: not alive(orphan), timeout=10)
     assert not leftover_groups(out) and len(rows(out)) == 2
     assert not list((out / "outputs").rglob("*.partial"))
-    report = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(out)],
-                            capture_output=True, text=True)
+    report = cli("report", str(out))
     assert "the campaign is not complete: 2 runs are missing" in report.stderr
     assert "1/2" in report.stdout  # c counts as unsolved
 
@@ -198,8 +194,7 @@ def test_contradicting_answers_are_marked_wrong(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "WRONG ANSWERS: inst/a.cnf: 2 run(s) say SAT" in done.stderr
     assert "the UNSAT runs are marked wrong" in done.stderr
-    report = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(out)],
-                            capture_output=True, text=True)
+    report = cli("report", str(out))
     assert report.returncode == 0, report.stderr
     assert "1/2 (1 wrong)" in report.stdout and "WRONG ANSWERS" in report.stderr
 
@@ -225,9 +220,7 @@ def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
 
 def test_too_many_jobs_is_an_error(tmp_path: Path) -> None:
     suite = make_campaign(tmp_path, {"a": "sat"})
-    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out",
-                           str(tmp_path / "camp"), "--jobs", "4096"], capture_output=True,
-                          text=True)
+    done = cli("bench", str(suite), "--out", str(tmp_path / "camp"), "--jobs", "4096")
     assert done.returncode == 2 and "--jobs 4096: this machine has only" in done.stderr
     assert not (tmp_path / "camp" / "results.sqlite").exists()
 
@@ -237,8 +230,7 @@ def test_parallel_jobs_run_on_disjoint_cores(tmp_path: Path) -> None:
         pytest.skip("needs two cores")
     suite = make_campaign(tmp_path, {f"i{n}": "sat" for n in range(6)})
     out = tmp_path / "camp"
-    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "bench", str(suite), "--out",
-                           str(out), "--jobs", "2"], capture_output=True, text=True)
+    done = cli("bench", str(suite), "--out", str(out), "--jobs", "2")
     assert done.returncode == 0, done.stderr
     db = sqlite3.connect(out / "results.sqlite")
     core_sets = {cores for (cores,) in db.execute("SELECT DISTINCT cores FROM runs")}

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from browser import Browser, find_chromium
+from hugeheap_cli import cli
 
 from hugeheap.analysis import analyse
 from hugeheap.export import write_benchexec, write_csv
@@ -150,16 +151,13 @@ def test_html_report_in_a_browser(tmp_path: Path) -> None:
 
 def test_report_command(tmp_path: Path) -> None:
     directory = make_campaign(tmp_path / "camp")
-    done = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report", str(directory),
-                           "--html", str(tmp_path / "r.html"), "--csv", str(tmp_path / "r.csv")],
-                          capture_output=True, text=True)
+    done = cli("report", str(directory), "--html", str(tmp_path / "r.html"), "--csv",
+               str(tmp_path / "r.csv"))
     assert done.returncode == 0, done.stderr
     assert "2.000 [2.000, 2.000]" in done.stdout and "+50.0%" in done.stdout
     assert (tmp_path / "r.html").exists() and (tmp_path / "r.csv").exists()
-    missing = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report",
-                              str(tmp_path / "nothing")], capture_output=True, text=True)
+    missing = cli("report", str(tmp_path / "nothing"))
     assert missing.returncode == 2 and "no such campaign directory" in missing.stderr
     (tmp_path / "empty").mkdir()
-    empty = subprocess.run([sys.executable, "-m", "hugeheap.cli", "report",
-                            str(tmp_path / "empty")], capture_output=True, text=True)
+    empty = cli("report", str(tmp_path / "empty"))
     assert empty.returncode == 2 and "no campaign here" in empty.stderr

@@ -12,13 +12,13 @@ import uuid
 from pathlib import Path
 
 import pytest
+from hugeheap_cli import CLI, cli
 
 from hugeheap.allocators import resolve
 from hugeheap.errors import HarnessError
 from hugeheap.runner import Limits, run
 
 PY = sys.executable
-CLI = [PY, "-m", "hugeheap.cli"]
 
 
 def processes_with(marker: str, anywhere: bool = False) -> list[str]:
@@ -148,10 +148,6 @@ def test_stdin_and_output_files(cgroups_usable: str, tmp_path: Path) -> None:
     result = run(["cat"], stdin=str(source), output=str(sink))
     assert result.status == "ok"
     assert sink.read_text() == "hello through stdin\n"
-
-
-def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize("args,message", [
