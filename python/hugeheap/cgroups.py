@@ -378,6 +378,16 @@ def create_run_group(prefix: str = "hugeheap") -> tuple[RunGroup | None, list[st
     return None, reasons
 
 
+def usable_version() -> tuple[str | None, list[str]]:
+    """The cgroup version runs would get here ("v1", "v2"), found by making and
+    removing a group; None with the reasons where none can be made."""
+    group, reasons = create_run_group("hugeheap_probe")
+    if group is None:
+        return None, reasons
+    group.remove()
+    return group.version, reasons
+
+
 def end_leftover_groups(prefix: str) -> int:
     """Ends every process in the groups named prefix_* (left by a harness that
     was killed) and removes the groups; returns how many there were."""

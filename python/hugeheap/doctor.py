@@ -6,18 +6,18 @@ from typing import Any
 
 from . import machine, perf
 from .allocators import MODES, resolve
-from .cgroups import CgroupV1, create_run_group, discover
+from .cgroups import CgroupV1, discover, usable_version
 
 
 def report() -> dict[str, Any]:
     found = discover()
-    group, reasons = create_run_group()
+    usable, reasons = usable_version()
     cgroup: dict[str, Any] = {
         "v2": str(found.v2) if found.v2 else None,
         "v2_controllers": None,
         "v1": {c: str(p) for c, p in sorted(found.v1.items())
                if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL},
-        "usable": group.version if group else None,
+        "usable": usable,
         "problems": reasons,
     }
     if found.v2 is not None:
@@ -25,8 +25,6 @@ def report() -> dict[str, Any]:
             cgroup["v2_controllers"] = (found.v2 / "cgroup.controllers").read_text().split()
         except OSError:
             pass
-    if group is not None:
-        group.remove()
     modes = {}
     for name in MODES:
         mode = resolve(name)

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import __version__, machine
 from .allocators import REPO_ROOT, resolve
-from .cgroups import create_run_group
+from .cgroups import usable_version
 from .suite import Suite
 
 
@@ -46,12 +46,8 @@ def hugeheap_revision() -> str:
 def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
     info: dict[str, Any] = dict(machine.describe())
     info["thp"] = machine.thp_settings()
-    group, reasons = create_run_group("hugeheap_probe")
-    if group is not None:
-        info["cgroups"] = group.version
-        group.remove()
-    else:
-        info["cgroups"] = None
+    info["cgroups"], reasons = usable_version()
+    if info["cgroups"] is None:
         info["cgroups_problem"] = "; ".join(reasons)
     allocators: dict[str, Any] = {}
     for name in suite.modes:
