@@ -36,6 +36,7 @@ from . import topology
 from .allocators import resolve
 from .cgroups import end_leftover_groups
 from .errors import HarnessError
+from .files import write_whole
 from .instances import Instance, prepare
 from .store import RunRecord, Store
 from .suite import Suite
@@ -205,7 +206,7 @@ def prepare_directory(suite: Suite, directory: Path) -> tuple[Store, list[Instan
         store.set_meta("cpu_limit_s", str(suite.cpu_s))
         store.set_meta("tools", json.dumps([t.name for t in suite.tools]))
         store.set_meta("modes", json.dumps(suite.modes))
-        (directory / "suite.toml").write_text(suite.text)
+        write_whole(directory / "suite.toml", suite.text)
     elif theirs != mine:
         old, new = json.loads(theirs), json.loads(mine)
         changed = [key for key in new if old.get(key) != new[key]]
@@ -224,9 +225,7 @@ def _record_machine(suite: Suite, directory: Path, jobs: int, cores: list[list[i
     info["jobs"] = jobs
     info["cores_per_job"] = cores
     sessions.append(info)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(sessions, indent=1))
-    os.replace(partial, path)
+    write_whole(path, json.dumps(sessions, indent=1))
 
 
 def run_campaign(suite: Suite, directory: Path, jobs: int, repetitions: int,

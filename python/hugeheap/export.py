@@ -6,40 +6,27 @@ from __future__ import annotations
 
 import csv
 import datetime
-import os
+import io
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, fields
 from pathlib import Path
 
 from .analysis import Analysis, Cell
-from .errors import HarnessError
+from .files import write_whole
 from .store import RunRecord
 
 _DOCTYPE = ('<!DOCTYPE result PUBLIC "+//IDN sosy-lab.org//DTD BenchExec result 3.0//EN" '
             '"https://www.sosy-lab.org/benchexec/result-3.0.dtd">')
 
 
-def _writable(path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise HarnessError(f"{path}: cannot create its directory ({error.strerror})") from None
-
-
 def write_csv(analysis: Analysis, path: Path) -> None:
     """Every run, with its verdict as judged (contradicted answers are `wrong`)."""
-    _writable(path)
-    names = [f.name for f in fields(RunRecord)]
-    partial = path.with_name(path.name + ".partial")
-    try:
-        with open(partial, "w", newline="") as f:
-            writer = csv.DictWriter(f, fieldnames=names)
-            writer.writeheader()
-            for record in analysis.runs:
-                writer.writerow(asdict(record))
-    except OSError as error:
-        raise HarnessError(f"{path}: cannot write it ({error.strerror})") from None
-    os.replace(partial, path)
+    text = io.StringIO()
+    writer = csv.DictWriter(text, fieldnames=[f.name for f in fields(RunRecord)])
+    writer.writeheader()
+    for record in analysis.runs:
+        writer.writerow(asdict(record))
+    write_whole(path, text.getvalue())
 
 
 def _status(cell: Cell) -> tuple[str, str]:
@@ -61,10 +48,6 @@ def _status(cell: Cell) -> tuple[str, str]:
 def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
     """One result file per tool and mode; each run is the median over the
     campaign's repetitions (a `repetitions` column says how many)."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise HarnessError(f"{directory}: cannot create it ({error.strerror})") from None
     latest = analysis.machine[-1] if analysis.machine else {}
     started = latest.get("started") or datetime.datetime.now(datetime.UTC).isoformat()
     written = []
@@ -112,6 +95,6 @@ def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
             path = directory / f"{analysis.name}.{tool}.{mode}.results.xml"
             text = '<?xml version="1.0" ?>\n' + _DOCTYPE + "\n" + ET.tostring(result,
                                                                                "unicode")
-            path.write_text(text + "\n")
+            write_whole(path, text + "\n")
             written.append(path)
     return written

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from .analysis import Analysis
-from .errors import HarnessError
+from .files import write_whole
 from .report_view import LEGEND, SUMMARY_HEADERS, summary_row
 
 _STYLE = """
@@ -243,10 +242,4 @@ modes (baseline <b>{_e(analysis.baseline)}</b>), {len(analysis.instances)} insta
 
 
 def write_html(analysis: Analysis, path: Path) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(render(analysis))
-        os.replace(partial, path)
-    except OSError as error:
-        raise HarnessError(f"{path}: cannot write the report ({error.strerror})") from None
+    write_whole(path, render(analysis))
