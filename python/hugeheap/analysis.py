@@ -127,13 +127,20 @@ def analyse(directory: Path) -> Analysis:
         store.close()
     disagreements = judge(runs)
     grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
+    by_mode: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for record in runs:
         grouped[(record.tool, record.mode, record.instance)].append(record)
+        by_mode[(record.tool, record.mode)].append(record)
     cells = {key: _cell(*key, records) for key, records in grouped.items()}
     instances = sorted({r.instance for r in runs} | set(planned))
-    summaries = [summarise(tool, mode, baseline, modes, instances, cells, runs, cpu_limit)
-                 for tool in tools for mode in modes
-                 if any((tool, mode, i) in cells for i in instances)]
+    summaries = []
+    for tool in tools:
+        common = [i for i in instances
+                  if all((tool, m, i) in cells and cells[(tool, m, i)].cputime is not None
+                         for m in modes)]
+        summaries += [summarise(tool, mode, baseline, instances, common, cells,
+                                by_mode[(tool, mode)], cpu_limit)
+                      for mode in modes if (tool, mode) in by_mode]
     machine_file = directory / "machine.json"
     machine = json.loads(machine_file.read_text()) if machine_file.exists() else []
     most = max((c.repetitions for c in cells.values()), default=0)
@@ -143,25 +150,22 @@ def analyse(directory: Path) -> Analysis:
                     disagreements, machine, sum(1 for r in runs if not r.reliable), missing)
 
 
-def summarise(tool: str, mode: str, baseline: str, modes: list[str], instances: list[str],
-              cells: dict[tuple[str, str, str], Cell], runs: list[RunRecord],
+def summarise(tool: str, mode: str, baseline: str, instances: list[str], common: list[str],
+              cells: dict[tuple[str, str, str], Cell], mode_runs: list[RunRecord],
               cpu_limit: float) -> ModeSummary:
+    """One tool and mode; common: the instances every mode of the tool solved;
+    mode_runs: the runs of this tool and mode."""
     mine = [cells[(tool, mode, i)] for i in instances if (tool, mode, i) in cells]
-    common = [i for i in instances
-              if all((tool, m, i) in cells and cells[(tool, m, i)].cputime is not None
-                     for m in modes)]
     base = [cells[(tool, baseline, i)] for i in common]
     this = [cells[(tool, mode, i)] for i in common]
     base_times = [c.cputime or 0.0 for c in base]
     this_times = [c.cputime or 0.0 for c in this]
     comparable = mode != baseline and common and all(t > 0 for t in base_times + this_times)
-    shares = [r.huge_share for r in runs
-              if r.tool == tool and r.mode == mode and r.huge_share is not None]
+    shares = [r.huge_share for r in mode_runs if r.huge_share is not None]
     tlb_ratio = _ratio([(b.tlb_misses, t.tlb_misses) for b, t in zip(base, this, strict=True)])
     tlb_note = None
     if tlb_ratio is None:
-        reasons = {r.tlb_reason for r in runs if r.tool == tool and r.mode == mode
-                   and r.tlb_reason}
+        reasons = {r.tlb_reason for r in mode_runs if r.tlb_reason}
         tlb_note = "; ".join(sorted(reasons)) or "not measured"
     return ModeSummary(
         tool=tool, mode=mode, instances=len(instances),

@@ -66,7 +66,6 @@ class Outcome:
     leftovers_ended: int
     harness_errors: list[str]
     disagreements: list[Disagreement]
-    skipped_tools: list[tuple[str, str]]
 
 
 def group_prefix(directory: Path) -> str:
@@ -259,7 +258,7 @@ def run_campaign(suite: Suite, directory: Path, jobs: int, repetitions: int,
     finally:
         lock.release()
     return Outcome(directory, total, progress.done, progress.already, interrupted, leftovers,
-                   progress.harness_errors, disagreements, suite.skipped_tools)
+                   progress.harness_errors, disagreements)
 
 
 def _execute(blocks: list[list[RunSpec]], cores: list[list[int]], store: Store,
