@@ -154,7 +154,7 @@ class _Checker:
             raise self.fail(f"'{key}' must be a table", f"write it as [{key}]", parent, key)
         return value
 
-    def positive_int(self, values: dict[str, Any], key: str, table: str, default: int,
+    def whole_number(self, values: dict[str, Any], key: str, table: str, default: int,
                      minimum: int = 1) -> int:
         value = values.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
@@ -175,7 +175,7 @@ class _Checker:
         return value
 
 
-def load(path: str | Path, check_libraries: bool = True) -> Suite:
+def load(path: str | Path) -> Suite:
     """Reads and checks a suite file; raises HarnessError for the first mistake."""
     path = Path(path)
     try:
@@ -192,7 +192,7 @@ def load(path: str | Path, check_libraries: bool = True) -> Suite:
 
     campaign = check.table(data, "campaign")
     check.known_keys(campaign, "campaign", "campaign")
-    modes = _modes(check, campaign, check_libraries)
+    modes = _modes(check, campaign)
 
     limits = check.table(data, "limits")
     check.known_keys(limits, "limits", "limits")
@@ -219,12 +219,12 @@ def load(path: str | Path, check_libraries: bool = True) -> Suite:
     return Suite(path=path.resolve(), text=text, name=str(campaign.get("name", path.stem)),
                  modes=modes, tools=tools, skipped_tools=skipped, files=files,
                  generators=generators, cpu_s=cpu_s, wall_s=wall_s, memory_bytes=memory,
-                 repetitions=check.positive_int(campaign, "repetitions", "campaign", 1),
-                 jobs=check.positive_int(campaign, "jobs", "campaign", 1),
-                 seed=check.positive_int(campaign, "seed", "campaign", 0, minimum=0))
+                 repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
+                 jobs=check.whole_number(campaign, "jobs", "campaign", 1),
+                 seed=check.whole_number(campaign, "seed", "campaign", 0, minimum=0))
 
 
-def _modes(check: _Checker, campaign: dict[str, Any], check_libraries: bool) -> list[str]:
+def _modes(check: _Checker, campaign: dict[str, Any]) -> list[str]:
     modes = campaign.get("modes")
     if modes is None:
         raise check.fail("[campaign] names no allocator modes",
@@ -241,11 +241,10 @@ def _modes(check: _Checker, campaign: dict[str, Any], check_libraries: bool) -> 
         if modes.count(mode) > 1:
             raise check.fail(f"mode '{mode}' is named twice", "name each mode once",
                              "campaign", "modes")
-        if check_libraries:
-            missing = resolve(mode).missing
-            if missing:
-                raise check.fail(f"mode '{mode}' cannot run here: {missing}",
-                                 "or remove it from modes", "campaign", "modes")
+        missing = resolve(mode).missing
+        if missing:
+            raise check.fail(f"mode '{mode}' cannot run here: {missing}",
+                             "or remove it from modes", "campaign", "modes")
     return list(modes)
 
 
