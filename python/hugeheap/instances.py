@@ -30,20 +30,18 @@ def prepare(suite: Suite, cache: Path) -> list[Instance]:
                 raise HarnessError(f"{suite.path}: the generated instance '{name}' has the name "
                                    "of an instance file; rename the generator's output")
             argv = [word.replace("{seed}", str(seed)) for word in generator.argv]
-            instances.append(Instance(name, _generate(argv, cache / name, suite.directory)))
+            instances.append(Instance(name, _generate(argv, generator.program, cache / name,
+                                                      suite.directory)))
     return instances
 
 
-def _generate(argv: list[str], target: Path, directory: Path) -> Path:
+def _generate(argv: list[str], program: str, target: Path, directory: Path) -> Path:
     recipe = target.with_name(target.name + ".command")
     command = "\0".join(argv)
     if target.exists() and recipe.exists() and recipe.read_text() == command:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
-    program = argv[0]
-    if "/" in program and not Path(program).is_absolute():
-        program = str((directory / program).resolve())
     try:
         with open(partial, "wb") as out:
             done = subprocess.run([program, *argv[1:]], stdout=out, stderr=subprocess.PIPE,

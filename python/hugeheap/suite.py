@@ -68,8 +68,9 @@ class Tool:
 @dataclass
 class Generator:
     name: str  # with {seed}
-    argv: list[str]  # with {seed}
+    argv: list[str]  # with {seed}, as written
     seeds: list[int]
+    program: str  # argv[0], resolved
 
 
 @dataclass
@@ -385,9 +386,10 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
                 raise check.fail(f"two generated instances are both called '{instance}'",
                                  "give each generator its own name", where, "name", index)
             names.add(instance)
-        if _find_program(argv[0], directory) is None:
+        program = _find_program(argv[0], directory)
+        if program is None:
             raise check.fail(f"the generator '{argv[0]}' is not found",
                              "build or install it, or give its path relative to the suite "
                              "file", where, "command", index)
-        generators.append(Generator(name, argv, list(seeds)))
+        generators.append(Generator(name, argv, list(seeds), program))
     return generators
