@@ -21,16 +21,17 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
-from hugeheap.allocators import MODES, AllocatorMode, resolve  # noqa: E402
-from hugeheap.runner import anonymous_kb  # noqa: E402
+from hugeheap.measure.allocators import MODES, AllocatorMode, derive  # noqa: E402
+from hugeheap.measure.hugepages import process_anonymous  # noqa: E402
 
 Allocator = AllocatorMode
 
 
 def allocators(build: Path) -> dict[str, AllocatorMode]:
     """Every configuration of the comparison, with the library of this build."""
-    library = str(build / "lib" / "libhugeheap.so")
-    return {name: resolve(name, library) for name in MODES}
+    library = build / "lib" / "libhugeheap.so"
+    return {name: derive(name, name, library if name.startswith("hugeheap") else None)
+            for name in MODES}
 
 
 @dataclass
@@ -46,12 +47,12 @@ class Measurement:
 
 def _sample_huge_share(pid: int, stop: threading.Event, result: list[float]) -> None:
     while not stop.is_set():
-        reading = anonymous_kb(pid)
+        reading = process_anonymous(pid)
         if reading is None:
             return
         anon, huge = reading
         # Small heaps say little about huge pages; wait for 64 MiB.
-        if anon >= 65536:
+        if anon >= 64 << 20:
             result.append(huge / anon)
         stop.wait(0.1)
 

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from hugeheap_cli import CLI, cli
 
-from hugeheap.campaign import group_prefix
-from hugeheap.cgroups import discover
+from hugeheap.campaign.plan import group_prefix
+from hugeheap.measure.cgroups import discover
 
 # Answers what the instance's first line says; `slow` sleeps in a child of
 # its own while the flag file exists, so that a run is in flight when the

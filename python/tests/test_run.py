@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 from hugeheap_cli import CLI, cli
 
-from hugeheap.allocators import resolve
 from hugeheap.errors import HarnessError
-from hugeheap.runner import Limits, run
+from hugeheap.measure.allocators import resolve
+from hugeheap.measure.runner import Limits, run
 
 PY = sys.executable
 
@@ -128,7 +128,7 @@ def test_allocator_goes_to_the_tool_only(cgroups_usable: str, tmp_path: Path) ->
     if mode.missing:
         pytest.skip(mode.missing)
     maps = tmp_path / "maps"
-    result = run(["sh", "-c", "cat /proc/self/maps"], alloc="hugeheap", output=str(maps))
+    result = run(["sh", "-c", "cat /proc/self/maps"], alloc=mode, output=str(maps))
     assert result.status == "ok" and result.alloc_library == mode.library
     assert "libhugeheap" in maps.read_text()
     assert "libhugeheap" not in Path("/proc/self/maps").read_text()
@@ -136,10 +136,10 @@ def test_allocator_goes_to_the_tool_only(cgroups_usable: str, tmp_path: Path) ->
 
 
 def test_missing_peer_library_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hugeheap import allocators
+    from hugeheap.measure import allocators
     monkeypatch.setattr(allocators, "find_library", lambda pattern: None)
     with pytest.raises(HarnessError, match="libjemalloc2"):
-        run(["true"], alloc="jemalloc")
+        run(["true"], alloc=allocators.resolve("jemalloc"))
 
 
 def test_stdin_and_output_files(cgroups_usable: str, tmp_path: Path) -> None:
@@ -190,7 +190,7 @@ def test_doctor_reports(cgroups_usable: str) -> None:
 
 
 def test_without_cgroups_the_result_says_unreliable(monkeypatch: pytest.MonkeyPatch) -> None:
-    from hugeheap import runner
+    from hugeheap.measure import runner
     monkeypatch.setattr(runner, "create_run_group",
                         lambda prefix="": (None, ["no permission to create groups (test)"]))
     result = run([PY, "-c", "sum(range(10**6))"], Limits(wall_s=30))

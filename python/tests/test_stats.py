@@ -4,7 +4,7 @@ import random
 import pytest
 from scipy import stats as scipy_stats
 
-from hugeheap.stats import geometric_mean, par2, saved_percent, speedup, wilcoxon_p
+from hugeheap.report.stats import geometric_mean, par2, saved_percent, speedup, wilcoxon_p
 
 
 def test_par2_counts_unsolved_twice_the_limit() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.suite import load
 from hugeheap.errors import HarnessError
-from hugeheap.suite import load
 
 GOOD = """\
 [campaign]
@@ -50,7 +50,7 @@ def fails(tmp_path: Path, text: str, *fragments: str) -> str:
 
 def test_a_good_suite_loads(tmp_path: Path) -> None:
     suite = load(write(tmp_path, GOOD))
-    assert suite.modes == ["system", "hugeheap"] and suite.repetitions == 2
+    assert [m.name for m in suite.modes] == ["system", "hugeheap"] and suite.repetitions == 2
     assert suite.cpu_s == 30 and suite.wall_s == 60 and suite.memory_bytes == 2**30
     assert [t.name for t in suite.tools] == ["echo"] and suite.files[0][0] == "inst/a.cnf"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 ADAPTERS = ("sat", "smtlib", "exitcode")
 
