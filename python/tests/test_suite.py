@@ -185,3 +185,15 @@ def test_a_tools_instances_are_checked(tmp_path: Path) -> None:
                                  'adapter = "exitcode"\ninstances = ["*.pnml"]'),
           r"suite.toml:12: tools.echo.instances: '\*.pnml' matches no instance "
           r"\(the instances: inst/a.cnf\)")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("suite_file", sorted((REPO / "suites").glob("*.toml")),
+                         ids=lambda path: path.name)
+def test_the_committed_suites_load(suite_file: Path) -> None:
+    """`make demo` and `make bench` start from these: they must load on a
+    machine where `make` has run."""
+    suite = load(suite_file)
+    assert suite.tools and suite.modes
