@@ -376,13 +376,13 @@ def create_run_group(prefix: str = "hugeheap", hierarchies: Hierarchies | None =
         try:
             return CgroupV2(found.v2, name), reasons
         except (OSError, HarnessError) as error:
-            reasons.append(f"cgroup v2 at {found.v2}: {_why(error)}")
+            reasons.append(f"cgroup v2 at {found.v2}: {_explained(error)}")
     if found.v1:
         wanted = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
         try:
             return CgroupV1(wanted, name), reasons
         except (OSError, HarnessError) as error:
-            reasons.append(f"cgroup v1: {_why(error)}")
+            reasons.append(f"cgroup v1: {_explained(error)}")
     if not found.v1 and found.v2 is None:
         reasons.append("no cgroup hierarchy is mounted")
     return None, reasons
@@ -417,7 +417,7 @@ def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> 
     return len(groups)
 
 
-def _why(error: Exception) -> str:
+def _explained(error: Exception) -> str:
     if isinstance(error, PermissionError):
         return f"no permission to create groups ({error.filename}); run as root or delegate"
     return str(error)
