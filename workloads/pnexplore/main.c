@@ -4,7 +4,9 @@
  *   pnexplore gen MODEL N [--format pnml|lola] [-o FILE]
  *   pnexplore explore NET [--threads N] [--check full|deadlock]
  *                         [--store shared|buckets:B] [--alloc arena|pool|malloc]
- *                         [--max-states M] [--memory SIZE] [--json] */
+ *                         [--max-states M] [--memory MIB] [--json]
+ *
+ * --memory MIB: how far the state table may grow, in MiB (default 4096). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 every thread count, store and allocator, identical answers from PNML and LoLA,
 deadlock witnesses that replay, and one clear error per kind of bad input.
 
-    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors}
+    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
@@ -171,13 +171,31 @@ def test_errors(tool: str, tmp: Path) -> None:
               f"{name}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
 
 
+def options_by_command(synopsis: str) -> dict[str, list[str]]:
+    """Each subcommand's bracketed options in a usage synopsis."""
+    commands: dict[str, list[str]] = {}
+    for command, rest in re.findall(r"pnexplore (\w+)(.*?)(?=pnexplore \w+|$)", synopsis, re.S):
+        commands[command] = re.findall(r"\[[^\]]*\]", rest)
+    return commands
+
+
+def test_usage(tool: str, tmp: Path) -> None:
+    """The synopsis in main.c's opening comment is the one the program prints."""
+    printed = subprocess.run([tool], capture_output=True, text=True).stderr
+    source = (Path(__file__).resolve().parent.parent / "main.c").read_text()
+    comment = source[:source.index("*/")]
+    documented, shown = options_by_command(comment), options_by_command(printed)
+    check(shown != {} and documented == shown,
+          f"main.c's opening comment documents {documented}, the program prints {shown}")
+
+
 def main() -> int:
     if len(sys.argv) != 3:
         print(__doc__)
         return 2
     tool, which = sys.argv[1], sys.argv[2]
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
-             "errors": test_errors,
+             "errors": test_errors, "usage": test_usage,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
