@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "explore.h"
 #include "formats.h"
 #include "models.h"
@@ -159,15 +160,17 @@ static int run_explore(int argc, char **argv) {
     if (json) {
         printf("{\"states\":%llu,\"edges\":%llu,\"deadlocks\":%llu,\"seconds\":%.6f,"
                "\"states_per_second\":%.1f,\"bytes_per_state\":%.2f,\"marking_bytes\":%zu,"
-               "\"safe\":%s,\"threads\":%u,\"complete\":%s,\"stopped\":\"%s\"",
+               "\"safe\":%s,\"threads\":%u,\"complete\":%s,\"stopped\":",
                (unsigned long long)r.states, (unsigned long long)r.edges,
                (unsigned long long)r.deadlocks, r.seconds, rate, r.bytes_per_state,
                r.marking_bytes, r.safe ? "true" : "false", opt.threads,
-               r.complete ? "true" : "false", r.stopped);
+               r.complete ? "true" : "false");
+        write_json_string(stdout, r.stopped);
         if (opt.stop_at_deadlock) {
             printf(",\"deadlock\":%s,\"witness\":[", r.found_deadlock ? "true" : "false");
             for (size_t i = 0; i < r.witness_length; i++) {
-                printf("%s\"%s\"", i ? "," : "", n->transitions[r.witness[i]].name);
+                if (i) putchar(',');
+                write_json_string(stdout, n->transitions[r.witness[i]].name);
             }
             printf("]");
         }

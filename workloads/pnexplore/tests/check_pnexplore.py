@@ -3,7 +3,7 @@
 every thread count, store and allocator, identical answers from PNML and LoLA,
 deadlock witnesses that replay, and one clear error per kind of bad input.
 
-    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage}
+    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|json-escaping}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
@@ -171,6 +171,53 @@ def test_errors(tool: str, tmp: Path) -> None:
               f"{name}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
 
 
+# Names that JSON and XML must escape: quotes, backslash, markup, a control
+# character, and a multi-byte character that must pass through unchanged.
+AWKWARD_NAMES = ['say"hi"', "back\\slash", "a<b>&c", "it's", "bell\x07", "caf\u00e9"]
+
+
+def explore_bytes(tool: str, net: Path, *options: str) -> tuple[int, bytes]:
+    """The exit code and the raw output: a test of what the bytes are."""
+    out = subprocess.run([tool, "explore", str(net), *options], capture_output=True, timeout=600)
+    return out.returncode, out.stdout
+
+
+def test_json_escaping(tool: str, tmp: Path) -> None:
+    """--json output parses whatever the names hold: a witness through
+    awkward transition names, a stop reason that quotes a place's name, and
+    a byte that is not UTF-8 (replaced by U+FFFD, the rest kept)."""
+    names = [name.encode() for name in AWKWARD_NAMES] + [b"latin1\xff"]
+    places = [b"p%d" % i for i in range(len(names) + 1)]
+    lines = [b"PLACE " + b", ".join(places) + b";", b"MARKING " + places[0] + b": 1;"]
+    for i, name in enumerate(names):  # a chain: each fires once, then the net is dead
+        lines.append(b"TRANSITION " + name + b" CONSUME " + places[i] + b": 1; PRODUCE "
+                     + places[i + 1] + b": 1;")
+    net = tmp / "chain.lola"
+    net.write_bytes(b"\n".join(lines) + b"\n")
+    code, stdout = explore_bytes(tool, net, "--json", "--check", "deadlock")
+    try:
+        witness = json.loads(stdout)["witness"]
+    except ValueError as error:
+        check(False, f"--json with awkward transition names is not JSON ({error}): {stdout!r}")
+    else:
+        expected = [*AWKWARD_NAMES, "latin1\ufffd"]
+        check(code == 0 and witness == expected, f"witness {witness}, expected {expected}")
+
+    unbounded = tmp / "unbounded.lola"
+    pile = 'pile"of\\tokens'
+    unbounded.write_text(f"PLACE {pile};\nMARKING {pile}: 1;\n"
+                         f"TRANSITION grow CONSUME {pile}: 1; PRODUCE {pile}: 2;\n")
+    code, stdout = explore_bytes(tool, unbounded, "--json")
+    try:
+        stopped = json.loads(stdout)["stopped"]
+    except ValueError as error:
+        check(False, f"--json with a stop reason that quotes a name is not JSON ({error}): "
+                     f"{stdout!r}")
+    else:
+        check(code == 3 and "'pile\"of\\tokens' would hold more than" in stopped,
+              f"stop reason {stopped!r} does not quote the place")
+
+
 def options_by_command(synopsis: str) -> dict[str, list[str]]:
     """Each subcommand's bracketed options in a usage synopsis."""
     commands: dict[str, list[str]] = {}
@@ -196,6 +243,7 @@ def main() -> int:
     tool, which = sys.argv[1], sys.argv[2]
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
              "errors": test_errors, "usage": test_usage,
+             "json-escaping": test_json_escaping,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
