@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """pnexplore's tests: exact state-space sizes of the contest's models with
-every thread count, store and allocator, identical answers from PNML and LoLA,
-deadlock witnesses that replay, and one clear error per kind of bad input.
+every thread count, store and allocator, identical answers from PNML and LoLA
+and conversions between them, deadlock witnesses that replay, names escaped
+in every output, and one clear error per kind of bad input.
 
     check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|json-escaping}
 
@@ -80,6 +81,24 @@ def test_formats(tool: str, tmp: Path) -> None:
         b = explore(tool, generate(tool, model, n, "lola", tmp))
         same = all(a[k] == b[k] for k in ("states", "edges", "deadlocks"))
         check(same, f"{model} {n}: PNML and LoLA disagree: {a} / {b}")
+        check_conversions(tool, model, n, tmp)
+
+
+def convert(tool: str, net: Path, fmt: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([tool, "convert", str(net), "--format", fmt, "-o", str(path)],
+                          capture_output=True, text=True)
+
+
+def check_conversions(tool: str, model: str, n: int, tmp: Path) -> None:
+    """convert writes what gen writes: LoLA to PNML (but for the net id, which
+    comes from the file name) and PNML to LoLA."""
+    pnml, lola = tmp / f"{model}-{n}.pnml", tmp / f"{model}-{n}.lola"
+    to_lola, to_pnml = tmp / "converted.lola", tmp / "converted.pnml"
+    convert(tool, pnml, "lola", to_lola)
+    check(to_lola.read_text() == lola.read_text(), f"{model} {n}: PNML converted to LoLA differs")
+    convert(tool, lola, "pnml", to_pnml)
+    written = to_pnml.read_text().replace('<net id="converted"', f'<net id="{model}-{n}"', 1)
+    check(written == pnml.read_text(), f"{model} {n}: LoLA converted to PNML differs")
 
 
 Arcs = dict[str, int]
