@@ -71,16 +71,25 @@ static int parse_output_options(const char *command, int argc, char **argv, int 
     return 0;
 }
 
-/* Writes the net as the options say (PNML under the net id `name`); frees
- * it; returns the exit code. */
+/* Writes the net as the options say (PNML under the net id `name`), or
+ * nothing if the format cannot carry its names; frees it; returns the exit
+ * code. */
 static int write_net(const char *command, net *n, const char *name, const output_options *o) {
+    bool lola = strcmp(o->format, "lola") == 0;
+    char error[512];
+    if (lola ? !lola_can_carry(n, error, sizeof error)
+             : !pnml_can_carry(n, name, error, sizeof error)) {
+        fprintf(stderr, "pnexplore %s: %s\n", command, error);
+        net_free(n);
+        return 2;
+    }
     FILE *out = o->path ? fopen(o->path, "w") : stdout;
     if (out == NULL) {
         fprintf(stderr, "pnexplore %s: cannot write %s: %s\n", command, o->path, strerror(errno));
         net_free(n);
         return 1;
     }
-    if (strcmp(o->format, "lola") == 0) {
+    if (lola) {
         write_lola(n, out);
     } else {
         write_pnml(n, name, out);

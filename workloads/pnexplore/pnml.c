@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "formats.h"
 
 #define MAX_DEPTH 64
@@ -319,15 +320,55 @@ net *read_pnml(const char *path, const char *text, char *error, size_t error_siz
     return r.n;
 }
 
-void write_pnml(const net *n, const char *name, FILE *out) {
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n"
-                 "  <net id=\"%s\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
-                 "    <page id=\"page0\">\n",
-            name);
+static bool refuse(const char *kind, const char *name, char *error, size_t error_size) {
+    snprintf(error, error_size,
+             "%s '%s': XML cannot carry control characters or bytes that are not UTF-8 "
+             "(write --format lola)", kind, name);
+    return false;
+}
+
+bool pnml_can_carry(const net *n, const char *name, char *error, size_t error_size) {
+    if (!xml_can_carry(name)) return refuse("net id", name, error, error_size);
     for (uint32_t p = 0; p < n->n_places; p++) {
-        fprintf(out, "      <place id=\"%s\"><name><text>%s</text></name>", n->place_names[p],
-                n->place_names[p]);
+        if (!xml_can_carry(n->place_names[p])) {
+            return refuse("place", n->place_names[p], error, error_size);
+        }
+    }
+    for (uint32_t t = 0; t < n->n_transitions; t++) {
+        if (!xml_can_carry(n->transitions[t].name)) {
+            return refuse("transition", n->transitions[t].name, error, error_size);
+        }
+    }
+    return true;
+}
+
+/* A node: <place> or <transition> with its id and a <name> that repeats it. */
+static void write_node(FILE *out, const char *element, const char *name) {
+    fprintf(out, "      <%s id=\"", element);
+    write_xml_escaped(out, name);
+    fputs("\"><name><text>", out);
+    write_xml_escaped(out, name);
+    fputs("</text></name>", out);
+}
+
+static void write_arc(FILE *out, unsigned id, const char *source, const char *target,
+                      uint32_t weight) {
+    fprintf(out, "      <arc id=\"a%u\" source=\"", id);
+    write_xml_escaped(out, source);
+    fputs("\" target=\"", out);
+    write_xml_escaped(out, target);
+    fprintf(out, "\"><inscription><text>%u</text></inscription></arc>\n", weight);
+}
+
+void write_pnml(const net *n, const char *name, FILE *out) {
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n"
+          "  <net id=\"", out);
+    write_xml_escaped(out, name);
+    fputs("\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
+          "    <page id=\"page0\">\n", out);
+    for (uint32_t p = 0; p < n->n_places; p++) {
+        write_node(out, "place", n->place_names[p]);
         if (n->initial[p]) {
             fprintf(out, "<initialMarking><text>%u</text></initialMarking>", n->initial[p]);
         }
@@ -336,17 +377,13 @@ void write_pnml(const net *n, const char *name, FILE *out) {
     unsigned arc_id = 0;
     for (uint32_t i = 0; i < n->n_transitions; i++) {
         const transition *t = &n->transitions[i];
-        fprintf(out, "      <transition id=\"%s\"><name><text>%s</text></name></transition>\n",
-                t->name, t->name);
+        write_node(out, "transition", t->name);
+        fputs("</transition>\n", out);
         for (uint32_t k = 0; k < t->n_pre; k++) {
-            fprintf(out, "      <arc id=\"a%u\" source=\"%s\" target=\"%s\"><inscription><text>%u"
-                         "</text></inscription></arc>\n",
-                    arc_id++, n->place_names[t->pre[k].place], t->name, t->pre[k].weight);
+            write_arc(out, arc_id++, n->place_names[t->pre[k].place], t->name, t->pre[k].weight);
         }
         for (uint32_t k = 0; k < t->n_post; k++) {
-            fprintf(out, "      <arc id=\"a%u\" source=\"%s\" target=\"%s\"><inscription><text>%u"
-                         "</text></inscription></arc>\n",
-                    arc_id++, t->name, n->place_names[t->post[k].place], t->post[k].weight);
+            write_arc(out, arc_id++, t->name, n->place_names[t->post[k].place], t->post[k].weight);
         }
     }
     fprintf(out, "    </page>\n  </net>\n</pnml>\n");

@@ -4,7 +4,8 @@ every thread count, store and allocator, identical answers from PNML and LoLA
 and conversions between them, deadlock witnesses that replay, names escaped
 in every output, and one clear error per kind of bad input.
 
-    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|json-escaping}
+    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|
+                           json-escaping|writer-escaping}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
@@ -16,7 +17,9 @@ import re
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 # (model, N): (states, edges or None, deadlocks or None)
 EXPECTED = {
@@ -75,12 +78,15 @@ def test_counts(tool: str, tmp: Path, largest: int = 10**9) -> None:
         print(f"{model} {n}: {states} states in every configuration")
 
 
+def same_counts(a: dict[str, object], b: dict[str, object]) -> bool:
+    return all(a[k] == b[k] for k in ("states", "edges", "deadlocks"))
+
+
 def test_formats(tool: str, tmp: Path) -> None:
     for model, n in (("philosophers", 6), ("kanban", 2), ("sharedmemory", 4), ("tokenring", 4)):
         a = explore(tool, generate(tool, model, n, "pnml", tmp))
         b = explore(tool, generate(tool, model, n, "lola", tmp))
-        same = all(a[k] == b[k] for k in ("states", "edges", "deadlocks"))
-        check(same, f"{model} {n}: PNML and LoLA disagree: {a} / {b}")
+        check(same_counts(a, b), f"{model} {n}: PNML and LoLA disagree: {a} / {b}")
         check_conversions(tool, model, n, tmp)
 
 
@@ -237,6 +243,71 @@ def test_json_escaping(tool: str, tmp: Path) -> None:
               f"stop reason {stopped!r} does not quote the place")
 
 
+def awkward_net(places: list[str], transitions: list[str]) -> str:
+    """A LoLA net: transition i moves the token from place i to place i+1."""
+    lines = ["PLACE " + ", ".join(places) + ";", f"MARKING {places[0]}: 1;"]
+    for i, name in enumerate(transitions):
+        lines.append(f"TRANSITION {name} CONSUME {places[i]}: 1; PRODUCE {places[i + 1]}: 1;")
+    return "\n".join(lines) + "\n"
+
+
+def refused(out: subprocess.CompletedProcess[str], written: Path, pattern: str) -> bool:
+    """One error line matching `pattern`, exit code 2, and no file written."""
+    lines = out.stderr.strip().splitlines()
+    return (out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None
+            and not written.exists())
+
+
+def test_writer_escaping(tool: str, tmp: Path) -> None:
+    """PNML written by convert parses with Python's XML parser and names every
+    node as the source did; names a format cannot carry are refused."""
+    carried = [name for name in AWKWARD_NAMES if "\x07" not in name]
+    places = [f"{name}_place" for name in carried] + ["end"]
+    source = tmp / "awkward.lola"
+    source.write_text(awkward_net(places, carried))
+    pnml = tmp / "awkward.pnml"
+    out = convert(tool, source, "pnml", pnml)
+    try:
+        page = ElementTree.parse(pnml).getroot()[0][0]
+    except (ElementTree.ParseError, IndexError, FileNotFoundError) as error:
+        check(False, f"convert wrote PNML that does not parse ({error}): {out.stderr}")
+    else:
+        def ids(tag: str) -> list[str | None]:
+            return [node.get("id") for node in page if node.tag.endswith(tag)]
+
+        def texts(tag: str) -> list[str | None]:
+            return [node.findtext("{*}name/{*}text") for node in page if node.tag.endswith(tag)]
+
+        arcs = [(node.get("source"), node.get("target")) for node in page
+                if node.tag.endswith("arc")]
+        expected_arcs = [pair for i, name in enumerate(carried)
+                         for pair in ((places[i], name), (name, places[i + 1]))]
+        check(ids("place") == places and texts("place") == places,
+              f"PNML places {ids('place')}, expected {places}")
+        check(ids("transition") == carried and texts("transition") == carried,
+              f"PNML transitions {ids('transition')}, expected {carried}")
+        check(arcs == expected_arcs, f"PNML arcs {arcs}, expected {expected_arcs}")
+        check(same_counts(explore(tool, pnml), explore(tool, source)),
+              "the PNML written from awkward names explores differently from its source")
+
+    bell = tmp / "bell.lola"
+    bell.write_text(awkward_net(["p", "q"], ["bell\x07"]))
+    out = convert(tool, bell, "pnml", tmp / "bell.pnml")
+    check(refused(out, tmp / "bell.pnml", r"transition 'bell.': XML cannot carry"),
+          f"a control character in a name: expected one error line, got {out.stderr!r}")
+
+    for name in ("two words", "comma,name", "semi;colon", "co:lon", "{brace"):
+        pnml = tmp / "blank.pnml"
+        pnml.write_text(PNML_HEAD + f"<place id={quoteattr(name)}/>\n" + PNML_TAIL)
+        out = convert(tool, pnml, "lola", tmp / "blank.lola")
+        check(refused(out, tmp / "blank.lola", r"place '.*': LoLA cannot carry"),
+              f"place {name!r} in LoLA: expected one error line, got {out.stderr!r}")
+    pnml.write_text(PNML_HEAD + '<place id="SAFE"/>\n' + PNML_TAIL)
+    out = convert(tool, pnml, "lola", tmp / "safe.lola")
+    check(refused(out, tmp / "safe.lola", r"place 'SAFE': LoLA reads it as a keyword"),
+          f"a place named SAFE in LoLA: expected one error line, got {out.stderr!r}")
+
+
 def options_by_command(synopsis: str) -> dict[str, list[str]]:
     """Each subcommand's bracketed options in a usage synopsis."""
     commands: dict[str, list[str]] = {}
@@ -262,7 +333,7 @@ def main() -> int:
     tool, which = sys.argv[1], sys.argv[2]
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
              "errors": test_errors, "usage": test_usage,
-             "json-escaping": test_json_escaping,
+             "json-escaping": test_json_escaping, "writer-escaping": test_writer_escaping,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
