@@ -5,7 +5,7 @@ and conversions between them, deadlock witnesses that replay, names escaped
 in every output, and one clear error per kind of bad input.
 
     check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|
-                           json-escaping|writer-escaping}
+                           json-escaping|writer-escaping|many-names}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
@@ -183,6 +183,9 @@ BAD_INPUTS = [
     ("unknown.lola", "PLACE a;\nTRANSITION t CONSUME b: 1; PRODUCE a: 1;\n",
      r"unknown.lola:2: arc b -> t: unknown source 'b'"),
     ("duplicate.lola", "PLACE a, b, a;\n", r"duplicate.lola:1: duplicate id 'a'"),
+    ("sum.lola", "PLACE a, b;\nMARKING a: 1;\n"
+     "TRANSITION t CONSUME a: 4294967295, a: 1; PRODUCE b: 1;\n",
+     r"sum.lola:3: arc a -> t: its weights add up to more than 4294967295 tokens"),
 ]
 
 
@@ -308,6 +311,74 @@ def test_writer_escaping(tool: str, tmp: Path) -> None:
           f"a place named SAFE in LoLA: expected one error line, got {out.stderr!r}")
 
 
+MANY = 20_000  # names of each kind: a lookup that scans them all makes reading quadratic
+
+Arc = tuple[str, str, int]
+
+
+def many_names_net(extra_place: str = "", extra_transition: str = "") -> tuple[str, list[Arc]]:
+    """A LoLA net of MANY places and MANY transitions, one declaration a line,
+    names sharing long prefixes.  Transition i takes from place i by two arcs
+    (which add up) and from a scrambled place, and gives to place i+1.
+    Returns the text and its arcs, merged, as (source, target, weight)."""
+    places = [f"place_{i:06d}" for i in range(MANY + 1)]
+    lines = ["PLACE", *[f"  {p}," for p in places]]
+    lines += [f"  {extra_place}," if extra_place else "  spare,", "  last;",
+              f"MARKING {places[0]}: 1;"]
+    weights: dict[tuple[str, str], int] = {}
+    for i in range(MANY):
+        name, scrambled = f"transition_{i:06d}", places[(i * 7919 + 1) % MANY]
+        lines.append(f"TRANSITION {name} CONSUME {places[i]}: 1, {scrambled}: 1, {places[i]}: 2;"
+                     f" PRODUCE {places[i + 1]}: 1;")
+        for source, target, weight in ((places[i], name, 1), (scrambled, name, 1),
+                                       (places[i], name, 2), (name, places[i + 1], 1)):
+            weights[source, target] = weights.get((source, target), 0) + weight
+    if extra_transition:
+        lines.append(f"TRANSITION {extra_transition} CONSUME last: 1; PRODUCE ;")
+    return "\n".join(lines) + "\n", [(s, t, w) for (s, t), w in weights.items()]
+
+
+def declared_on(text: str, name: str) -> list[int]:
+    """The numbers of the lines that declare `name` (one declaration a line)."""
+    return [number for number, line in enumerate(text.splitlines(), 1)
+            if line == f"  {name}," or line.startswith(f"TRANSITION {name} ")]
+
+
+def test_many_names(tool: str, tmp: Path) -> None:
+    """Names are found among many: every arc of a large net joins the places
+    and transitions it names, and a duplicate or unknown name is still caught
+    on the line it is on."""
+    text, expected = many_names_net()
+    source, pnml = tmp / "many.lola", tmp / "many.pnml"
+    source.write_text(text)
+    out = convert(tool, source, "pnml", pnml)
+    if out.returncode != 0:
+        check(False, f"{MANY} names: convert failed: {out.stderr}")
+        return
+    page = ElementTree.parse(pnml).getroot()[0][0]
+    arcs = [(node.get("source", ""), node.get("target", ""),
+             int(node.findtext("{*}inscription/{*}text", "0")))
+            for node in page if node.tag.endswith("arc")]
+    check(sorted(arcs) == sorted(expected),
+          f"{MANY} names: the {len(arcs)} arcs written are not the {len(expected)} arcs read")
+
+    for extra, duplicate in ((dict(extra_place="place_000000"), "place_000000"),
+                             (dict(extra_place="transition_000007"), "transition_000007"),
+                             (dict(extra_transition="place_019999"), "place_019999"),
+                             (dict(extra_transition="transition_000000"), "transition_000000")):
+        text_with = many_names_net(**extra)[0]
+        source.write_text(text_with)
+        out = subprocess.run([tool, "explore", str(source)], capture_output=True, text=True)
+        lines = out.stderr.strip().splitlines()
+        pattern = rf":{declared_on(text_with, duplicate)[1]}: duplicate id '{duplicate}'$"
+        check(out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
+              f"{extra}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
+    source.write_text(text.replace("PRODUCE place_000501: 1;", "PRODUCE place_0005: 1;"))
+    out = subprocess.run([tool, "explore", str(source)], capture_output=True, text=True)
+    check(out.returncode == 2 and "unknown target 'place_0005'" in out.stderr,
+          f"an unknown place among {MANY}: {out.stderr!r}")
+
+
 def options_by_command(synopsis: str) -> dict[str, list[str]]:
     """Each subcommand's bracketed options in a usage synopsis."""
     commands: dict[str, list[str]] = {}
@@ -334,6 +405,7 @@ def main() -> int:
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
              "errors": test_errors, "usage": test_usage,
              "json-escaping": test_json_escaping, "writer-escaping": test_writer_escaping,
+             "many-names": test_many_names,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
