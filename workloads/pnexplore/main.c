@@ -206,7 +206,12 @@ static int run_explore(int argc, char **argv) {
         return 2;
     }
     explore_result r;
-    explore(n, &opt, &r);
+    explore_outcome outcome = explore(n, &opt, &r);
+    if (outcome != EXPLORE_STARTED) { /* nothing explored: no counts to show */
+        fprintf(stderr, "pnexplore: %s\n", r.stopped);
+        net_free(n);
+        return outcome == EXPLORE_REFUSED ? 2 : 1;
+    }
     double rate = r.seconds > 0 ? (double)r.states / r.seconds : 0;
     if (json) {
         printf("{\"states\":%llu,\"edges\":%llu,\"deadlocks\":%llu,\"seconds\":%.6f,"

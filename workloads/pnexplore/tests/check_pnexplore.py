@@ -5,15 +5,18 @@ and conversions between them, deadlock witnesses that replay, names escaped
 in every output, and one clear error per kind of bad input.
 
     check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|
-                           json-escaping|writer-escaping|many-names}
+                           json-escaping|writer-escaping|many-names|
+                           refusals|address-space}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
+import resource
 import subprocess
 import sys
 import tempfile
@@ -379,6 +382,71 @@ def test_many_names(tool: str, tmp: Path) -> None:
           f"an unknown place among {MANY}: {out.stderr!r}")
 
 
+def wide_net(places: int, first_marking: int) -> str:
+    """A LoLA net of many places; the first holds `first_marking` tokens."""
+    return ("PLACE " + ", ".join(f"p{i}" for i in range(places)) + ";\n"
+            f"MARKING p0: {first_marking};\nTRANSITION t CONSUME p0: 1; PRODUCE p1: 1;\n")
+
+
+def check_not_started(out: subprocess.CompletedProcess[str], code: int, pattern: str,
+                      what: str) -> None:
+    """A run that could not start: no counts, one error line naming the cause."""
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == code and out.stdout == "" and len(lines) == 1
+          and re.search(pattern, lines[0]) is not None,
+          f"{what}: expected exit {code}, no output and one line matching {pattern!r}; got "
+          f"{out.returncode}, {out.stdout[:200]!r}, {lines}")
+
+
+def test_refusals(tool: str, tmp: Path) -> None:
+    """Options that do not fit the net stop the run before it starts, with the
+    cause and the option to change: a marking too large for --alloc pool (with
+    counters after a restart, or one bit per place from the start), bucket
+    tables that start larger than --memory."""
+    pool = r"too large for --alloc pool.*use --alloc arena or --alloc malloc"
+    for places, tokens, what in ((8200, 2, "8,200 places with counters"),
+                                 (131_080, 1, "131,080 places at one bit each")):
+        net = tmp / "wide.lola"
+        net.write_text(wide_net(places, tokens))
+        for json_option in ([], ["--json"]):
+            out = subprocess.run([tool, "explore", str(net), "--alloc", "pool", *json_option],
+                                 capture_output=True, text=True)
+            check_not_started(out, 2, pool, f"{what} under --alloc pool {json_option}")
+    net = generate(tool, "kanban", 1, "lola", tmp)
+    out = subprocess.run([tool, "explore", str(net), "--store", "buckets:100000", "--memory", "1"],
+                         capture_output=True, text=True)
+    check_not_started(out, 2, r"100000 bucket tables.*more than --memory 1 MiB",
+                      "buckets that start above --memory")
+
+
+def run_in_address_space(limit_mib: int, *command: str) -> subprocess.CompletedProcess[str]:
+    """The command under an address-space limit; a hang past a minute comes
+    back as exit code -1."""
+    limit = functools.partial(resource.setrlimit, resource.RLIMIT_AS,
+                              (limit_mib << 20, limit_mib << 20))
+    try:
+        return subprocess.run(command, capture_output=True, text=True, preexec_fn=limit,
+                              timeout=60)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, -1, "", "(still running after a minute)")
+
+
+def test_address_space(tool: str, tmp: Path) -> None:
+    """Memory the kernel will not give (under an address-space limit) stops
+    the run before it starts, saying what could not be had: the tables of a
+    million buckets, or the stacks of 1,024 threads.  Not a sanitizer test:
+    their shadow memory needs the address space."""
+    net = str(generate(tool, "kanban", 1, "lola", tmp))
+    for limit_mib in (128, 256):
+        out = run_in_address_space(limit_mib, tool, "explore", net, "--store", "buckets:1048576",
+                                   "--json")
+        check_not_started(out, 1, r"cannot (map|allocate) the state tables",
+                          f"a million buckets under a {limit_mib} MiB address space")
+    out = run_in_address_space(256, tool, "explore", net, "--threads", "1024", "--alloc", "malloc")
+    check_not_started(out, 1, r"cannot start thread \d+ of 1024 .*; use fewer --threads",
+                      "1,024 threads under a 256 MiB address space")
+
+
 def options_by_command(synopsis: str) -> dict[str, list[str]]:
     """Each subcommand's bracketed options in a usage synopsis."""
     commands: dict[str, list[str]] = {}
@@ -405,7 +473,8 @@ def main() -> int:
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
              "errors": test_errors, "usage": test_usage,
              "json-escaping": test_json_escaping, "writer-escaping": test_writer_escaping,
-             "many-names": test_many_names,
+             "many-names": test_many_names, "refusals": test_refusals,
+             "address-space": test_address_space,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
