@@ -239,21 +239,42 @@ static void stop_with(shared *s, int how, const char *reason) {
     pthread_mutex_unlock(&s->stop_lock);
 }
 
-/* Doubles a table (its owner holds it alone); false if the memory budget
- * does not allow it. */
-static bool grow(shared *s, table *t) {
-    uint64_t added = t->mask + 1;
+/* Reserves `added` slots against the memory budget; false (and stops the
+ * run, saying so) if they do not fit. */
+static bool within_budget(shared *s, uint64_t added) {
     uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
+    if (total * sizeof(uint64_t) <= s->opt->memory_budget) return true;
+    atomic_fetch_sub(&s->table_slots, added);
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "the state tables would outgrow their memory budget (%zu MiB; raise --memory)",
+             s->opt->memory_budget >> 20);
+    stop_with(s, 1, reason);
+    return false;
+}
+
+/* Maps a doubled table of `slots`; false (and stops the run, saying why the
+ * kernel refused) if it cannot. */
+static bool map_doubled(shared *s, table *t, uint64_t slots) {
+    if (table_init(t, slots)) return true;
+    atomic_fetch_sub(&s->table_slots, slots / 2);
+    char reason[200];
+    snprintf(reason, sizeof reason, "cannot map a state table of %llu slots (%s)",
+             (unsigned long long)slots, strerror(errno));
+    stop_with(s, 1, reason);
+    return false;
+}
+
+/* Doubles a table (its owner holds it alone), unless the memory budget or
+ * the kernel does not allow it: then the run stops, saying which. */
+static void grow(shared *s, table *t) {
+    uint64_t added = t->mask + 1;
     table bigger;
-    if (total * sizeof(uint64_t) > s->opt->memory_budget || !table_init(&bigger, added * 2)) {
-        atomic_fetch_sub(&s->table_slots, added);
-        return false;
-    }
+    if (!within_budget(s, added) || !map_doubled(s, &bigger, added * 2)) return;
     table_rehash_into(s, t, &bigger);
     table_free(t);
     t->slots = bigger.slots;
     t->mask = bigger.mask;
-    return true;
 }
 
 #define REHASH_CHUNK 4096 /* old slots a thread moves at a time */
@@ -313,15 +334,7 @@ static void resize_shared(shared *s) {
     }
     while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
     uint64_t added = s->main.mask + 1;
-    uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
-    if (total * sizeof(uint64_t) > s->opt->memory_budget ||
-        !table_init(&s->rehash_to, added * 2)) {
-        atomic_fetch_sub(&s->table_slots, added);
-        char reason[200];
-        snprintf(reason, sizeof reason,
-                 "the state table would outgrow its memory budget (%zu MiB; raise --memory)",
-                 s->opt->memory_budget >> 20);
-        stop_with(s, 1, reason);
+    if (!within_budget(s, added) || !map_doubled(s, &s->rehash_to, added * 2)) {
         atomic_store(&s->resize_requested, 0);
         return;
     }
@@ -365,13 +378,7 @@ static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uin
     if (*fresh) {
         flush_count(s, w, false);
         if (++t->count > (t->mask + 1) / 4 * 3) {
-            if (!grow(s, t)) {
-                char reason[200];
-                snprintf(reason, sizeof reason,
-                         "the state tables would outgrow their memory budget (%zu MiB; raise "
-                         "--memory)", s->opt->memory_budget >> 20);
-                stop_with(s, 1, reason);
-            }
+            grow(s, t); /* if it cannot, the run stops and says why */
         }
     }
     pthread_mutex_unlock(&t->lock);

@@ -433,9 +433,10 @@ def run_in_address_space(limit_mib: int, *command: str) -> subprocess.CompletedP
 
 def test_address_space(tool: str, tmp: Path) -> None:
     """Memory the kernel will not give (under an address-space limit) stops
-    the run before it starts, saying what could not be had: the tables of a
-    million buckets, or the stacks of 1,024 threads.  Not a sanitizer test:
-    their shadow memory needs the address space."""
+    the run before it starts, saying what could not be had (the tables of a
+    million buckets, the stacks of 1,024 threads), or, once it runs, stops it
+    saying what ran out.  Not a sanitizer test: their shadow memory needs the
+    address space."""
     net = str(generate(tool, "kanban", 1, "lola", tmp))
     for limit_mib in (128, 256):
         out = run_in_address_space(limit_mib, tool, "explore", net, "--store", "buckets:1048576",
@@ -445,6 +446,22 @@ def test_address_space(tool: str, tmp: Path) -> None:
     out = run_in_address_space(256, tool, "explore", net, "--threads", "1024", "--alloc", "malloc")
     check_not_started(out, 1, r"cannot start thread \d+ of 1024 .*; use fewer --threads",
                       "1,024 threads under a 256 MiB address space")
+
+    # Kanban 4 (454,475 states) under limits from where it cannot go far to
+    # where it nearly finishes: a run that stops names what ran out, and it
+    # is never the --memory budget (4 GiB by default, far from reached).
+    kanban = str(generate(tool, "kanban", 4, "lola", tmp))
+    honest = (r"stopped early: (cannot map a state table of \d+ slots \(.*\)|out of memory for "
+              r"states);|out of memory for the work stack")
+    stopped = 0
+    for limit_mib in range(80, 208, 16):
+        out = run_in_address_space(limit_mib, tool, "explore", kanban)
+        lines = out.stderr.strip().splitlines()
+        stopped += out.returncode != 0
+        check(out.returncode == 0 or (out.returncode in (1, 3) and len(lines) == 1
+                                      and re.search(honest, lines[0]) is not None),
+              f"kanban 4 under a {limit_mib} MiB address space: {out.returncode} {lines}")
+    check(stopped > 0, "kanban 4 ran to the end under every address-space limit tried")
 
 
 def options_by_command(synopsis: str) -> dict[str, list[str]]:
