@@ -200,6 +200,10 @@ def test_errors(tool: str, tmp: Path) -> None:
         lines = out.stderr.strip().splitlines()
         check(out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
               f"{name}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
+    out = subprocess.run([tool, "explore", str(tmp)], capture_output=True, text=True)
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == 2 and lines == [f"pnexplore: {tmp}: cannot read it (Is a directory)"],
+          f"a directory for a net: got {out.returncode} {lines}")
 
 
 # Names that JSON and XML must escape: quotes, backslash, markup, a control
