@@ -351,9 +351,45 @@ static void write_node(FILE *out, const char *element, const char *name) {
     fputs("</text></name>", out);
 }
 
-static void write_arc(FILE *out, unsigned id, const char *source, const char *target,
-                      uint32_t weight) {
-    fprintf(out, "      <arc id=\"a%u\" source=\"", id);
+/* Whether `id` is one the writer makes up (page0, or a and digits: the
+ * arcs'), behind `underscores` underscores. */
+static bool made_up(const char *id, size_t underscores) {
+    for (size_t i = 0; i < underscores; i++) {
+        if (id[i] != '_') return false;
+    }
+    id += underscores;
+    if (strcmp(id, "page0") == 0) return true;
+    if (id[0] != 'a' || id[1] == '\0') return false;
+    while (isdigit((unsigned char)*++id)) continue;
+    return *id == '\0';
+}
+
+/* How many underscores the made-up ids need in front so that no node (nor
+ * the net) has one of them: ids are unique in a PNML document.  None for
+ * every net gen makes. */
+static size_t made_up_prefix(const net *n, const char *name) {
+    size_t underscores = 0;
+    for (bool clash = true; clash; underscores += clash) {
+        clash = made_up(name, underscores);
+        for (uint32_t p = 0; p < n->n_places && !clash; p++) {
+            clash = made_up(n->place_names[p], underscores);
+        }
+        for (uint32_t t = 0; t < n->n_transitions && !clash; t++) {
+            clash = made_up(n->transitions[t].name, underscores);
+        }
+    }
+    return underscores;
+}
+
+static void write_underscores(FILE *out, size_t count) {
+    for (size_t i = 0; i < count; i++) fputc('_', out);
+}
+
+static void write_arc(FILE *out, size_t underscores, unsigned id, const char *source,
+                      const char *target, uint32_t weight) {
+    fputs("      <arc id=\"", out);
+    write_underscores(out, underscores);
+    fprintf(out, "a%u\" source=\"", id);
     write_xml_escaped(out, source);
     fputs("\" target=\"", out);
     write_xml_escaped(out, target);
@@ -366,7 +402,10 @@ void write_pnml(const net *n, const char *name, FILE *out) {
           "  <net id=\"", out);
     write_xml_escaped(out, name);
     fputs("\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
-          "    <page id=\"page0\">\n", out);
+          "    <page id=\"", out);
+    size_t underscores = made_up_prefix(n, name);
+    write_underscores(out, underscores);
+    fputs("page0\">\n", out);
     for (uint32_t p = 0; p < n->n_places; p++) {
         write_node(out, "place", n->place_names[p]);
         if (n->initial[p]) {
@@ -380,10 +419,12 @@ void write_pnml(const net *n, const char *name, FILE *out) {
         write_node(out, "transition", t->name);
         fputs("</transition>\n", out);
         for (uint32_t k = 0; k < t->n_pre; k++) {
-            write_arc(out, arc_id++, n->place_names[t->pre[k].place], t->name, t->pre[k].weight);
+            write_arc(out, underscores, arc_id++, n->place_names[t->pre[k].place], t->name,
+                      t->pre[k].weight);
         }
         for (uint32_t k = 0; k < t->n_post; k++) {
-            write_arc(out, arc_id++, t->name, n->place_names[t->post[k].place], t->post[k].weight);
+            write_arc(out, underscores, arc_id++, t->name, n->place_names[t->post[k].place],
+                      t->post[k].weight);
         }
     }
     fprintf(out, "    </page>\n  </net>\n</pnml>\n");

@@ -300,6 +300,19 @@ def test_writer_escaping(tool: str, tmp: Path) -> None:
         check(same_counts(explore(tool, pnml), explore(tool, source)),
               "the PNML written from awkward names explores differently from its source")
 
+    # Ids are unique in a PNML document: the page's and the arcs' must not be
+    # a node's (nor each other's), however the nodes are named.
+    clashing = tmp / "clashing.lola"
+    clashing.write_text(awkward_net(["a0", "_a1", "page0", "a"], ["_page0", "a2", "__a0"]))
+    out = convert(tool, clashing, "pnml", tmp / "clashing.pnml")
+    every_id = [node.get("id") for node in ElementTree.parse(tmp / "clashing.pnml").iter()
+                if node.get("id") is not None]
+    duplicates = sorted({i for i in every_id if every_id.count(i) > 1}, key=str)
+    check(out.returncode == 0 and duplicates == [],
+          f"PNML written for nodes named like made-up ids repeats ids {duplicates}")
+    check(same_counts(explore(tool, tmp / "clashing.pnml"), explore(tool, clashing)),
+          "the PNML written for nodes named like made-up ids explores differently")
+
     bell = tmp / "bell.lola"
     bell.write_text(awkward_net(["p", "q"], ["bell\x07"]))
     out = convert(tool, bell, "pnml", tmp / "bell.pnml")
