@@ -625,7 +625,8 @@ static explore_outcome prepare(shared *s, explore_result *result) {
             return cannot_start(result, EXPLORE_REFUSED,
                                 "a state takes %zu bytes (%u places %s%s), too large for --alloc "
                                 "pool; use --alloc arena or --alloc malloc", s->record_bytes,
-                                s->n->n_places, s->counters ? "with 16-bit counters" : "at one bit each",
+                                s->n->n_places,
+                                s->counters ? "with 16-bit counters" : "at one bit each",
                                 s->header_bytes ? ", and its parent for a witness" : "");
         }
         if (s->pool == NULL) {
@@ -663,8 +664,9 @@ static int run(shared *s, explore_result *result, explore_outcome *outcome) {
     uint32_t overflow;
     if (!pack(s, s->n->initial, first->candidate, &overflow)) {
         if (s->counters) {
-            snprintf(s->stopped, sizeof s->stopped, "place '%.100s' starts with more than %u tokens",
-                     s->n->place_names[overflow], COUNTER_MAX);
+            snprintf(s->stopped, sizeof s->stopped,
+                     "place '%.100s' starts with more than %u tokens", s->n->place_names[overflow],
+                     COUNTER_MAX);
         }
         return s->counters ? 1 : 2;
     }

@@ -52,8 +52,14 @@ static bool next(lexer *lx) {
     }
     size_t n = 0;
     while (*lx->p && !isspace((unsigned char)*lx->p) && !strchr(",;:{", *lx->p)) {
-        if (n < sizeof lx->token - 1) lx->token[n++] = *lx->p;
-        lx->p++;
+        if (n == sizeof lx->token - 1) { /* cut short, two names could become one */
+            char message[100];
+            snprintf(message, sizeof message, "a name or number longer than %zu characters",
+                     sizeof lx->token - 1);
+            fail(lx, message);
+            break;
+        }
+        lx->token[n++] = *lx->p++;
     }
     lx->token[n] = '\0';
     return true;

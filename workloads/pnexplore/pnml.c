@@ -26,6 +26,7 @@ typedef struct element {
     int n_attrs;
     unsigned line;
     char text[256]; /* text directly inside, trimmed */
+    bool text_cut;  /* the text did not fit: only names may be cut short */
 } element;
 
 typedef struct pending_arc {
@@ -174,6 +175,11 @@ static void close_element(reader *r, element *e) {
     if (marking) {
         element *place = nearest(r, "place");
         if (place == NULL) return;
+        if (e->text_cut) {
+            fail_at(r, marking->line, "<%s>: '%.20s...' is too long for a token count",
+                    marking->name, e->text);
+            return;
+        }
         if (!parse_count(r, marking, e->text, &value)) return;
         long index = net_find_place(r->n, attribute(place, "id"));
         if (index >= 0 && value > UINT32_MAX) {
@@ -182,6 +188,11 @@ static void close_element(reader *r, element *e) {
             r->n->initial[index] = (uint32_t)value;
         }
     } else if (inscription && nearest(r, "arc") && r->n_arcs > 0) {
+        if (e->text_cut) {
+            fail_at(r, inscription->line, "<%s>: '%.20s...' is too long for a weight",
+                    inscription->name, e->text);
+            return;
+        }
         if (!parse_count(r, inscription, e->text, &value)) return;
         r->arcs[r->n_arcs - 1].weight = value;
     }
@@ -202,6 +213,7 @@ static void scan(reader *r) {
             while (b > a && isspace((unsigned char)b[-1])) b--;
             element *top = &r->stack[r->depth - 1];
             copy_bounded(top->text, sizeof top->text, a, (size_t)(b - a));
+            top->text_cut = (size_t)(b - a) >= sizeof top->text;
             decode_entities(top->text);
         }
         text_start = NULL;
@@ -259,6 +271,15 @@ static void scan(reader *r) {
             if (end == NULL) {
                 fail_at(r, e.line, "malformed XML in <%s>: an attribute value never ends%s",
                         e.name, "");
+                return;
+            }
+            if ((size_t)(end - value) >= sizeof e.attrs[0].value) { /* would be cut short */
+                char name[sizeof e.attrs[0].name], message[200];
+                copy_bounded(name, sizeof name, an, (size_t)(q - an));
+                snprintf(message, sizeof message,
+                         "<%s>: attribute %s is longer than %zu characters", e.name, name,
+                         sizeof e.attrs[0].value - 1);
+                fail_at(r, e.line, "%s%s", message, "");
                 return;
             }
             if (e.n_attrs < MAX_ATTRS) {

@@ -186,6 +186,13 @@ BAD_INPUTS = [
     ("unknown.lola", "PLACE a;\nTRANSITION t CONSUME b: 1; PRODUCE a: 1;\n",
      r"unknown.lola:2: arc b -> t: unknown source 'b'"),
     ("duplicate.lola", "PLACE a, b, a;\n", r"duplicate.lola:1: duplicate id 'a'"),
+    ("long.lola", "PLACE short,\n" + "p" * 300 + ";\n",
+     r"long.lola:2: a name or number longer than 255 characters"),
+    ("long.pnml", PNML_HEAD + '<place id="p"/>\n<place id="' + "p" * 300 + '"/>\n' + PNML_TAIL,
+     r"long.pnml:4: <place>: attribute id is longer than 255 characters"),
+    ("marking.pnml", PNML_HEAD + '<place id="p">\n<initialMarking><text>' + "0" * 300 + "1"
+     "</text></initialMarking></place>\n" + PNML_TAIL,
+     r"marking.pnml:4: <initialMarking>: '0{20}...' is too long for a token count"),
     ("sum.lola", "PLACE a, b;\nMARKING a: 1;\n"
      "TRANSITION t CONSUME a: 4294967295, a: 1; PRODUCE b: 1;\n",
      r"sum.lola:3: arc a -> t: its weights add up to more than 4294967295 tokens"),
