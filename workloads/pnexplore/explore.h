@@ -1,3 +1,5 @@
+/* The explorer's interface: what to explore with (threads, store, where states
+ * live, limits) and what a run found; explore.c says how. */
 #ifndef PNEXPLORE_EXPLORE_H
 #define PNEXPLORE_EXPLORE_H
 
