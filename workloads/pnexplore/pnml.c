@@ -372,31 +372,43 @@ static void write_node(FILE *out, const char *element, const char *name) {
     fputs("</text></name>", out);
 }
 
-/* Whether `id` is one the writer makes up (page0, or a and digits: the
- * arcs'), behind `underscores` underscores. */
-static bool made_up(const char *id, size_t underscores) {
+/* Tells whether `id` clashes with a made-up id behind `underscores`
+ * underscores (`with` says which one, if it is not always the same). */
+typedef bool clash_test(const char *id, size_t underscores, const char *with);
+
+static bool underscores_then(const char *id, size_t underscores, const char *with) {
+    for (size_t i = 0; i < underscores; i++) {
+        if (id[i] != '_') return false;
+    }
+    return strcmp(id + underscores, with) == 0;
+}
+
+/* page0, or a and digits (the arcs'): the ids the writer makes up. */
+static bool writer_made(const char *id, size_t underscores, const char *unused) {
+    (void)unused;
+    if (underscores_then(id, underscores, "page0")) return true;
     for (size_t i = 0; i < underscores; i++) {
         if (id[i] != '_') return false;
     }
     id += underscores;
-    if (strcmp(id, "page0") == 0) return true;
     if (id[0] != 'a' || id[1] == '\0') return false;
     while (isdigit((unsigned char)*++id)) continue;
     return *id == '\0';
 }
 
-/* How many underscores the made-up ids need in front so that no node (nor
- * the net) has one of them: ids are unique in a PNML document.  None for
- * every net gen makes. */
-static size_t made_up_prefix(const net *n, const char *name) {
+/* The fewest underscores that, put in front, make an id no node has (nor
+ * `also`, unless NULL): ids are unique in a PNML document.  None for every
+ * net gen makes. */
+static size_t underscores_needed(const net *n, const char *also, clash_test *clashes,
+                                 const char *with) {
     size_t underscores = 0;
     for (bool clash = true; clash; underscores += clash) {
-        clash = made_up(name, underscores);
+        clash = also != NULL && clashes(also, underscores, with);
         for (uint32_t p = 0; p < n->n_places && !clash; p++) {
-            clash = made_up(n->place_names[p], underscores);
+            clash = clashes(n->place_names[p], underscores, with);
         }
         for (uint32_t t = 0; t < n->n_transitions && !clash; t++) {
-            clash = made_up(n->transitions[t].name, underscores);
+            clash = clashes(n->transitions[t].name, underscores, with);
         }
     }
     return underscores;
@@ -418,13 +430,22 @@ static void write_arc(FILE *out, size_t underscores, unsigned id, const char *so
 }
 
 void write_pnml(const net *n, const char *name, FILE *out) {
+    size_t before_name = underscores_needed(n, NULL, underscores_then, name);
+    char *net_id = malloc(before_name + strlen(name) + 1);
+    if (net_id == NULL) {
+        fprintf(stderr, "pnexplore: out of memory while writing the net\n");
+        exit(1);
+    }
+    memset(net_id, '_', before_name);
+    strcpy(net_id + before_name, name);
+    size_t underscores = underscores_needed(n, net_id, writer_made, NULL);
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
           "<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n"
           "  <net id=\"", out);
-    write_xml_escaped(out, name);
+    write_xml_escaped(out, net_id);
+    free(net_id);
     fputs("\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
           "    <page id=\"", out);
-    size_t underscores = made_up_prefix(n, name);
     write_underscores(out, underscores);
     fputs("page0\">\n", out);
     for (uint32_t p = 0; p < n->n_places; p++) {

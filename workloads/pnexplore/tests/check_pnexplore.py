@@ -307,10 +307,11 @@ def test_writer_escaping(tool: str, tmp: Path) -> None:
         check(same_counts(explore(tool, pnml), explore(tool, source)),
               "the PNML written from awkward names explores differently from its source")
 
-    # Ids are unique in a PNML document: the page's and the arcs' must not be
-    # a node's (nor each other's), however the nodes are named.
-    clashing = tmp / "clashing.lola"
-    clashing.write_text(awkward_net(["a0", "_a1", "page0", "a"], ["_page0", "a2", "__a0"]))
+    # Ids are unique in a PNML document: the net's, the page's and the arcs'
+    # must not be a node's (nor each other's), however the nodes are named.
+    clashing = tmp / "clashing.lola"  # the net id comes from the file: "clashing"
+    clashing.write_text(awkward_net(["a0", "_a1", "page0", "clashing", "a"],
+                                    ["_page0", "a2", "__a0", "_clashing"]))
     out = convert(tool, clashing, "pnml", tmp / "clashing.pnml")
     every_id = [node.get("id") for node in ElementTree.parse(tmp / "clashing.pnml").iter()
                 if node.get("id") is not None]
