@@ -14,9 +14,11 @@
  *   thread takes such an offer.  The run is over when every thread is idle. */
 #include "explore.h"
 
+#include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +69,7 @@ typedef struct shared {
     uint64_t rehash_chunks;
     worker *workers;
     hh_pool *pool;
+    unsigned buckets_made;     /* STORE_BUCKETS: tables mapped so far */
     _Atomic(uint64_t) table_slots; /* of every table together */
 } shared;
 
@@ -142,11 +145,14 @@ static uint64_t hash_bytes(const uint8_t *m, size_t n) {
 
 /* ----------------------------------------------------------------- store */
 
+/* Maps an empty table; false (errno says why, `t` untouched) if the kernel
+ * refuses. */
 static bool table_init(table *t, size_t slots) {
-    t->slots = mmap(NULL, slots * sizeof *t->slots, PROT_READ | PROT_WRITE,
-                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (t->slots == MAP_FAILED) return false;
-    madvise(t->slots, slots * sizeof *t->slots, MADV_HUGEPAGE);
+    void *mapped = mmap(NULL, slots * sizeof *t->slots, PROT_READ | PROT_WRITE,
+                        MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (mapped == MAP_FAILED) return false;
+    madvise(mapped, slots * sizeof *t->slots, MADV_HUGEPAGE);
+    t->slots = mapped;
     t->mask = slots - 1;
     t->count = 0;
     pthread_mutex_init(&t->lock, NULL);
@@ -233,21 +239,42 @@ static void stop_with(shared *s, int how, const char *reason) {
     pthread_mutex_unlock(&s->stop_lock);
 }
 
-/* Doubles a table (its owner holds it alone); false if the memory budget
- * does not allow it. */
-static bool grow(shared *s, table *t) {
-    uint64_t added = t->mask + 1;
+/* Reserves `added` slots against the memory budget; false (and stops the
+ * run, saying so) if they do not fit. */
+static bool within_budget(shared *s, uint64_t added) {
     uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
+    if (total * sizeof(uint64_t) <= s->opt->memory_budget) return true;
+    atomic_fetch_sub(&s->table_slots, added);
+    char reason[200];
+    snprintf(reason, sizeof reason,
+             "the state tables would outgrow their memory budget (%zu MiB; raise --memory)",
+             s->opt->memory_budget >> 20);
+    stop_with(s, 1, reason);
+    return false;
+}
+
+/* Maps a doubled table of `slots`; false (and stops the run, saying why the
+ * kernel refused) if it cannot. */
+static bool map_doubled(shared *s, table *t, uint64_t slots) {
+    if (table_init(t, slots)) return true;
+    atomic_fetch_sub(&s->table_slots, slots / 2);
+    char reason[200];
+    snprintf(reason, sizeof reason, "cannot map a state table of %llu slots (%s)",
+             (unsigned long long)slots, strerror(errno));
+    stop_with(s, 1, reason);
+    return false;
+}
+
+/* Doubles a table (its owner holds it alone), unless the memory budget or
+ * the kernel does not allow it: then the run stops, saying which. */
+static void grow(shared *s, table *t) {
+    uint64_t added = t->mask + 1;
     table bigger;
-    if (total * sizeof(uint64_t) > s->opt->memory_budget || !table_init(&bigger, added * 2)) {
-        atomic_fetch_sub(&s->table_slots, added);
-        return false;
-    }
+    if (!within_budget(s, added) || !map_doubled(s, &bigger, added * 2)) return;
     table_rehash_into(s, t, &bigger);
     table_free(t);
     t->slots = bigger.slots;
     t->mask = bigger.mask;
-    return true;
 }
 
 #define REHASH_CHUNK 4096 /* old slots a thread moves at a time */
@@ -307,15 +334,7 @@ static void resize_shared(shared *s) {
     }
     while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
     uint64_t added = s->main.mask + 1;
-    uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
-    if (total * sizeof(uint64_t) > s->opt->memory_budget ||
-        !table_init(&s->rehash_to, added * 2)) {
-        atomic_fetch_sub(&s->table_slots, added);
-        char reason[200];
-        snprintf(reason, sizeof reason,
-                 "the state table would outgrow its memory budget (%zu MiB; raise --memory)",
-                 s->opt->memory_budget >> 20);
-        stop_with(s, 1, reason);
+    if (!within_budget(s, added) || !map_doubled(s, &s->rehash_to, added * 2)) {
         atomic_store(&s->resize_requested, 0);
         return;
     }
@@ -359,13 +378,7 @@ static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uin
     if (*fresh) {
         flush_count(s, w, false);
         if (++t->count > (t->mask + 1) / 4 * 3) {
-            if (!grow(s, t)) {
-                char reason[200];
-                snprintf(reason, sizeof reason,
-                         "the state tables would outgrow their memory budget (%zu MiB; raise "
-                         "--memory)", s->opt->memory_budget >> 20);
-                stop_with(s, 1, reason);
-            }
+            grow(s, t); /* if it cannot, the run stops and says why */
         }
     }
     pthread_mutex_unlock(&t->lock);
@@ -549,9 +562,224 @@ static uint64_t round_pow2(uint64_t x) {
     return p;
 }
 
-/* One attempt with a marking encoding; returns the stop code. */
+/* Nothing can be explored: says why in `result`, returns the outcome. */
+__attribute__((format(printf, 3, 4)))
+static explore_outcome cannot_start(explore_result *result, explore_outcome outcome,
+                                    const char *format, ...) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(result->stopped, sizeof result->stopped, format, args);
+    va_end(args);
+    return outcome;
+}
+
+/* Makes the state tables: one, or B buckets (which must start within the
+ * memory budget). */
+static explore_outcome make_tables(shared *s, explore_result *result) {
+    const explore_options *opt = s->opt;
+    uint64_t slots = 1 << 10; /* doubles as needed: small nets stay small */
+    if (opt->store == STORE_SHARED) {
+        if (!table_init(&s->main, slots)) {
+            return cannot_start(result, EXPLORE_NO_MEMORY, "cannot map the state table (%s)",
+                                strerror(errno));
+        }
+        atomic_store(&s->table_slots, slots);
+        return EXPLORE_STARTED;
+    }
+    uint64_t per = round_pow2(slots / opt->buckets < 64 ? 64 : slots / opt->buckets);
+    uint64_t bytes = per * opt->buckets * sizeof(uint64_t);
+    if (bytes > opt->memory_budget) {
+        return cannot_start(result, EXPLORE_REFUSED,
+                            "the %u bucket tables start at %llu MiB, more than --memory %zu MiB; "
+                            "use fewer buckets or raise --memory", opt->buckets,
+                            (unsigned long long)(bytes + (1 << 20) - 1) >> 20,
+                            opt->memory_budget >> 20);
+    }
+    s->buckets = calloc(opt->buckets, sizeof *s->buckets);
+    if (s->buckets == NULL) {
+        return cannot_start(result, EXPLORE_NO_MEMORY,
+                            "cannot allocate the state tables (%u buckets: %s)", opt->buckets,
+                            strerror(errno));
+    }
+    for (; s->buckets_made < opt->buckets; s->buckets_made++) {
+        if (!table_init(&s->buckets[s->buckets_made], per)) {
+            return cannot_start(result, EXPLORE_NO_MEMORY,
+                                "cannot map the state tables (bucket %u of %u: %s)",
+                                s->buckets_made + 1, opt->buckets, strerror(errno));
+        }
+    }
+    atomic_store(&s->table_slots, per * opt->buckets);
+    return EXPLORE_STARTED;
+}
+
+/* Everything an attempt needs before its threads start: tables, the pool,
+ * each worker's memory.  On failure it says why; give_back frees what was
+ * made either way. */
+static explore_outcome prepare(shared *s, explore_result *result) {
+    const explore_options *opt = s->opt;
+    explore_outcome outcome = make_tables(s, result);
+    if (outcome != EXPLORE_STARTED) return outcome;
+    if (opt->alloc == ALLOC_POOL) {
+        s->pool = hh_pool_create(s->record_bytes);
+        if (s->pool == NULL && errno == EINVAL) {
+            return cannot_start(result, EXPLORE_REFUSED,
+                                "a state takes %zu bytes (%u places %s%s), too large for --alloc "
+                                "pool; use --alloc arena or --alloc malloc", s->record_bytes,
+                                s->n->n_places,
+                                s->counters ? "with 16-bit counters" : "at one bit each",
+                                s->header_bytes ? ", and its parent for a witness" : "");
+        }
+        if (s->pool == NULL) {
+            return cannot_start(result, EXPLORE_NO_MEMORY, "cannot create the state pool (%s)",
+                                strerror(errno));
+        }
+    }
+    s->workers = calloc(opt->threads, sizeof *s->workers);
+    if (s->workers == NULL) {
+        return cannot_start(result, EXPLORE_NO_MEMORY, "cannot allocate %u threads' state (%s)",
+                            opt->threads, strerror(errno));
+    }
+    for (unsigned i = 0; i < opt->threads; i++) {
+        worker *w = &s->workers[i];
+        w->s = s;
+        w->id = i;
+        pthread_mutex_init(&w->lock, NULL);
+        w->candidate = calloc(s->marking_bytes + 8, 1);
+        if (opt->alloc == ALLOC_ARENA) w->arena = hh_arena_create();
+        if (w->candidate == NULL || (opt->alloc == ALLOC_ARENA && w->arena == NULL)) {
+            return cannot_start(result, EXPLORE_NO_MEMORY,
+                                "cannot allocate the memory of thread %u of %u (%s)", i + 1,
+                                opt->threads, strerror(errno));
+        }
+    }
+    return EXPLORE_STARTED;
+}
+
+/* Starts the threads from the initial marking and waits for them; returns
+ * the stop code, or -1 (with `*outcome` and the reason) if a thread could not
+ * be started. */
+static int run(shared *s, explore_result *result, explore_outcome *outcome) {
+    const explore_options *opt = s->opt;
+    worker *first = &s->workers[0];
+    uint32_t overflow;
+    if (!pack(s, s->n->initial, first->candidate, &overflow)) {
+        if (s->counters) {
+            snprintf(s->stopped, sizeof s->stopped,
+                     "place '%.100s' starts with more than %u tokens", s->n->place_names[overflow],
+                     COUNTER_MAX);
+        }
+        return s->counters ? 1 : 2;
+    }
+    bool fresh;
+    record *initial = store(s, first, first->candidate, NULL, 0, &fresh);
+    if (initial == NULL) {
+        snprintf(s->stopped, sizeof s->stopped, "out of memory for states");
+        return 1;
+    }
+    stack_push(&first->own, initial);
+    unsigned started = 0;
+    int failure = 0;
+    while (started < opt->threads &&
+           (failure = pthread_create(&s->workers[started].thread, NULL, work,
+                                     &s->workers[started])) == 0) {
+        started++;
+    }
+    if (failure) { /* stop the threads that run; count the others as gone */
+        stop_with(s, 1, "a thread could not be started");
+        atomic_fetch_add(&s->parked, (int)(opt->threads - started));
+    }
+    for (unsigned i = 0; i < started; i++) pthread_join(s->workers[i].thread, NULL);
+    if (failure) {
+        *outcome = cannot_start(result, EXPLORE_NO_MEMORY,
+                                "cannot start thread %u of %u (%s); use fewer --threads",
+                                started + 1, opt->threads, strerror(failure));
+        return -1;
+    }
+    return atomic_load(&s->stop);
+}
+
+/* What the attempt found, into `result`. */
+static void collect(shared *s, int code, double seconds, explore_result *result) {
+    const explore_options *opt = s->opt;
+    result->states = atomic_load(&s->stored);
+    for (unsigned i = 0; i < opt->threads; i++) {
+        result->edges += s->workers[i].edges;
+        result->deadlocks += s->workers[i].deadlocks;
+    }
+    result->seconds = seconds;
+    result->complete = code == 0;
+    snprintf(result->stopped, sizeof result->stopped, "%s", code ? s->stopped : "");
+    result->safe = !s->counters;
+    result->marking_bytes = s->marking_bytes;
+    size_t record_memory = 0;
+    for (unsigned i = 0; i < opt->threads; i++) {
+        if (s->workers[i].arena) {
+            hh_arena_stats st;
+            hh_arena_get_stats(s->workers[i].arena, &st);
+            record_memory += st.allocated;
+        }
+    }
+    if (opt->alloc == ALLOC_POOL) { /* what the pool holds, pages and all */
+        hh_pool_stats st;
+        hh_pool_get_stats(s->pool, &st);
+        record_memory = st.pages * ((size_t)64 << 10);
+    } else if (opt->alloc == ALLOC_MALLOC && result->states > 0) {
+        /* What malloc rounds a record up to (its own headers not counted). */
+        record *sample = malloc(s->record_bytes);
+        record_memory = result->states * (sample ? malloc_usable_size(sample) : s->record_bytes);
+        free(sample);
+    }
+    if (result->states) {
+        size_t table_bytes = atomic_load(&s->table_slots) * sizeof(uint64_t);
+        result->bytes_per_state = (double)(record_memory + table_bytes) / (double)result->states;
+    }
+    record *dead = atomic_load(&s->deadlock);
+    if (dead != NULL) {
+        result->found_deadlock = true;
+        size_t len = 0;
+        for (record *r = dead; r->parent; r = r->parent) len++;
+        result->witness = malloc((len + 1) * sizeof *result->witness);
+        if (result->witness == NULL) {
+            fprintf(stderr, "pnexplore: out of memory for the deadlock's witness\n");
+            exit(1);
+        }
+        result->witness_length = len;
+        for (record *r = dead; r->parent; r = r->parent) result->witness[--len] = r->via;
+    }
+}
+
+/* Frees whatever prepare and the run made (prepare may have stopped half
+ * way: everything not made is NULL or not counted). */
+static void give_back(shared *s) {
+    const explore_options *opt = s->opt;
+    table *tables = opt->store == STORE_SHARED ? &s->main : s->buckets;
+    unsigned count = opt->store == STORE_SHARED ? (s->main.slots != NULL) : s->buckets_made;
+    if (opt->alloc == ALLOC_MALLOC) {
+        for (unsigned b = 0; b < count; b++) {
+            for (uint64_t i = 0; i <= tables[b].mask; i++) {
+                uint64_t v = atomic_load(&tables[b].slots[i]);
+                if (v) free((void *)(uintptr_t)(v & PTR_MASK));
+            }
+        }
+    }
+    for (unsigned b = 0; b < count; b++) table_free(&tables[b]);
+    free(s->buckets);
+    for (unsigned i = 0; s->workers && i < opt->threads; i++) {
+        free(s->workers[i].candidate);
+        free(s->workers[i].own.items);
+        free(s->workers[i].offered.items);
+        hh_arena_destroy(s->workers[i].arena);
+    }
+    free(s->workers);
+    if (s->pool) hh_pool_destroy(s->pool);
+}
+
+/* One attempt with a marking encoding: the stop code (0 complete, 1 stopped
+ * early, 2 restart with counters), or -1 with `*outcome` when it could not
+ * start.  `result` is zeroed first. */
 static int attempt(const net *n, const explore_options *opt, bool counters,
-                   explore_result *result) {
+                   explore_result *result, explore_outcome *outcome) {
+    memset(result, 0, sizeof *result);
     shared s;
     memset(&s, 0, sizeof s);
     s.n = n;
@@ -563,134 +791,25 @@ static int attempt(const net *n, const explore_options *opt, bool counters,
     /* Packed as tightly as the marking's reads allow: bytes, or 16-bit counters. */
     s.record_align = s.header_bytes ? _Alignof(record) : counters ? 2 : 1;
     pthread_mutex_init(&s.stop_lock, NULL);
-    uint64_t slots = 1 << 10; /* doubles as needed: small nets stay small */
-    if (opt->store == STORE_SHARED) {
-        if (!table_init(&s.main, slots)) return -1;
-        atomic_store(&s.table_slots, slots);
-    } else {
-        s.buckets = calloc(opt->buckets, sizeof *s.buckets);
-        uint64_t per = round_pow2(slots / opt->buckets < 64 ? 64 : slots / opt->buckets);
-        for (unsigned b = 0; b < opt->buckets; b++) {
-            if (!table_init(&s.buckets[b], per)) return -1;
-        }
-        atomic_store(&s.table_slots, per * opt->buckets);
+    int code = -1;
+    *outcome = prepare(&s, result);
+    if (*outcome == EXPLORE_STARTED) {
+        double start = now();
+        code = run(&s, result, outcome);
+        if (code >= 0) collect(&s, code, now() - start, result);
     }
-    if (opt->alloc == ALLOC_POOL) {
-        s.pool = hh_pool_create(s.record_bytes);
-        if (s.pool == NULL) return -1;
-    }
-    s.workers = calloc(opt->threads, sizeof *s.workers);
-    for (unsigned i = 0; i < opt->threads; i++) {
-        worker *w = &s.workers[i];
-        w->s = &s;
-        w->id = i;
-        pthread_mutex_init(&w->lock, NULL);
-        w->candidate = calloc(s.marking_bytes + 8, 1);
-        if (opt->alloc == ALLOC_ARENA) w->arena = hh_arena_create();
-    }
-
-    double start = now();
-    uint32_t overflow;
-    int code = 0;
-    if (!pack(&s, n->initial, s.workers[0].candidate, &overflow)) {
-        code = counters ? 1 : 2;
-        if (counters) {
-            snprintf(s.stopped, sizeof s.stopped, "place '%.100s' starts with more than %u tokens",
-                     n->place_names[overflow], COUNTER_MAX);
-        }
-    } else {
-        bool fresh;
-        record *initial = store(&s, &s.workers[0], s.workers[0].candidate, NULL, 0, &fresh);
-        stack_push(&s.workers[0].own, initial);
-        for (unsigned i = 0; i < opt->threads; i++) {
-            pthread_create(&s.workers[i].thread, NULL, work, &s.workers[i]);
-        }
-        for (unsigned i = 0; i < opt->threads; i++) pthread_join(s.workers[i].thread, NULL);
-        code = atomic_load(&s.stop);
-    }
-    double seconds = now() - start;
-
-    memset(result, 0, sizeof *result);
-    result->states = atomic_load(&s.stored);
-    for (unsigned i = 0; i < opt->threads; i++) {
-        result->edges += s.workers[i].edges;
-        result->deadlocks += s.workers[i].deadlocks;
-    }
-    result->seconds = seconds;
-    result->complete = code == 0;
-    snprintf(result->stopped, sizeof result->stopped, "%s", code ? s.stopped : "");
-    result->safe = !counters;
-    result->marking_bytes = s.marking_bytes;
-    size_t record_memory = 0;
-    for (unsigned i = 0; i < opt->threads; i++) {
-        if (s.workers[i].arena) {
-            hh_arena_stats st;
-            hh_arena_get_stats(s.workers[i].arena, &st);
-            record_memory += st.allocated;
-        }
-    }
-    if (opt->alloc == ALLOC_POOL) { /* what the pool holds, pages and all */
-        hh_pool_stats st;
-        hh_pool_get_stats(s.pool, &st);
-        record_memory = st.pages * ((size_t)64 << 10);
-    } else if (opt->alloc == ALLOC_MALLOC && result->states > 0) {
-        /* What malloc rounds a record up to (its own headers not counted). */
-        record *sample = malloc(s.record_bytes);
-        record_memory = result->states * (sample ? malloc_usable_size(sample) : s.record_bytes);
-        free(sample);
-    }
-    if (result->states) {
-        size_t table_bytes = atomic_load(&s.table_slots) * sizeof(uint64_t);
-        result->bytes_per_state = (double)(record_memory + table_bytes) / (double)result->states;
-    }
-    record *dead = atomic_load(&s.deadlock);
-    if (dead != NULL) {
-        result->found_deadlock = true;
-        size_t len = 0;
-        for (record *r = dead; r->parent; r = r->parent) len++;
-        result->witness = malloc((len + 1) * sizeof *result->witness);
-        result->witness_length = len;
-        for (record *r = dead; r->parent; r = r->parent) result->witness[--len] = r->via;
-    }
-
-    /* Give everything back. */
-    for (unsigned i = 0; i < opt->threads; i++) {
-        free(s.workers[i].candidate);
-        free(s.workers[i].own.items);
-        free(s.workers[i].offered.items);
-    }
-    if (opt->alloc == ALLOC_MALLOC) {
-        table *tables = opt->store == STORE_SHARED ? &s.main : s.buckets;
-        unsigned count = opt->store == STORE_SHARED ? 1 : opt->buckets;
-        for (unsigned b = 0; b < count; b++) {
-            for (uint64_t i = 0; i <= tables[b].mask; i++) {
-                uint64_t v = atomic_load(&tables[b].slots[i]);
-                if (v) free((void *)(uintptr_t)(v & PTR_MASK));
-            }
-        }
-    }
-    for (unsigned i = 0; i < opt->threads; i++) hh_arena_destroy(s.workers[i].arena);
-    if (s.pool) hh_pool_destroy(s.pool);
-    if (opt->store == STORE_SHARED) {
-        table_free(&s.main);
-    } else {
-        for (unsigned b = 0; b < opt->buckets; b++) table_free(&s.buckets[b]);
-        free(s.buckets);
-    }
-    free(s.workers);
+    give_back(&s);
     return code;
 }
 
-void explore(const net *n, const explore_options *options, explore_result *result) {
+explore_outcome explore(const net *n, const explore_options *options, explore_result *result) {
     /* One bit per place first; the first place with two tokens restarts it
      * with counters. */
-    int code = attempt(n, options, false, result);
+    explore_outcome outcome;
+    int code = attempt(n, options, false, result, &outcome);
     if (code == 2) {
         free(result->witness);
-        code = attempt(n, options, true, result);
+        attempt(n, options, true, result, &outcome);
     }
-    if (code < 0) {
-        result->complete = false;
-        snprintf(result->stopped, sizeof result->stopped, "out of memory for the state table");
-    }
+    return outcome;
 }

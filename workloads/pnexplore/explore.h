@@ -1,3 +1,5 @@
+/* The explorer's interface: what to explore with (threads, store, where states
+ * live, limits) and what a run found; explore.c says how. */
 #ifndef PNEXPLORE_EXPLORE_H
 #define PNEXPLORE_EXPLORE_H
 
@@ -33,6 +35,16 @@ typedef struct explore_result {
     bool found_deadlock;
 } explore_result;
 
-void explore(const net *n, const explore_options *options, explore_result *result);
+typedef enum {
+    EXPLORE_STARTED,   /* `result` holds what was found, complete or stopped early */
+    EXPLORE_REFUSED,   /* the options do not fit the net (a marking too large for
+                          --alloc pool, buckets that start above --memory) */
+    EXPLORE_NO_MEMORY, /* the state tables, the pool or a thread could not be had */
+} explore_outcome;
+
+/* Zeroes `result` first.  Unless it returns EXPLORE_STARTED nothing was
+ * explored: the counts are zero and `result->stopped` says why and what to
+ * change. */
+explore_outcome explore(const net *n, const explore_options *options, explore_result *result);
 
 #endif

@@ -52,8 +52,14 @@ static bool next(lexer *lx) {
     }
     size_t n = 0;
     while (*lx->p && !isspace((unsigned char)*lx->p) && !strchr(",;:{", *lx->p)) {
-        if (n < sizeof lx->token - 1) lx->token[n++] = *lx->p;
-        lx->p++;
+        if (n == sizeof lx->token - 1) { /* cut short, two names could become one */
+            char message[100];
+            snprintf(message, sizeof message, "a name or number longer than %zu characters",
+                     sizeof lx->token - 1);
+            fail(lx, message);
+            break;
+        }
+        lx->token[n++] = *lx->p++;
     }
     lx->token[n] = '\0';
     return true;
@@ -200,6 +206,38 @@ net *read_lola(const char *path, const char *text, char *error, size_t error_siz
         return NULL;
     }
     return n;
+}
+
+/* What keeps a name from being one LoLA token (NULL: nothing): the lexer
+ * splits at blanks and , ; : and starts a comment at {. */
+static const char *lola_flaw(const char *name, bool place) {
+    if (name[0] == '\0') return "LoLA cannot carry an empty name";
+    for (const char *c = name; *c; c++) {
+        if (isspace((unsigned char)*c) || strchr(",;:{", *c)) {
+            return "LoLA cannot carry blanks or any of , ; : { in a name";
+        }
+    }
+    if (place && strcmp(name, "SAFE") == 0) return "LoLA reads it as a keyword in a PLACE list";
+    return NULL;
+}
+
+bool lola_can_carry(const net *n, char *error, size_t error_size) {
+    const char *flaw;
+    for (uint32_t p = 0; p < n->n_places; p++) {
+        if ((flaw = lola_flaw(n->place_names[p], true)) != NULL) {
+            snprintf(error, error_size, "place '%s': %s (write --format pnml)", n->place_names[p],
+                     flaw);
+            return false;
+        }
+    }
+    for (uint32_t t = 0; t < n->n_transitions; t++) {
+        if ((flaw = lola_flaw(n->transitions[t].name, false)) != NULL) {
+            snprintf(error, error_size, "transition '%s': %s (write --format pnml)",
+                     n->transitions[t].name, flaw);
+            return false;
+        }
+    }
+    return true;
 }
 
 void write_lola(const net *n, FILE *out) {

@@ -2,14 +2,18 @@
  * and pools.
  *
  *   pnexplore gen MODEL N [--format pnml|lola] [-o FILE]
+ *   pnexplore convert NET [--format pnml|lola] [-o FILE]
  *   pnexplore explore NET [--threads N] [--check full|deadlock]
  *                         [--store shared|buckets:B] [--alloc arena|pool|malloc]
- *                         [--max-states M] [--memory SIZE] [--json] */
+ *                         [--max-states M] [--memory MIB] [--json]
+ *
+ * --memory MIB: how far the state table may grow, in MiB (default 4096). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "explore.h"
 #include "formats.h"
 #include "models.h"
@@ -18,6 +22,7 @@ static int usage(void) {
     fprintf(stderr,
             "usage: pnexplore gen philosophers|sharedmemory|tokenring|kanban N "
             "[--format pnml|lola] [-o FILE]\n"
+            "       pnexplore convert NET [--format pnml|lola] [-o FILE]\n"
             "       pnexplore explore NET [--threads N] [--check full|deadlock] "
             "[--store shared|buckets:B] [--alloc arena|pool|malloc] [--max-states M] "
             "[--memory MIB] [--json]\n");
@@ -41,51 +46,100 @@ static bool whole_number(const char *text, unsigned long long min, unsigned long
     return true;
 }
 
+/* Where and how gen and convert write a net: --format and -o. */
+typedef struct output_options {
+    const char *format, *path;
+} output_options;
+
+/* Reads the options from argv[first] on; 0, or the exit code of a mistake. */
+static int parse_output_options(const char *command, int argc, char **argv, int first,
+                                output_options *out) {
+    *out = (output_options){"pnml", NULL};
+    for (int i = first; i < argc; i++) {
+        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
+            out->format = argv[++i];
+            if (strcmp(out->format, "pnml") != 0 && strcmp(out->format, "lola") != 0) {
+                return bad_value("--format", out->format, "pnml or lola");
+            }
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            out->path = argv[++i];
+        } else {
+            fprintf(stderr, "pnexplore %s: unknown option '%s'\n", command, argv[i]);
+            return usage();
+        }
+    }
+    return 0;
+}
+
+/* Writes the net as the options say (PNML under the net id `name`), or
+ * nothing if the format cannot carry its names; frees it; returns the exit
+ * code. */
+static int write_net(const char *command, net *n, const char *name, const output_options *o) {
+    bool lola = strcmp(o->format, "lola") == 0;
+    char error[512];
+    if (lola ? !lola_can_carry(n, error, sizeof error)
+             : !pnml_can_carry(n, name, error, sizeof error)) {
+        fprintf(stderr, "pnexplore %s: %s\n", command, error);
+        net_free(n);
+        return 2;
+    }
+    FILE *out = o->path ? fopen(o->path, "w") : stdout;
+    if (out == NULL) {
+        fprintf(stderr, "pnexplore %s: cannot write %s: %s\n", command, o->path, strerror(errno));
+        net_free(n);
+        return 1;
+    }
+    if (lola) {
+        write_lola(n, out);
+    } else {
+        write_pnml(n, name, out);
+    }
+    int failed = ferror(out);
+    if (o->path) failed |= fclose(out) != 0;
+    net_free(n);
+    if (failed) {
+        fprintf(stderr, "pnexplore %s: writing %s failed\n", command,
+                o->path ? o->path : "standard output");
+        return 1;
+    }
+    return 0;
+}
+
 static int generate(int argc, char **argv) {
     if (argc < 4) return usage();
     unsigned long long size;
     if (!whole_number(argv[3], 1, 10000, &size)) return bad_value("N", argv[3], "a size from 1 to 10000");
-    const char *format = "pnml", *path = NULL;
-    for (int i = 4; i < argc; i++) {
-        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-            format = argv[++i];
-            if (strcmp(format, "pnml") != 0 && strcmp(format, "lola") != 0) {
-                return bad_value("--format", format, "pnml or lola");
-            }
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else {
-            fprintf(stderr, "pnexplore gen: unknown option '%s'\n", argv[i]);
-            return usage();
-        }
-    }
+    output_options output;
+    int mistake = parse_output_options("gen", argc, argv, 4, &output);
+    if (mistake) return mistake;
     char error[512];
     net *n = model_generate(argv[2], (unsigned)size, error, sizeof error);
     if (n == NULL) {
         fprintf(stderr, "pnexplore gen: %s\n", error);
         return 2;
     }
-    FILE *out = path ? fopen(path, "w") : stdout;
-    if (out == NULL) {
-        fprintf(stderr, "pnexplore gen: cannot write %s: %s\n", path, strerror(errno));
-        net_free(n);
-        return 1;
-    }
     char name[128];
     snprintf(name, sizeof name, "%s-%llu", argv[2], size);
-    if (strcmp(format, "lola") == 0) {
-        write_lola(n, out);
-    } else {
-        write_pnml(n, name, out);
+    return write_net("gen", n, name, &output);
+}
+
+/* A net file in the other format (or the same one, written anew). */
+static int convert(int argc, char **argv) {
+    if (argc < 3) return usage();
+    output_options output;
+    int mistake = parse_output_options("convert", argc, argv, 3, &output);
+    if (mistake) return mistake;
+    char error[600];
+    net *n = read_net(argv[2], error, sizeof error);
+    if (n == NULL) {
+        fprintf(stderr, "pnexplore: %s\n", error);
+        return 2;
     }
-    int failed = ferror(out);
-    if (path) failed |= fclose(out) != 0;
-    net_free(n);
-    if (failed) {
-        fprintf(stderr, "pnexplore gen: writing %s failed\n", path ? path : "standard output");
-        return 1;
-    }
-    return 0;
+    /* The net id: the file's name without its directory and extension. */
+    const char *slash = strrchr(argv[2], '/'), *base = slash ? slash + 1 : argv[2];
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)strcspn(base, "."), base);
+    return write_net("convert", n, name[0] ? name : "net", &output);
 }
 
 static int run_explore(int argc, char **argv) {
@@ -152,20 +206,27 @@ static int run_explore(int argc, char **argv) {
         return 2;
     }
     explore_result r;
-    explore(n, &opt, &r);
+    explore_outcome outcome = explore(n, &opt, &r);
+    if (outcome != EXPLORE_STARTED) { /* nothing explored: no counts to show */
+        fprintf(stderr, "pnexplore: %s\n", r.stopped);
+        net_free(n);
+        return outcome == EXPLORE_REFUSED ? 2 : 1;
+    }
     double rate = r.seconds > 0 ? (double)r.states / r.seconds : 0;
     if (json) {
         printf("{\"states\":%llu,\"edges\":%llu,\"deadlocks\":%llu,\"seconds\":%.6f,"
                "\"states_per_second\":%.1f,\"bytes_per_state\":%.2f,\"marking_bytes\":%zu,"
-               "\"safe\":%s,\"threads\":%u,\"complete\":%s,\"stopped\":\"%s\"",
+               "\"safe\":%s,\"threads\":%u,\"complete\":%s,\"stopped\":",
                (unsigned long long)r.states, (unsigned long long)r.edges,
                (unsigned long long)r.deadlocks, r.seconds, rate, r.bytes_per_state,
                r.marking_bytes, r.safe ? "true" : "false", opt.threads,
-               r.complete ? "true" : "false", r.stopped);
+               r.complete ? "true" : "false");
+        write_json_string(stdout, r.stopped);
         if (opt.stop_at_deadlock) {
             printf(",\"deadlock\":%s,\"witness\":[", r.found_deadlock ? "true" : "false");
             for (size_t i = 0; i < r.witness_length; i++) {
-                printf("%s\"%s\"", i ? "," : "", n->transitions[r.witness[i]].name);
+                if (i) putchar(',');
+                write_json_string(stdout, n->transitions[r.witness[i]].name);
             }
             printf("]");
         }
@@ -200,6 +261,7 @@ static int run_explore(int argc, char **argv) {
 
 int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "gen") == 0) return generate(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "convert") == 0) return convert(argc, argv);
     if (argc >= 2 && strcmp(argv[1], "explore") == 0) return run_explore(argc, argv);
     return usage();
 }

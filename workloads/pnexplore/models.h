@@ -1,3 +1,4 @@
+/* The contest's scalable models, built by name and size (models.c). */
 #ifndef PNEXPLORE_MODELS_H
 #define PNEXPLORE_MODELS_H
 

@@ -19,12 +19,23 @@ typedef struct transition {
     uint32_t n_pre, n_post, cap_pre, cap_post;
 } transition;
 
+/* A hash table from 64-bit keys to 32-bit values, by open addressing: what
+ * makes building a net linear in its size (looking names up one by one made
+ * it quadratic). */
+typedef struct net_index {
+    uint64_t *keys;
+    uint32_t *values; /* 0: an empty slot */
+    uint64_t mask, count;
+} net_index;
+
 typedef struct net {
     char **place_names;
     uint32_t *initial;
     uint32_t n_places, cap_places;
     transition *transitions;
     uint32_t n_transitions, cap_transitions;
+    net_index names; /* every name (places and transitions share one namespace) */
+    net_index arcs;  /* (transition, place, direction): the arc's place in its list */
     char error[512]; /* the first error: what and where */
 } net;
 

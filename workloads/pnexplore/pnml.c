@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "formats.h"
 
 #define MAX_DEPTH 64
@@ -25,6 +26,7 @@ typedef struct element {
     int n_attrs;
     unsigned line;
     char text[256]; /* text directly inside, trimmed */
+    bool text_cut;  /* the text did not fit: only names may be cut short */
 } element;
 
 typedef struct pending_arc {
@@ -173,6 +175,11 @@ static void close_element(reader *r, element *e) {
     if (marking) {
         element *place = nearest(r, "place");
         if (place == NULL) return;
+        if (e->text_cut) {
+            fail_at(r, marking->line, "<%s>: '%.20s...' is too long for a token count",
+                    marking->name, e->text);
+            return;
+        }
         if (!parse_count(r, marking, e->text, &value)) return;
         long index = net_find_place(r->n, attribute(place, "id"));
         if (index >= 0 && value > UINT32_MAX) {
@@ -181,6 +188,11 @@ static void close_element(reader *r, element *e) {
             r->n->initial[index] = (uint32_t)value;
         }
     } else if (inscription && nearest(r, "arc") && r->n_arcs > 0) {
+        if (e->text_cut) {
+            fail_at(r, inscription->line, "<%s>: '%.20s...' is too long for a weight",
+                    inscription->name, e->text);
+            return;
+        }
         if (!parse_count(r, inscription, e->text, &value)) return;
         r->arcs[r->n_arcs - 1].weight = value;
     }
@@ -201,6 +213,7 @@ static void scan(reader *r) {
             while (b > a && isspace((unsigned char)b[-1])) b--;
             element *top = &r->stack[r->depth - 1];
             copy_bounded(top->text, sizeof top->text, a, (size_t)(b - a));
+            top->text_cut = (size_t)(b - a) >= sizeof top->text;
             decode_entities(top->text);
         }
         text_start = NULL;
@@ -258,6 +271,15 @@ static void scan(reader *r) {
             if (end == NULL) {
                 fail_at(r, e.line, "malformed XML in <%s>: an attribute value never ends%s",
                         e.name, "");
+                return;
+            }
+            if ((size_t)(end - value) >= sizeof e.attrs[0].value) { /* would be cut short */
+                char name[sizeof e.attrs[0].name], message[200];
+                copy_bounded(name, sizeof name, an, (size_t)(q - an));
+                snprintf(message, sizeof message,
+                         "<%s>: attribute %s is longer than %zu characters", e.name, name,
+                         sizeof e.attrs[0].value - 1);
+                fail_at(r, e.line, "%s%s", message, "");
                 return;
             }
             if (e.n_attrs < MAX_ATTRS) {
@@ -319,15 +341,115 @@ net *read_pnml(const char *path, const char *text, char *error, size_t error_siz
     return r.n;
 }
 
-void write_pnml(const net *n, const char *name, FILE *out) {
-    fprintf(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-                 "<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n"
-                 "  <net id=\"%s\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
-                 "    <page id=\"page0\">\n",
-            name);
+static bool refuse(const char *kind, const char *name, char *error, size_t error_size) {
+    snprintf(error, error_size,
+             "%s '%s': XML cannot carry control characters or bytes that are not UTF-8 "
+             "(write --format lola)", kind, name);
+    return false;
+}
+
+bool pnml_can_carry(const net *n, const char *name, char *error, size_t error_size) {
+    if (!xml_can_carry(name)) return refuse("net id", name, error, error_size);
     for (uint32_t p = 0; p < n->n_places; p++) {
-        fprintf(out, "      <place id=\"%s\"><name><text>%s</text></name>", n->place_names[p],
-                n->place_names[p]);
+        if (!xml_can_carry(n->place_names[p])) {
+            return refuse("place", n->place_names[p], error, error_size);
+        }
+    }
+    for (uint32_t t = 0; t < n->n_transitions; t++) {
+        if (!xml_can_carry(n->transitions[t].name)) {
+            return refuse("transition", n->transitions[t].name, error, error_size);
+        }
+    }
+    return true;
+}
+
+/* A node: <place> or <transition> with its id and a <name> that repeats it. */
+static void write_node(FILE *out, const char *element, const char *name) {
+    fprintf(out, "      <%s id=\"", element);
+    write_xml_escaped(out, name);
+    fputs("\"><name><text>", out);
+    write_xml_escaped(out, name);
+    fputs("</text></name>", out);
+}
+
+/* Tells whether `id` clashes with a made-up id behind `underscores`
+ * underscores (`with` says which one, if it is not always the same). */
+typedef bool clash_test(const char *id, size_t underscores, const char *with);
+
+static bool underscores_then(const char *id, size_t underscores, const char *with) {
+    for (size_t i = 0; i < underscores; i++) {
+        if (id[i] != '_') return false;
+    }
+    return strcmp(id + underscores, with) == 0;
+}
+
+/* page0, or a and digits (the arcs'): the ids the writer makes up. */
+static bool writer_made(const char *id, size_t underscores, const char *unused) {
+    (void)unused;
+    if (underscores_then(id, underscores, "page0")) return true;
+    for (size_t i = 0; i < underscores; i++) {
+        if (id[i] != '_') return false;
+    }
+    id += underscores;
+    if (id[0] != 'a' || id[1] == '\0') return false;
+    while (isdigit((unsigned char)*++id)) continue;
+    return *id == '\0';
+}
+
+/* The fewest underscores that, put in front, make an id no node has (nor
+ * `also`, unless NULL): ids are unique in a PNML document.  None for every
+ * net gen makes. */
+static size_t underscores_needed(const net *n, const char *also, clash_test *clashes,
+                                 const char *with) {
+    size_t underscores = 0;
+    for (bool clash = true; clash; underscores += clash) {
+        clash = also != NULL && clashes(also, underscores, with);
+        for (uint32_t p = 0; p < n->n_places && !clash; p++) {
+            clash = clashes(n->place_names[p], underscores, with);
+        }
+        for (uint32_t t = 0; t < n->n_transitions && !clash; t++) {
+            clash = clashes(n->transitions[t].name, underscores, with);
+        }
+    }
+    return underscores;
+}
+
+static void write_underscores(FILE *out, size_t count) {
+    for (size_t i = 0; i < count; i++) fputc('_', out);
+}
+
+static void write_arc(FILE *out, size_t underscores, unsigned id, const char *source,
+                      const char *target, uint32_t weight) {
+    fputs("      <arc id=\"", out);
+    write_underscores(out, underscores);
+    fprintf(out, "a%u\" source=\"", id);
+    write_xml_escaped(out, source);
+    fputs("\" target=\"", out);
+    write_xml_escaped(out, target);
+    fprintf(out, "\"><inscription><text>%u</text></inscription></arc>\n", weight);
+}
+
+void write_pnml(const net *n, const char *name, FILE *out) {
+    size_t before_name = underscores_needed(n, NULL, underscores_then, name);
+    char *net_id = malloc(before_name + strlen(name) + 1);
+    if (net_id == NULL) {
+        fprintf(stderr, "pnexplore: out of memory while writing the net\n");
+        exit(1);
+    }
+    memset(net_id, '_', before_name);
+    strcpy(net_id + before_name, name);
+    size_t underscores = underscores_needed(n, net_id, writer_made, NULL);
+    fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+          "<pnml xmlns=\"http://www.pnml.org/version-2009/grammar/pnml\">\n"
+          "  <net id=\"", out);
+    write_xml_escaped(out, net_id);
+    free(net_id);
+    fputs("\" type=\"http://www.pnml.org/version-2009/grammar/ptnet\">\n"
+          "    <page id=\"", out);
+    write_underscores(out, underscores);
+    fputs("page0\">\n", out);
+    for (uint32_t p = 0; p < n->n_places; p++) {
+        write_node(out, "place", n->place_names[p]);
         if (n->initial[p]) {
             fprintf(out, "<initialMarking><text>%u</text></initialMarking>", n->initial[p]);
         }
@@ -336,46 +458,16 @@ void write_pnml(const net *n, const char *name, FILE *out) {
     unsigned arc_id = 0;
     for (uint32_t i = 0; i < n->n_transitions; i++) {
         const transition *t = &n->transitions[i];
-        fprintf(out, "      <transition id=\"%s\"><name><text>%s</text></name></transition>\n",
-                t->name, t->name);
+        write_node(out, "transition", t->name);
+        fputs("</transition>\n", out);
         for (uint32_t k = 0; k < t->n_pre; k++) {
-            fprintf(out, "      <arc id=\"a%u\" source=\"%s\" target=\"%s\"><inscription><text>%u"
-                         "</text></inscription></arc>\n",
-                    arc_id++, n->place_names[t->pre[k].place], t->name, t->pre[k].weight);
+            write_arc(out, underscores, arc_id++, n->place_names[t->pre[k].place], t->name,
+                      t->pre[k].weight);
         }
         for (uint32_t k = 0; k < t->n_post; k++) {
-            fprintf(out, "      <arc id=\"a%u\" source=\"%s\" target=\"%s\"><inscription><text>%u"
-                         "</text></inscription></arc>\n",
-                    arc_id++, t->name, n->place_names[t->post[k].place], t->post[k].weight);
+            write_arc(out, underscores, arc_id++, t->name, n->place_names[t->post[k].place],
+                      t->post[k].weight);
         }
     }
     fprintf(out, "    </page>\n  </net>\n</pnml>\n");
-}
-
-/* By content: PNML starts with '<' (after blanks), anything else is LoLA. */
-net *read_net(const char *path, char *error, size_t error_size) {
-    FILE *f = fopen(path, "rb");
-    if (f == NULL) {
-        snprintf(error, error_size, "%s: cannot read it (%s)", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *text = malloc(cap);
-    size_t got;
-    while (text && (got = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) text = realloc(text, cap *= 2);
-    }
-    fclose(f);
-    if (text == NULL) {
-        snprintf(error, error_size, "%s: out of memory", path);
-        return NULL;
-    }
-    text[len] = '\0';
-    const char *s = text;
-    while (isspace((unsigned char)*s)) s++;
-    net *n = *s == '<' ? read_pnml(path, text, error, error_size)
-                       : read_lola(path, text, error, error_size);
-    free(text);
-    return n;
 }

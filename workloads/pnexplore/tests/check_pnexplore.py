@@ -1,21 +1,28 @@
 #!/usr/bin/env python3
 """pnexplore's tests: exact state-space sizes of the contest's models with
-every thread count, store and allocator, identical answers from PNML and LoLA,
-deadlock witnesses that replay, and one clear error per kind of bad input.
+every thread count, store and allocator, identical answers from PNML and LoLA
+and conversions between them, deadlock witnesses that replay, names escaped
+in every output, and one clear error per kind of bad input.
 
-    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors}
+    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|
+                           json-escaping|writer-escaping|many-names|
+                           refusals|address-space}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
+import resource
 import subprocess
 import sys
 import tempfile
+import xml.etree.ElementTree as ElementTree
 from pathlib import Path
+from xml.sax.saxutils import quoteattr
 
 # (model, N): (states, edges or None, deadlocks or None)
 EXPECTED = {
@@ -74,12 +81,33 @@ def test_counts(tool: str, tmp: Path, largest: int = 10**9) -> None:
         print(f"{model} {n}: {states} states in every configuration")
 
 
+def same_counts(a: dict[str, object], b: dict[str, object]) -> bool:
+    return all(a[k] == b[k] for k in ("states", "edges", "deadlocks"))
+
+
 def test_formats(tool: str, tmp: Path) -> None:
     for model, n in (("philosophers", 6), ("kanban", 2), ("sharedmemory", 4), ("tokenring", 4)):
         a = explore(tool, generate(tool, model, n, "pnml", tmp))
         b = explore(tool, generate(tool, model, n, "lola", tmp))
-        same = all(a[k] == b[k] for k in ("states", "edges", "deadlocks"))
-        check(same, f"{model} {n}: PNML and LoLA disagree: {a} / {b}")
+        check(same_counts(a, b), f"{model} {n}: PNML and LoLA disagree: {a} / {b}")
+        check_conversions(tool, model, n, tmp)
+
+
+def convert(tool: str, net: Path, fmt: str, path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([tool, "convert", str(net), "--format", fmt, "-o", str(path)],
+                          capture_output=True, text=True)
+
+
+def check_conversions(tool: str, model: str, n: int, tmp: Path) -> None:
+    """convert writes what gen writes: LoLA to PNML (but for the net id, which
+    comes from the file name) and PNML to LoLA."""
+    pnml, lola = tmp / f"{model}-{n}.pnml", tmp / f"{model}-{n}.lola"
+    to_lola, to_pnml = tmp / "converted.lola", tmp / "converted.pnml"
+    convert(tool, pnml, "lola", to_lola)
+    check(to_lola.read_text() == lola.read_text(), f"{model} {n}: PNML converted to LoLA differs")
+    convert(tool, lola, "pnml", to_pnml)
+    written = to_pnml.read_text().replace('<net id="converted"', f'<net id="{model}-{n}"', 1)
+    check(written == pnml.read_text(), f"{model} {n}: LoLA converted to PNML differs")
 
 
 Arcs = dict[str, int]
@@ -158,6 +186,16 @@ BAD_INPUTS = [
     ("unknown.lola", "PLACE a;\nTRANSITION t CONSUME b: 1; PRODUCE a: 1;\n",
      r"unknown.lola:2: arc b -> t: unknown source 'b'"),
     ("duplicate.lola", "PLACE a, b, a;\n", r"duplicate.lola:1: duplicate id 'a'"),
+    ("long.lola", "PLACE short,\n" + "p" * 300 + ";\n",
+     r"long.lola:2: a name or number longer than 255 characters"),
+    ("long.pnml", PNML_HEAD + '<place id="p"/>\n<place id="' + "p" * 300 + '"/>\n' + PNML_TAIL,
+     r"long.pnml:4: <place>: attribute id is longer than 255 characters"),
+    ("marking.pnml", PNML_HEAD + '<place id="p">\n<initialMarking><text>' + "0" * 300 + "1"
+     "</text></initialMarking></place>\n" + PNML_TAIL,
+     r"marking.pnml:4: <initialMarking>: '0{20}...' is too long for a token count"),
+    ("sum.lola", "PLACE a, b;\nMARKING a: 1;\n"
+     "TRANSITION t CONSUME a: 4294967295, a: 1; PRODUCE b: 1;\n",
+     r"sum.lola:3: arc a -> t: its weights add up to more than 4294967295 tokens"),
 ]
 
 
@@ -169,6 +207,304 @@ def test_errors(tool: str, tmp: Path) -> None:
         lines = out.stderr.strip().splitlines()
         check(out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
               f"{name}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
+    out = subprocess.run([tool, "explore", str(tmp)], capture_output=True, text=True)
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == 2 and lines == [f"pnexplore: {tmp}: cannot read it (Is a directory)"],
+          f"a directory for a net: got {out.returncode} {lines}")
+
+
+# Names that JSON and XML must escape: quotes, backslash, markup, a control
+# character, and a multi-byte character that must pass through unchanged.
+AWKWARD_NAMES = ['say"hi"', "back\\slash", "a<b>&c", "it's", "bell\x07", "caf\u00e9"]
+
+
+def explore_bytes(tool: str, net: Path, *options: str) -> tuple[int, bytes]:
+    """The exit code and the raw output: a test of what the bytes are."""
+    out = subprocess.run([tool, "explore", str(net), *options], capture_output=True, timeout=600)
+    return out.returncode, out.stdout
+
+
+def test_json_escaping(tool: str, tmp: Path) -> None:
+    """--json output parses whatever the names hold: a witness through
+    awkward transition names, a stop reason that quotes a place's name, and
+    a byte that is not UTF-8 (replaced by U+FFFD, the rest kept)."""
+    names = [name.encode() for name in AWKWARD_NAMES] + [b"latin1\xff"]
+    places = [b"p%d" % i for i in range(len(names) + 1)]
+    lines = [b"PLACE " + b", ".join(places) + b";", b"MARKING " + places[0] + b": 1;"]
+    for i, name in enumerate(names):  # a chain: each fires once, then the net is dead
+        lines.append(b"TRANSITION " + name + b" CONSUME " + places[i] + b": 1; PRODUCE "
+                     + places[i + 1] + b": 1;")
+    net = tmp / "chain.lola"
+    net.write_bytes(b"\n".join(lines) + b"\n")
+    code, stdout = explore_bytes(tool, net, "--json", "--check", "deadlock")
+    try:
+        witness = json.loads(stdout)["witness"]
+    except ValueError as error:
+        check(False, f"--json with awkward transition names is not JSON ({error}): {stdout!r}")
+    else:
+        expected = [*AWKWARD_NAMES, "latin1\ufffd"]
+        check(code == 0 and witness == expected, f"witness {witness}, expected {expected}")
+
+    unbounded = tmp / "unbounded.lola"
+    pile = 'pile"of\\tokens'
+    unbounded.write_text(f"PLACE {pile};\nMARKING {pile}: 1;\n"
+                         f"TRANSITION grow CONSUME {pile}: 1; PRODUCE {pile}: 2;\n")
+    code, stdout = explore_bytes(tool, unbounded, "--json")
+    try:
+        stopped = json.loads(stdout)["stopped"]
+    except ValueError as error:
+        check(False, f"--json with a stop reason that quotes a name is not JSON ({error}): "
+                     f"{stdout!r}")
+    else:
+        check(code == 3 and "'pile\"of\\tokens' would hold more than" in stopped,
+              f"stop reason {stopped!r} does not quote the place")
+
+
+def awkward_net(places: list[str], transitions: list[str]) -> str:
+    """A LoLA net: transition i moves the token from place i to place i+1."""
+    lines = ["PLACE " + ", ".join(places) + ";", f"MARKING {places[0]}: 1;"]
+    for i, name in enumerate(transitions):
+        lines.append(f"TRANSITION {name} CONSUME {places[i]}: 1; PRODUCE {places[i + 1]}: 1;")
+    return "\n".join(lines) + "\n"
+
+
+def refused(out: subprocess.CompletedProcess[str], written: Path, pattern: str) -> bool:
+    """One error line matching `pattern`, exit code 2, and no file written."""
+    lines = out.stderr.strip().splitlines()
+    return (out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None
+            and not written.exists())
+
+
+def test_writer_escaping(tool: str, tmp: Path) -> None:
+    """PNML written by convert parses with Python's XML parser and names every
+    node as the source did; names a format cannot carry are refused."""
+    carried = [name for name in AWKWARD_NAMES if "\x07" not in name]
+    places = [f"{name}_place" for name in carried] + ["end"]
+    source = tmp / "awkward.lola"
+    source.write_text(awkward_net(places, carried))
+    pnml = tmp / "awkward.pnml"
+    out = convert(tool, source, "pnml", pnml)
+    try:
+        page = ElementTree.parse(pnml).getroot()[0][0]
+    except (ElementTree.ParseError, IndexError, FileNotFoundError) as error:
+        check(False, f"convert wrote PNML that does not parse ({error}): {out.stderr}")
+    else:
+        def ids(tag: str) -> list[str | None]:
+            return [node.get("id") for node in page if node.tag.endswith(tag)]
+
+        def texts(tag: str) -> list[str | None]:
+            return [node.findtext("{*}name/{*}text") for node in page if node.tag.endswith(tag)]
+
+        arcs = [(node.get("source"), node.get("target")) for node in page
+                if node.tag.endswith("arc")]
+        expected_arcs = [pair for i, name in enumerate(carried)
+                         for pair in ((places[i], name), (name, places[i + 1]))]
+        check(ids("place") == places and texts("place") == places,
+              f"PNML places {ids('place')}, expected {places}")
+        check(ids("transition") == carried and texts("transition") == carried,
+              f"PNML transitions {ids('transition')}, expected {carried}")
+        check(arcs == expected_arcs, f"PNML arcs {arcs}, expected {expected_arcs}")
+        check(same_counts(explore(tool, pnml), explore(tool, source)),
+              "the PNML written from awkward names explores differently from its source")
+
+    # Ids are unique in a PNML document: the net's, the page's and the arcs'
+    # must not be a node's (nor each other's), however the nodes are named.
+    clashing = tmp / "clashing.lola"  # the net id comes from the file: "clashing"
+    clashing.write_text(awkward_net(["a0", "_a1", "page0", "clashing", "a"],
+                                    ["_page0", "a2", "__a0", "_clashing"]))
+    out = convert(tool, clashing, "pnml", tmp / "clashing.pnml")
+    every_id = [node.get("id") for node in ElementTree.parse(tmp / "clashing.pnml").iter()
+                if node.get("id") is not None]
+    duplicates = sorted({i for i in every_id if every_id.count(i) > 1}, key=str)
+    check(out.returncode == 0 and duplicates == [],
+          f"PNML written for nodes named like made-up ids repeats ids {duplicates}")
+    check(same_counts(explore(tool, tmp / "clashing.pnml"), explore(tool, clashing)),
+          "the PNML written for nodes named like made-up ids explores differently")
+
+    bell = tmp / "bell.lola"
+    bell.write_text(awkward_net(["p", "q"], ["bell\x07"]))
+    out = convert(tool, bell, "pnml", tmp / "bell.pnml")
+    check(refused(out, tmp / "bell.pnml", r"transition 'bell.': XML cannot carry"),
+          f"a control character in a name: expected one error line, got {out.stderr!r}")
+
+    for name in ("two words", "comma,name", "semi;colon", "co:lon", "{brace"):
+        pnml = tmp / "blank.pnml"
+        pnml.write_text(PNML_HEAD + f"<place id={quoteattr(name)}/>\n" + PNML_TAIL)
+        out = convert(tool, pnml, "lola", tmp / "blank.lola")
+        check(refused(out, tmp / "blank.lola", r"place '.*': LoLA cannot carry"),
+              f"place {name!r} in LoLA: expected one error line, got {out.stderr!r}")
+    pnml.write_text(PNML_HEAD + '<place id="SAFE"/>\n' + PNML_TAIL)
+    out = convert(tool, pnml, "lola", tmp / "safe.lola")
+    check(refused(out, tmp / "safe.lola", r"place 'SAFE': LoLA reads it as a keyword"),
+          f"a place named SAFE in LoLA: expected one error line, got {out.stderr!r}")
+
+
+MANY = 20_000  # names of each kind: a lookup that scans them all makes reading quadratic
+
+Arc = tuple[str, str, int]
+
+
+def many_names_net(extra_place: str = "", extra_transition: str = "") -> tuple[str, list[Arc]]:
+    """A LoLA net of MANY places and MANY transitions, one declaration a line,
+    names sharing long prefixes.  Transition i takes from place i by two arcs
+    (which add up) and from a scrambled place, and gives to place i+1.
+    Returns the text and its arcs, merged, as (source, target, weight)."""
+    places = [f"place_{i:06d}" for i in range(MANY + 1)]
+    lines = ["PLACE", *[f"  {p}," for p in places]]
+    lines += [f"  {extra_place}," if extra_place else "  spare,", "  last;",
+              f"MARKING {places[0]}: 1;"]
+    weights: dict[tuple[str, str], int] = {}
+    for i in range(MANY):
+        name, scrambled = f"transition_{i:06d}", places[(i * 7919 + 1) % MANY]
+        lines.append(f"TRANSITION {name} CONSUME {places[i]}: 1, {scrambled}: 1, {places[i]}: 2;"
+                     f" PRODUCE {places[i + 1]}: 1;")
+        for source, target, weight in ((places[i], name, 1), (scrambled, name, 1),
+                                       (places[i], name, 2), (name, places[i + 1], 1)):
+            weights[source, target] = weights.get((source, target), 0) + weight
+    if extra_transition:
+        lines.append(f"TRANSITION {extra_transition} CONSUME last: 1; PRODUCE ;")
+    return "\n".join(lines) + "\n", [(s, t, w) for (s, t), w in weights.items()]
+
+
+def declared_on(text: str, name: str) -> list[int]:
+    """The numbers of the lines that declare `name` (one declaration a line)."""
+    return [number for number, line in enumerate(text.splitlines(), 1)
+            if line == f"  {name}," or line.startswith(f"TRANSITION {name} ")]
+
+
+def test_many_names(tool: str, tmp: Path) -> None:
+    """Names are found among many: every arc of a large net joins the places
+    and transitions it names, and a duplicate or unknown name is still caught
+    on the line it is on."""
+    text, expected = many_names_net()
+    source, pnml = tmp / "many.lola", tmp / "many.pnml"
+    source.write_text(text)
+    out = convert(tool, source, "pnml", pnml)
+    if out.returncode != 0:
+        check(False, f"{MANY} names: convert failed: {out.stderr}")
+        return
+    page = ElementTree.parse(pnml).getroot()[0][0]
+    arcs = [(node.get("source", ""), node.get("target", ""),
+             int(node.findtext("{*}inscription/{*}text", "0")))
+            for node in page if node.tag.endswith("arc")]
+    check(sorted(arcs) == sorted(expected),
+          f"{MANY} names: the {len(arcs)} arcs written are not the {len(expected)} arcs read")
+
+    for extra, duplicate in ((dict(extra_place="place_000000"), "place_000000"),
+                             (dict(extra_place="transition_000007"), "transition_000007"),
+                             (dict(extra_transition="place_019999"), "place_019999"),
+                             (dict(extra_transition="transition_000000"), "transition_000000")):
+        text_with = many_names_net(**extra)[0]
+        source.write_text(text_with)
+        out = subprocess.run([tool, "explore", str(source)], capture_output=True, text=True)
+        lines = out.stderr.strip().splitlines()
+        pattern = rf":{declared_on(text_with, duplicate)[1]}: duplicate id '{duplicate}'$"
+        check(out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
+              f"{extra}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
+    source.write_text(text.replace("PRODUCE place_000501: 1;", "PRODUCE place_0005: 1;"))
+    out = subprocess.run([tool, "explore", str(source)], capture_output=True, text=True)
+    check(out.returncode == 2 and "unknown target 'place_0005'" in out.stderr,
+          f"an unknown place among {MANY}: {out.stderr!r}")
+
+
+def wide_net(places: int, first_marking: int) -> str:
+    """A LoLA net of many places; the first holds `first_marking` tokens."""
+    return ("PLACE " + ", ".join(f"p{i}" for i in range(places)) + ";\n"
+            f"MARKING p0: {first_marking};\nTRANSITION t CONSUME p0: 1; PRODUCE p1: 1;\n")
+
+
+def check_not_started(out: subprocess.CompletedProcess[str], code: int, pattern: str,
+                      what: str) -> None:
+    """A run that could not start: no counts, one error line naming the cause."""
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == code and out.stdout == "" and len(lines) == 1
+          and re.search(pattern, lines[0]) is not None,
+          f"{what}: expected exit {code}, no output and one line matching {pattern!r}; got "
+          f"{out.returncode}, {out.stdout[:200]!r}, {lines}")
+
+
+def test_refusals(tool: str, tmp: Path) -> None:
+    """Options that do not fit the net stop the run before it starts, with the
+    cause and the option to change: a marking too large for --alloc pool (with
+    counters after a restart, or one bit per place from the start), bucket
+    tables that start larger than --memory."""
+    pool = r"too large for --alloc pool.*use --alloc arena or --alloc malloc"
+    for places, tokens, what in ((8200, 2, "8,200 places with counters"),
+                                 (131_080, 1, "131,080 places at one bit each")):
+        net = tmp / "wide.lola"
+        net.write_text(wide_net(places, tokens))
+        for json_option in ([], ["--json"]):
+            out = subprocess.run([tool, "explore", str(net), "--alloc", "pool", *json_option],
+                                 capture_output=True, text=True)
+            check_not_started(out, 2, pool, f"{what} under --alloc pool {json_option}")
+    net = generate(tool, "kanban", 1, "lola", tmp)
+    out = subprocess.run([tool, "explore", str(net), "--store", "buckets:100000", "--memory", "1"],
+                         capture_output=True, text=True)
+    check_not_started(out, 2, r"100000 bucket tables.*more than --memory 1 MiB",
+                      "buckets that start above --memory")
+
+
+def run_in_address_space(limit_mib: int, *command: str) -> subprocess.CompletedProcess[str]:
+    """The command under an address-space limit; a hang past a minute comes
+    back as exit code -1."""
+    limit = functools.partial(resource.setrlimit, resource.RLIMIT_AS,
+                              (limit_mib << 20, limit_mib << 20))
+    try:
+        return subprocess.run(command, capture_output=True, text=True, preexec_fn=limit,
+                              timeout=60)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(command, -1, "", "(still running after a minute)")
+
+
+def test_address_space(tool: str, tmp: Path) -> None:
+    """Memory the kernel will not give (under an address-space limit) stops
+    the run before it starts, saying what could not be had (the tables of a
+    million buckets, the stacks of 1,024 threads), or, once it runs, stops it
+    saying what ran out.  Not a sanitizer test: their shadow memory needs the
+    address space."""
+    net = str(generate(tool, "kanban", 1, "lola", tmp))
+    for limit_mib in (128, 256):
+        out = run_in_address_space(limit_mib, tool, "explore", net, "--store", "buckets:1048576",
+                                   "--json")
+        check_not_started(out, 1, r"cannot (map|allocate) the state tables",
+                          f"a million buckets under a {limit_mib} MiB address space")
+    out = run_in_address_space(256, tool, "explore", net, "--threads", "1024", "--alloc", "malloc")
+    check_not_started(out, 1, r"cannot start thread \d+ of 1024 .*; use fewer --threads",
+                      "1,024 threads under a 256 MiB address space")
+
+    # Kanban 4 (454,475 states) under limits from where it cannot go far to
+    # where it nearly finishes: a run that stops names what ran out, and it
+    # is never the --memory budget (4 GiB by default, far from reached).
+    kanban = str(generate(tool, "kanban", 4, "lola", tmp))
+    honest = (r"stopped early: (cannot map a state table of \d+ slots \(.*\)|out of memory for "
+              r"states);|out of memory for the work stack")
+    stopped = 0
+    for limit_mib in range(80, 208, 16):
+        out = run_in_address_space(limit_mib, tool, "explore", kanban)
+        lines = out.stderr.strip().splitlines()
+        stopped += out.returncode != 0
+        check(out.returncode == 0 or (out.returncode in (1, 3) and len(lines) == 1
+                                      and re.search(honest, lines[0]) is not None),
+              f"kanban 4 under a {limit_mib} MiB address space: {out.returncode} {lines}")
+    check(stopped > 0, "kanban 4 ran to the end under every address-space limit tried")
+
+
+def options_by_command(synopsis: str) -> dict[str, list[str]]:
+    """Each subcommand's bracketed options in a usage synopsis."""
+    commands: dict[str, list[str]] = {}
+    for command, rest in re.findall(r"pnexplore (\w+)(.*?)(?=pnexplore \w+|$)", synopsis, re.S):
+        commands[command] = re.findall(r"\[[^\]]*\]", rest)
+    return commands
+
+
+def test_usage(tool: str, tmp: Path) -> None:
+    """The synopsis in main.c's opening comment is the one the program prints."""
+    printed = subprocess.run([tool], capture_output=True, text=True).stderr
+    source = (Path(__file__).resolve().parent.parent / "main.c").read_text()
+    comment = source[:source.index("*/")]
+    documented, shown = options_by_command(comment), options_by_command(printed)
+    check(shown != {} and documented == shown,
+          f"main.c's opening comment documents {documented}, the program prints {shown}")
 
 
 def main() -> int:
@@ -177,7 +513,10 @@ def main() -> int:
         return 2
     tool, which = sys.argv[1], sys.argv[2]
     tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
-             "errors": test_errors,
+             "errors": test_errors, "usage": test_usage,
+             "json-escaping": test_json_escaping, "writer-escaping": test_writer_escaping,
+             "many-names": test_many_names, "refusals": test_refusals,
+             "address-space": test_address_space,
              "counts-small": lambda t, d: test_counts(t, d, largest=10_000)}
     with tempfile.TemporaryDirectory() as tmp:
         tests[which](tool, Path(tmp))
