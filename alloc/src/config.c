@@ -105,7 +105,7 @@ static bool parse_u64(const char *s, uint64_t *out) {
     return true;
 }
 
-void hh_config_read(hh_config *cfg) {
+void _hh_config_read(hh_config *cfg) {
     env_values v;
     memset(&v, 0, sizeof v);
     read_environment(&v);
@@ -123,11 +123,11 @@ void hh_config_read(hh_config *cfg) {
         } else if (strcmp(v.thp, "hugetlb") == 0) {
             cfg->thp = HH_THP_HUGETLB;
         } else {
-            hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
+            _hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
         }
     } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
                strcmp(v.glibc_thp_always, "0") != 0) {
-        hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
+        _hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
     }
     /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
 
@@ -138,7 +138,7 @@ void hh_config_read(hh_config *cfg) {
             copy_value(cfg->stats_json_path, sizeof cfg->stats_json_path, v.stats + 5,
                        strlen(v.stats + 5));
         } else if (strcmp(v.stats, "0") != 0 && v.stats[0] != '\0') {
-            hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
+            _hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
                     "statistics off\n");
         }
     }
@@ -148,18 +148,18 @@ void hh_config_read(hh_config *cfg) {
         if (parse_u64(v.release_delay, &ms)) {
             cfg->release_delay_ms = ms;
         } else {
-            hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
+            _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
                     "using 500\n");
         }
     }
 }
 
-void hh_warn(const char *msg) {
+void _hh_warn(const char *msg) {
     ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
     (void)ignored;
 }
 
-void hh_fatal(const char *msg, const void *ptr) {
+void _hh_fatal(const char *msg, const void *ptr) {
     char line[160];
     size_t n = 0;
     const char *prefix = "hugeheap: ";

@@ -31,16 +31,16 @@
 #include "pthread_compat.h"
 
 
-hh_config hh_cfg;
-bool hh_stats_on;
-uint64_t hh_cookie_key;
-__thread hh_heap *hh_thread_heap __attribute__((tls_model("initial-exec")));
-uint32_t hh_class_size[HH_CLASSES];
-uint8_t hh_class_slices[HH_CLASSES];
+hh_config _hh_cfg;
+bool _hh_stats_on;
+uint64_t _hh_cookie_key;
+__thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
+uint32_t _hh_class_size[HH_CLASSES];
+uint8_t _hh_class_slices[HH_CLASSES];
 
 /* Every queue of a new heap points here: its free list is always empty, so
  * the fast path needs no NULL check. */
-hh_page hh_empty_page;
+hh_page _hh_empty_page;
 
 static atomic_int init_state; /* 0: not yet, 2: done */
 static atomic_flag late_init_started = ATOMIC_FLAG_INIT;
@@ -54,17 +54,17 @@ static char *meta_next, *meta_end;
 
 /* ---------------------------------------------------------------- classes */
 
-void hh_classes_init(void) {
-    for (unsigned c = 1; c <= 8; c++) hh_class_size[c] = 16u * c;
+void _hh_classes_init(void) {
+    for (unsigned c = 1; c <= 8; c++) _hh_class_size[c] = 16u * c;
     for (unsigned c = 9; c <= HH_BINNED_CLASSES; c++) {
         unsigned j = c - 9, bit = 7 + j / 8, sub = j % 8;
-        hh_class_size[c] = (9u + sub) << (bit - 3);
+        _hh_class_size[c] = (9u + sub) << (bit - 3);
     }
     for (unsigned k = HH_SPAN_MIN_SLICES; k <= HH_SPAN_MAX_SLICES; k++) {
-        hh_class_size[HH_BINNED_CLASSES + 1 + k - HH_SPAN_MIN_SLICES] = (uint32_t)(k * HH_SLICE_SIZE);
+        _hh_class_size[HH_BINNED_CLASSES + 1 + k - HH_SPAN_MIN_SLICES] = (uint32_t)(k * HH_SLICE_SIZE);
     }
     for (unsigned c = 1; c < HH_CLASSES; c++) {
-        size_t size = hh_class_size[c];
+        size_t size = _hh_class_size[c];
         size_t slices;
         if (size <= 8192) {
             slices = 1;
@@ -73,17 +73,17 @@ void hh_classes_init(void) {
         } else {
             slices = size / HH_SLICE_SIZE; /* one block, exactly */
         }
-        hh_class_slices[c] = (uint8_t)slices;
+        _hh_class_slices[c] = (uint8_t)slices;
     }
 }
 
 /* ------------------------------------------------------------------- init */
 
-void *hh_meta_alloc_locked(size_t size) {
-    size = hh_align_up(size, 64);
+void *_hh_meta_alloc_locked(size_t size) {
+    size = _hh_align_up(size, 64);
     if ((size_t)(meta_end - meta_next) < size) {
-        size_t chunk = size > 65536 ? hh_align_up(size, 65536) : 65536;
-        char *m = hh_os_map_metadata(chunk);
+        size_t chunk = size > 65536 ? _hh_align_up(size, 65536) : 65536;
+        char *m = _hh_os_map_metadata(chunk);
         if (m == NULL) return NULL;
         meta_next = m;
         meta_end = m + chunk;
@@ -107,61 +107,61 @@ static void late_init(void) {
 #endif
     if (pthread_key_create(&thread_key, thread_exit) == 0) {
         atomic_store_explicit(&thread_key_ready, true, memory_order_release);
-        hh_heap *heap = hh_thread_heap;
+        hh_heap *heap = _hh_thread_heap;
         if (heap != NULL) pthread_setspecific(thread_key, heap);
     }
 }
 
-void hh_init(void) {
+void _hh_init(void) {
     if (HH_LIKELY(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
-    hh_lock();
+    _hh_lock();
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
-        hh_config_read(&hh_cfg);
-        hh_stats_on = hh_cfg.stats_print || hh_cfg.stats_json_path[0] != '\0';
-        hh_classes_init();
+        _hh_config_read(&_hh_cfg);
+        _hh_stats_on = _hh_cfg.stats_print || _hh_cfg.stats_json_path[0] != '\0';
+        _hh_classes_init();
         const void *random = (const void *)getauxval(AT_RANDOM); /* 16 bytes, unaligned */
-        uint64_t key[2] = {(uintptr_t)&hh_cfg, hh_clock_ms()};
+        uint64_t key[2] = {(uintptr_t)&_hh_cfg, _hh_clock_ms()};
         if (random != NULL) memcpy(key, random, sizeof key);
-        hh_cookie_key = key[0] ^ key[1];
-        hh_cookie_key |= 1;
-        if (!hh_granule_map_init()) {
-            hh_unlock();
-            hh_fatal("cannot map the granule map at start-up", NULL);
+        _hh_cookie_key = key[0] ^ key[1];
+        _hh_cookie_key |= 1;
+        if (!_hh_granule_map_init()) {
+            _hh_unlock();
+            _hh_fatal("cannot map the granule map at start-up", NULL);
         }
         atomic_store_explicit(&init_state, 2, memory_order_release);
     }
-    hh_unlock();
+    _hh_unlock();
 }
 
-__attribute__((constructor)) static void hh_constructor(void) {
-    hh_init();
+__attribute__((constructor)) static void init_at_load(void) {
+    _hh_init();
     late_init();
 }
 
-hh_heap *hh_heap_for_thread(void) {
-    hh_heap *heap = hh_thread_heap;
+hh_heap *_hh_heap_for_thread(void) {
+    hh_heap *heap = _hh_thread_heap;
     if (heap != NULL) return heap;
-    hh_init();
-    hh_lock();
+    _hh_init();
+    _hh_lock();
     heap = free_heaps;
     if (heap != NULL) {
         free_heaps = heap->next_free;
     } else {
-        heap = hh_meta_alloc_locked(sizeof *heap);
+        heap = _hh_meta_alloc_locked(sizeof *heap);
         if (heap != NULL) {
             memset(heap, 0, sizeof *heap);
             heap->next_all = all_heaps;
             all_heaps = heap;
         }
     }
-    hh_unlock();
+    _hh_unlock();
     if (heap == NULL) return NULL;
-    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
     heap->space = heap->full = heap->cached = NULL;
     atomic_store_explicit(&heap->pending, NULL, memory_order_relaxed);
     heap->alive = true;
     atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
-    hh_thread_heap = heap;
+    _hh_thread_heap = heap;
     /* May allocate (keys past the first 32): the heap is in place already. */
     if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
         pthread_setspecific(thread_key, heap);
@@ -176,7 +176,7 @@ hh_heap *hh_heap_for_thread(void) {
 static void queue_push_front(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
     page->prev = NULL;
-    page->next = (heap->queue[c] == &hh_empty_page) ? NULL : heap->queue[c];
+    page->next = (heap->queue[c] == &_hh_empty_page) ? NULL : heap->queue[c];
     if (page->next) {
         page->next->prev = page;
     } else {
@@ -190,7 +190,7 @@ static void queue_push_front(hh_heap *heap, hh_page *page) {
  * used again, instead of bouncing between full and queued on every block. */
 static void queue_push_back(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
-    if (heap->queue[c] == &hh_empty_page) {
+    if (heap->queue[c] == &_hh_empty_page) {
         queue_push_front(heap, page);
         return;
     }
@@ -206,7 +206,7 @@ static void queue_remove(hh_heap *heap, hh_page *page) {
     if (page->prev) {
         page->prev->next = page->next;
     } else {
-        heap->queue[c] = page->next ? page->next : &hh_empty_page;
+        heap->queue[c] = page->next ? page->next : &_hh_empty_page;
     }
     if (page->next) {
         page->next->prev = page->prev;
@@ -278,19 +278,19 @@ static bool page_refill(hh_page *page) {
 
 static void segment_page_freed(hh_heap *heap, hh_segment *segment) {
     if (segment->list == HH_LIST_FULL) {
-        hh_segment_list_remove(&heap->full, segment);
-        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+        _hh_segment_list_remove(&heap->full, segment);
+        _hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
     }
     if (--segment->used_pages == 0) {
-        hh_segment_list_remove(&heap->space, segment);
-        hh_segment_release(heap, segment);
+        _hh_segment_list_remove(&heap->space, segment);
+        _hh_segment_release(heap, segment);
     }
 }
 
 /* Gives an empty page's slices back to its segment. */
 static void page_retire(hh_heap *heap, hh_page *page) {
     if (page->in_queue) queue_remove(heap, page);
-    hh_segment *segment = hh_segment_of(page);
+    hh_segment *segment = _hh_segment_of(page);
     unsigned start = page->slice_index, count = page->slice_count;
     atomic_store_explicit(&page->in_use, false, memory_order_relaxed);
     atomic_store_explicit(&page->heap, NULL, memory_order_relaxed);
@@ -308,7 +308,7 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     size_t skip = start == 0 ? HH_SEGMENT_HEADER : 0;
     page->free = page->local_free = NULL;
     page->used = 0;
-    page->block_size = hh_class_size[class_index];
+    page->block_size = _hh_class_size[class_index];
     page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
     page->reserved = 0;
     page->class_index = (uint8_t)class_index;
@@ -327,8 +327,8 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     s->free_slices &= ~mask;
     s->used_pages++;
     if (s->free_slices == 0) {
-        hh_segment_list_remove(&heap->space, s);
-        hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
+        _hh_segment_list_remove(&heap->space, s);
+        _hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
     }
     queue_push_front(heap, page);
     return page;
@@ -336,7 +336,7 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
 
 /* A new page for the class in the first owned segment with room for it. */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
-    unsigned count = hh_class_slices[class_index];
+    unsigned count = _hh_class_slices[class_index];
     for (;;) {
         for (hh_segment *s = heap->space; s != NULL; s = s->next) {
             uint32_t starts = s->free_slices;
@@ -346,7 +346,7 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
                 return page_init(heap, s, (unsigned)__builtin_ctz(starts), count, class_index);
             }
         }
-        if (hh_segment_acquire(heap) == NULL) return NULL;
+        if (_hh_segment_acquire(heap) == NULL) return NULL;
     }
 }
 
@@ -395,7 +395,7 @@ static void drain_pending(hh_heap *heap) {
     }
 }
 
-void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
+void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
     if (!page->in_queue) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
@@ -411,7 +411,7 @@ void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
     }
 }
 
-void hh_free_remote(hh_page *page, hh_block *block) {
+void _hh_free_remote(hh_page *page, hh_block *block) {
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
     uintptr_t state;
     do {
@@ -431,9 +431,9 @@ void hh_free_remote(hh_page *page, hh_block *block) {
                                                         memory_order_release,
                                                         memory_order_relaxed));
     }
-    hh_heap *self = hh_thread_heap;
-    if (HH_UNLIKELY(hh_stats_on)) {
-        hh_stats_in_use(-(int64_t)page->block_size);
+    hh_heap *self = _hh_thread_heap;
+    if (HH_UNLIKELY(_hh_stats_on)) {
+        _hh_stats_in_use(-(int64_t)page->block_size);
         if (self) self->stats.remote_frees++;
     }
 }
@@ -451,9 +451,9 @@ void hh_free_remote(hh_page *page, hh_block *block) {
 static void adopt(hh_heap *heap, hh_segment *segment) {
     segment->heap = heap;
     if (segment->free_slices == 0) {
-        hh_segment_list_push(&heap->full, segment, HH_LIST_FULL);
+        _hh_segment_list_push(&heap->full, segment, HH_LIST_FULL);
     } else {
-        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+        _hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
     }
     hh_page *page;
     hh_page *retire[HH_SLICES];
@@ -521,44 +521,44 @@ static void abandon(hh_heap *heap) {
             unsigned left = s->used_pages - n_retire;
             for (unsigned i = 0; i < n_retire; i++) page_retire(heap, retire[i]);
             if (left == 0) continue; /* released by the last page_retire */
-            hh_segment_list_remove(s->list == HH_LIST_FULL ? &heap->full : &heap->space, s);
+            _hh_segment_list_remove(s->list == HH_LIST_FULL ? &heap->full : &heap->space, s);
             FOR_EACH_PAGE_IN_USE(s, page) {
                 atomic_store_explicit(&page->heap, NULL, memory_order_release);
             }
-            hh_segment_give_abandoned(s);
+            _hh_segment_give_abandoned(s);
         }
     }
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        hh_segment_to_pool(s);
+        _hh_segment_to_pool(s);
     }
-    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
 }
 
 static void thread_exit(void *arg) {
     hh_heap *heap = arg;
-    if (heap == NULL || heap != hh_thread_heap) return;
+    if (heap == NULL || heap != _hh_thread_heap) return;
     abandon(heap);
-    hh_thread_heap = NULL;
-    hh_lock();
+    _hh_thread_heap = NULL;
+    _hh_lock();
     heap->next_free = free_heaps;
     free_heaps = heap;
-    hh_unlock();
+    _hh_unlock();
 }
 
 /* ------------------------------------------------------------ allocation */
 
 static bool adopt_one(hh_heap *heap) {
-    hh_segment *s = hh_segment_take_abandoned();
+    hh_segment *s = _hh_segment_take_abandoned();
     if (s == NULL) return false;
     adopt(heap, s);
     return true;
 }
 
-void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
+void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
     if (heap == NULL) {
-        heap = hh_heap_for_thread();
+        heap = _hh_heap_for_thread();
         if (heap == NULL) {
             errno = ENOMEM;
             return NULL;
@@ -567,8 +567,8 @@ void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
     drain_pending(heap);
     for (;;) {
         hh_page *page;
-        while ((page = heap->queue[class_index]) != &hh_empty_page) {
-            if (page->free != NULL || page_refill(page)) return hh_page_pop(heap, page, zero);
+        while ((page = heap->queue[class_index]) != &_hh_empty_page) {
+            if (page->free != NULL || page_refill(page)) return _hh_page_pop(heap, page, zero);
             page_take_out_full(heap, page);
         }
         if (adopt_one(heap)) continue; /* dead threads' memory first */
@@ -583,36 +583,36 @@ void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
 
 /* The global lock first, then the pools' locks: the order every path takes. */
 static void fork_prepare(void) {
-    hh_lock_before_fork();
-    hh_pools_before_fork();
+    _hh_lock_before_fork();
+    _hh_pools_before_fork();
 }
 
 static void fork_parent(void) {
-    hh_pools_after_fork();
-    hh_lock_after_fork_parent();
+    _hh_pools_after_fork();
+    _hh_lock_after_fork_parent();
 }
 
 /* The child has one thread.  Heaps of the parent's other threads stay as
  * they were (they may have been mid-update when fork() happened, so they are
  * not touched): their blocks can still be freed, by the remote path. */
 static void fork_child(void) {
-    hh_pools_after_fork();
-    hh_lock_after_fork_child();
+    _hh_pools_after_fork();
+    _hh_lock_after_fork_child();
 }
 
-void hh_heap_purge_local(hh_heap *heap) {
+void _hh_heap_purge_local(hh_heap *heap) {
     if (heap == NULL) return;
     drain_pending(heap);
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        hh_segment_to_pool(s);
+        _hh_segment_to_pool(s);
     }
 }
 
-void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
+void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
     memset(sum, 0, sizeof *sum);
-    hh_lock();
+    _hh_lock();
     for (hh_heap *h = all_heaps; h != NULL; h = h->next_all) {
         sum->allocs += h->stats.allocs;
         sum->frees += h->stats.frees;
@@ -621,6 +621,6 @@ void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
         sum->mremap_moves += h->stats.mremap_moves;
         sum->mremap_in_place += h->stats.mremap_in_place;
     }
-    hh_unlock();
+    _hh_unlock();
     *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);
 }

@@ -101,7 +101,7 @@ typedef struct hh_page {
 } hh_page;
 
 typedef struct hh_segment {
-    uintptr_t cookie; /* hh_segment_cookie(segment): catches stray pointers */
+    uintptr_t cookie; /* _hh_segment_cookie(segment): catches stray pointers */
     struct hh_heap *heap; /* owner (changes only under the global lock) */
     struct hh_segment *next, *prev; /* in whichever list holds the segment */
     uint32_t free_slices;  /* bit i set: slice i belongs to no page */
@@ -117,7 +117,7 @@ typedef struct hh_segment {
 enum { HH_LIST_NONE, HH_LIST_SPACE, HH_LIST_FULL, HH_LIST_POOL, HH_LIST_ABANDONED };
 
 typedef struct hh_large {
-    uintptr_t cookie;  /* hh_large_cookie(user pointer) */
+    uintptr_t cookie;  /* _hh_large_cookie(user pointer) */
     char *map_base;    /* start of the mapping */
     size_t map_size;   /* bytes mapped from map_base */
     size_t usable;     /* bytes from the user pointer to the end of the mapping */
@@ -151,65 +151,65 @@ typedef struct hh_config {
     uint64_t release_delay_ms;
 } hh_config;
 
-HH_INTERNAL extern hh_config hh_cfg;
-HH_INTERNAL extern bool hh_stats_on;
-HH_INTERNAL extern hh_page hh_empty_page;
-HH_INTERNAL extern _Atomic(uint8_t) *hh_granule_map;
-HH_INTERNAL extern uint64_t hh_cookie_key;
-HH_INTERNAL extern __thread hh_heap *hh_thread_heap __attribute__((tls_model("initial-exec")));
+HH_INTERNAL extern hh_config _hh_cfg;
+HH_INTERNAL extern bool _hh_stats_on;
+HH_INTERNAL extern hh_page _hh_empty_page;
+HH_INTERNAL extern _Atomic(uint8_t) *_hh_granule_map;
+HH_INTERNAL extern uint64_t _hh_cookie_key;
+HH_INTERNAL extern __thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
 
-HH_INTERNAL void hh_config_read(hh_config *cfg);
-HH_INTERNAL void hh_warn(const char *msg);
-HH_INTERNAL __attribute__((noreturn)) void hh_fatal(const char *msg, const void *ptr);
+HH_INTERNAL void _hh_config_read(hh_config *cfg);
+HH_INTERNAL void _hh_warn(const char *msg);
+HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 
 /* ---- the global lock (lock.c) ---- */
-HH_INTERNAL void hh_lock(void);
-HH_INTERNAL void hh_unlock(void);
-HH_INTERNAL void hh_lock_before_fork(void);
-HH_INTERNAL void hh_lock_after_fork_parent(void);
-HH_INTERNAL void hh_lock_after_fork_child(void);
+HH_INTERNAL void _hh_lock(void);
+HH_INTERNAL void _hh_unlock(void);
+HH_INTERNAL void _hh_lock_before_fork(void);
+HH_INTERNAL void _hh_lock_after_fork_parent(void);
+HH_INTERNAL void _hh_lock_after_fork_child(void);
 
 /* ---- the operating system (os.c) ---- */
-HH_INTERNAL void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb);
-HH_INTERNAL void hh_os_unmap(void *addr, size_t size);
-HH_INTERNAL void hh_os_advise(void *addr, size_t size);
-HH_INTERNAL void hh_os_decommit(void *addr, size_t size);
-HH_INTERNAL void *hh_os_map_metadata(size_t size);
-HH_INTERNAL uint64_t hh_clock_ms(void);
-HH_INTERNAL void hh_os_count_mapped(intptr_t delta);
+HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb);
+HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
+HH_INTERNAL void _hh_os_advise(void *addr, size_t size);
+HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
+HH_INTERNAL void *_hh_os_map_metadata(size_t size);
+HH_INTERNAL uint64_t _hh_clock_ms(void);
+HH_INTERNAL void _hh_os_count_mapped(intptr_t delta);
 
 /* ---- segments (segment.c) ---- */
-HH_INTERNAL bool hh_granule_map_init(void);
-HH_INTERNAL void hh_granule_set(const void *addr, uint8_t kind);
-HH_INTERNAL hh_segment *hh_segment_acquire(hh_heap *heap);
-HH_INTERNAL void hh_segment_release(hh_heap *heap, hh_segment *segment);
-HH_INTERNAL void hh_segment_to_pool(hh_segment *segment);
-HH_INTERNAL void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which);
-HH_INTERNAL void hh_segment_list_remove(hh_segment **list, hh_segment *segment);
-HH_INTERNAL size_t hh_segment_purge(bool everything);
-HH_INTERNAL hh_segment *hh_segment_take_abandoned(void);
-HH_INTERNAL void hh_segment_give_abandoned(hh_segment *segment);
+HH_INTERNAL bool _hh_granule_map_init(void);
+HH_INTERNAL void _hh_granule_set(const void *addr, uint8_t kind);
+HH_INTERNAL hh_segment *_hh_segment_acquire(hh_heap *heap);
+HH_INTERNAL void _hh_segment_release(hh_heap *heap, hh_segment *segment);
+HH_INTERNAL void _hh_segment_to_pool(hh_segment *segment);
+HH_INTERNAL void _hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which);
+HH_INTERNAL void _hh_segment_list_remove(hh_segment **list, hh_segment *segment);
+HH_INTERNAL size_t _hh_segment_purge(bool everything);
+HH_INTERNAL hh_segment *_hh_segment_take_abandoned(void);
+HH_INTERNAL void _hh_segment_give_abandoned(hh_segment *segment);
 
 /* ---- pages and heaps (heap.c) ---- */
-HH_INTERNAL void hh_init(void);
+HH_INTERNAL void _hh_init(void);
 /* Metadata that lives as long as the process (the global lock held). */
-HH_INTERNAL void *hh_meta_alloc_locked(size_t size);
-HH_INTERNAL hh_heap *hh_heap_for_thread(void);
-HH_INTERNAL void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero);
-HH_INTERNAL void hh_page_after_local_free(hh_heap *heap, hh_page *page);
-HH_INTERNAL void hh_free_remote(hh_page *page, hh_block *block);
-HH_INTERNAL void hh_heap_purge_local(hh_heap *heap);
-HH_INTERNAL void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
+HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
+HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
+HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero);
+HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
+HH_INTERNAL void _hh_free_remote(hh_page *page, hh_block *block);
+HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
+HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 
 /* ---- large blocks (large.c) ---- */
-HH_INTERNAL void *hh_large_alloc(size_t size, size_t alignment, bool zero);
-HH_INTERNAL void hh_large_free(hh_large *large, void *ptr);
-HH_INTERNAL void *hh_large_realloc(hh_large *large, void *ptr, size_t size);
-HH_INTERNAL size_t hh_large_purge(bool everything);
+HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
+HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);
+HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
+HH_INTERNAL size_t _hh_large_purge(bool everything);
 
 /* ---- pools (pool.c) ---- */
-HH_INTERNAL void hh_pools_before_fork(void);
-HH_INTERNAL void hh_pools_after_fork(void);
+HH_INTERNAL void _hh_pools_before_fork(void);
+HH_INTERNAL void _hh_pools_after_fork(void);
 
 /* ---- statistics (stats.c) ---- */
 typedef struct hh_global_stats {
@@ -217,18 +217,18 @@ typedef struct hh_global_stats {
     _Atomic(int64_t) in_use, in_use_peak;
     _Atomic(uint64_t) large_allocs, segments_made, segments_released, hugetlb_fallbacks;
 } hh_global_stats;
-HH_INTERNAL extern hh_global_stats hh_gstats;
-HH_INTERNAL void hh_stats_in_use(int64_t delta);
-HH_INTERNAL void hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
-HH_INTERNAL void hh_stats_report_at_exit(void);
-HH_INTERNAL void hh_stats_print(int fd);
+HH_INTERNAL extern hh_global_stats _hh_gstats;
+HH_INTERNAL void _hh_stats_in_use(int64_t delta);
+HH_INTERNAL void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
+HH_INTERNAL void _hh_stats_report_at_exit(void);
+HH_INTERNAL void _hh_stats_print(int fd);
 
 /* ---- size classes ---- */
-HH_INTERNAL extern uint32_t hh_class_size[HH_CLASSES];
-HH_INTERNAL extern uint8_t hh_class_slices[HH_CLASSES];
-HH_INTERNAL void hh_classes_init(void);
+HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
+HH_INTERNAL extern uint8_t _hh_class_slices[HH_CLASSES];
+HH_INTERNAL void _hh_classes_init(void);
 
-static inline unsigned hh_size_class(size_t size) {
+static inline unsigned _hh_size_class(size_t size) {
     if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
     if (size <= HH_BINNED_MAX) {
         size_t w = size - 1;
@@ -241,55 +241,55 @@ static inline unsigned hh_size_class(size_t size) {
 }
 
 /* ---- address arithmetic ---- */
-static inline hh_segment *hh_segment_of(const void *p) {
+static inline hh_segment *_hh_segment_of(const void *p) {
     return (hh_segment *)((uintptr_t)p & ~(uintptr_t)HH_SEGMENT_MASK);
 }
 
-static inline uintptr_t hh_segment_cookie(const hh_segment *s) {
-    return (uintptr_t)s ^ hh_cookie_key;
+static inline uintptr_t _hh_segment_cookie(const hh_segment *s) {
+    return (uintptr_t)s ^ _hh_cookie_key;
 }
 
-static inline uintptr_t hh_large_cookie(const void *user) {
-    return ((uintptr_t)user ^ hh_cookie_key) * 0x9E3779B97F4A7C15ull;
+static inline uintptr_t _hh_large_cookie(const void *user) {
+    return ((uintptr_t)user ^ _hh_cookie_key) * 0x9E3779B97F4A7C15ull;
 }
 
 #define HH_GRANULE_LIMIT ((uintptr_t)1 << 47)
 
-static inline uint8_t hh_granule_kind(const void *p) {
+static inline uint8_t _hh_granule_kind(const void *p) {
     uintptr_t a = (uintptr_t)p;
-    if (HH_UNLIKELY(a >= HH_GRANULE_LIMIT || hh_granule_map == NULL)) return HH_GRANULE_FOREIGN;
-    return atomic_load_explicit(&hh_granule_map[a >> HH_SEGMENT_SHIFT], memory_order_relaxed);
+    if (HH_UNLIKELY(a >= HH_GRANULE_LIMIT || _hh_granule_map == NULL)) return HH_GRANULE_FOREIGN;
+    return atomic_load_explicit(&_hh_granule_map[a >> HH_SEGMENT_SHIFT], memory_order_relaxed);
 }
 
-static inline hh_page *hh_page_of(hh_segment *segment, const void *p) {
+static inline hh_page *_hh_page_of(hh_segment *segment, const void *p) {
     size_t slice = ((uintptr_t)p - (uintptr_t)segment) >> HH_SLICE_SHIFT;
     return &segment->pages[segment->slice_head[slice]];
 }
 
 /* The block that contains p (p may point inside it after aligned allocation). */
-static inline hh_block *hh_page_block_of(const hh_page *page, const void *p) {
+static inline hh_block *_hh_page_block_of(const hh_page *page, const void *p) {
     size_t offset = (size_t)((const char *)p - page->area);
     return (hh_block *)(page->area + offset - offset % page->block_size);
 }
 
-static inline hh_large *hh_large_of(const void *p) {
+static inline hh_large *_hh_large_of(const void *p) {
     return (hh_large *)((const char *)p - HH_LARGE_HEADER);
 }
 
-static inline size_t hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
-HH_INTERNAL void hh_stats_count_alloc(hh_heap *heap, size_t bytes);
-HH_INTERNAL void hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block);
+HH_INTERNAL void _hh_stats_count_alloc(hh_heap *heap, size_t bytes);
+HH_INTERNAL void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block);
 
 /* A free by the page's owner: no atomic operation, no lock. */
-static inline void hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
+static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
     block->next = page->local_free;
     page->local_free = block;
-    if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) hh_page_after_local_free(heap, page);
+    if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) _hh_page_after_local_free(heap, page);
 }
 
 /* Takes the first block of a page whose free list is not empty. */
-static inline void *hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
+static inline void *_hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
     hh_block *block = page->free;
     page->free = block->next;
     page->used++;
@@ -300,7 +300,7 @@ static inline void *hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
             __builtin_memset(block, 0, page->block_size);
         }
     }
-    if (HH_UNLIKELY(hh_stats_on)) hh_stats_count_alloc(heap, page->block_size);
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_count_alloc(heap, page->block_size);
     return block;
 }
 

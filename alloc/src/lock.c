@@ -22,7 +22,7 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void hh_lock(void) {
+void _hh_lock(void) {
     unsigned spins = 0;
     while (atomic_exchange_explicit(&lock_word, 1, memory_order_acquire) != 0) {
         while (atomic_load_explicit(&lock_word, memory_order_relaxed) != 0) {
@@ -36,25 +36,25 @@ void hh_lock(void) {
     atomic_store_explicit(&lock_owner, &thread_token, memory_order_relaxed);
 }
 
-void hh_unlock(void) {
+void _hh_unlock(void) {
     atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&lock_word, 0, memory_order_release);
 }
 
-void hh_lock_before_fork(void) {
+void _hh_lock_before_fork(void) {
     if (atomic_load_explicit(&lock_owner, memory_order_relaxed) == &thread_token) {
         taken_for_fork = false; /* we interrupted ourselves: do not wait on us */
         return;
     }
-    hh_lock();
+    _hh_lock();
     taken_for_fork = true;
 }
 
-void hh_lock_after_fork_parent(void) {
-    if (taken_for_fork) hh_unlock();
+void _hh_lock_after_fork_parent(void) {
+    if (taken_for_fork) _hh_unlock();
 }
 
-void hh_lock_after_fork_child(void) {
+void _hh_lock_after_fork_child(void) {
     atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&lock_word, 0, memory_order_release);
 }

@@ -15,8 +15,8 @@
 #define MAP_HUGE_2MB (21 << MAP_HUGE_SHIFT)
 #endif
 
-void hh_os_count_mapped(intptr_t delta) {
-    hh_counter_add(&hh_gstats.mapped, &hh_gstats.mapped_peak, delta);
+void _hh_os_count_mapped(intptr_t delta) {
+    _hh_counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
 }
 
 static void *map_plain(size_t size) {
@@ -34,9 +34,9 @@ static void *map_hugetlb(size_t size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-void hh_os_advise(void *addr, size_t size) {
+void _hh_os_advise(void *addr, size_t size) {
     int saved = errno;
-    if (hh_cfg.thp == HH_THP_OFF) {
+    if (_hh_cfg.thp == HH_THP_OFF) {
         /* Off means plain 4 KiB pages even where THP is `always`. */
         madvise(addr, size, MADV_NOHUGEPAGE);
     } else {
@@ -45,19 +45,19 @@ void hh_os_advise(void *addr, size_t size) {
     errno = saved;
 }
 
-void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb) {
+void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb) {
     int saved = errno;
     if (*hugetlb) {
         if (offset == 0 && alignment <= HH_SEGMENT_SIZE && (size & HH_SEGMENT_MASK) == 0) {
             void *p = map_hugetlb(size);
             if (p != NULL) {
-                hh_os_count_mapped((intptr_t)size);
+                _hh_os_count_mapped((intptr_t)size);
                 errno = saved;
                 return p;
             }
         }
         *hugetlb = false;
-        atomic_fetch_add_explicit(&hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
     }
     /* Over-reserve by the alignment, then cut off both ends. */
     if (size > SIZE_MAX - alignment) {
@@ -69,41 +69,41 @@ void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *huge
         errno = ENOMEM;
         return NULL;
     }
-    uintptr_t start = hh_align_up((uintptr_t)raw + offset, alignment) - offset;
+    uintptr_t start = _hh_align_up((uintptr_t)raw + offset, alignment) - offset;
     if (start < (uintptr_t)raw) start += alignment;
     size_t head = start - (uintptr_t)raw;
     size_t tail = alignment - head;
     if (head) munmap(raw, head);
     if (tail) munmap((char *)start + size, tail);
-    hh_os_advise((void *)start, size);
-    hh_os_count_mapped((intptr_t)size);
+    _hh_os_advise((void *)start, size);
+    _hh_os_count_mapped((intptr_t)size);
     errno = saved;
     return (void *)start;
 }
 
-void hh_os_unmap(void *addr, size_t size) {
+void _hh_os_unmap(void *addr, size_t size) {
     int saved = errno;
     munmap(addr, size);
-    hh_os_count_mapped(-(intptr_t)size);
+    _hh_os_count_mapped(-(intptr_t)size);
     errno = saved;
 }
 
 /* Gives the memory back but keeps the address range: whole segments only,
  * so a huge page is never split. */
-void hh_os_decommit(void *addr, size_t size) {
+void _hh_os_decommit(void *addr, size_t size) {
     int saved = errno;
     madvise(addr, size, MADV_DONTNEED);
     errno = saved;
 }
 
-void *hh_os_map_metadata(size_t size) {
+void *_hh_os_map_metadata(size_t size) {
     int saved = errno;
     void *p = map_plain(size);
     errno = saved;
     return p;
 }
 
-uint64_t hh_clock_ms(void) {
+uint64_t _hh_clock_ms(void) {
     struct timespec ts;
 #ifdef CLOCK_MONOTONIC_COARSE
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);

@@ -15,7 +15,7 @@
 #define POOL_LIMIT 64               /* empty segments kept at most */
 #define GRANULE_MAP_SIZE (HH_GRANULE_LIMIT >> HH_SEGMENT_SHIFT)
 
-_Atomic(uint8_t) *hh_granule_map;
+_Atomic(uint8_t) *_hh_granule_map;
 
 /* All below: guarded by the global lock. */
 static char *region_next, *region_end;
@@ -26,20 +26,20 @@ static size_t decommitted_count, decommitted_cap;
 static hh_segment *abandoned;
 static atomic_size_t abandoned_count;
 
-bool hh_granule_map_init(void) {
-    void *map = hh_os_map_metadata(GRANULE_MAP_SIZE);
+bool _hh_granule_map_init(void) {
+    void *map = _hh_os_map_metadata(GRANULE_MAP_SIZE);
     if (map == NULL) return false;
-    hh_granule_map = map;
+    _hh_granule_map = map;
     return true;
 }
 
-void hh_granule_set(const void *addr, uint8_t kind) {
+void _hh_granule_set(const void *addr, uint8_t kind) {
     uintptr_t a = (uintptr_t)addr;
     if (a >= HH_GRANULE_LIMIT) return; /* never handed out: see fresh_segment */
-    atomic_store_explicit(&hh_granule_map[a >> HH_SEGMENT_SHIFT], kind, memory_order_relaxed);
+    atomic_store_explicit(&_hh_granule_map[a >> HH_SEGMENT_SHIFT], kind, memory_order_relaxed);
 }
 
-void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which) {
+void _hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which) {
     segment->prev = NULL;
     segment->next = *list;
     if (*list) (*list)->prev = segment;
@@ -47,7 +47,7 @@ void hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which)
     segment->list = which;
 }
 
-void hh_segment_list_remove(hh_segment **list, hh_segment *segment) {
+void _hh_segment_list_remove(hh_segment **list, hh_segment *segment) {
     if (segment->prev) {
         segment->prev->next = segment->next;
     } else {
@@ -61,7 +61,7 @@ void hh_segment_list_remove(hh_segment **list, hh_segment *segment) {
 static bool decommitted_push(hh_segment *segment) {
     if (decommitted_count == decommitted_cap) {
         size_t cap = decommitted_cap ? decommitted_cap * 2 : 512;
-        hh_segment **grown = hh_os_map_metadata(cap * sizeof *grown);
+        hh_segment **grown = _hh_os_map_metadata(cap * sizeof *grown);
         if (grown == NULL) return false;
         if (decommitted) {
             memcpy(grown, decommitted, decommitted_count * sizeof *grown);
@@ -76,14 +76,14 @@ static bool decommitted_push(hh_segment *segment) {
 
 /* Gives one pooled segment back to the kernel. */
 static void release_segment(hh_segment *segment) {
-    atomic_fetch_add_explicit(&hh_gstats.segments_released, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&_hh_gstats.segments_released, 1, memory_order_relaxed);
     if (segment->hugetlb || !decommitted_push(segment)) {
-        hh_granule_set(segment, HH_GRANULE_FOREIGN);
-        hh_os_unmap(segment, HH_SEGMENT_SIZE);
+        _hh_granule_set(segment, HH_GRANULE_FOREIGN);
+        _hh_os_unmap(segment, HH_SEGMENT_SIZE);
         return;
     }
-    hh_os_decommit(segment, HH_SEGMENT_SIZE);
-    hh_os_count_mapped(-(intptr_t)HH_SEGMENT_SIZE);
+    _hh_os_decommit(segment, HH_SEGMENT_SIZE);
+    _hh_os_count_mapped(-(intptr_t)HH_SEGMENT_SIZE);
 }
 
 static hh_segment *pool_pop_locked(void) {
@@ -102,7 +102,7 @@ static hh_segment *pool_pop_locked(void) {
 }
 
 static void pool_push_locked(hh_segment *s) {
-    s->freed_at_ms = hh_clock_ms();
+    s->freed_at_ms = _hh_clock_ms();
     s->next = NULL;
     s->prev = pool_tail;
     if (pool_tail) {
@@ -117,10 +117,10 @@ static void pool_push_locked(hh_segment *s) {
 
 static size_t purge_locked(bool everything) {
     size_t released = 0;
-    uint64_t now = everything ? 0 : hh_clock_ms();
+    uint64_t now = everything ? 0 : _hh_clock_ms();
     while (pool_head &&
            (everything || pool_count > POOL_LIMIT ||
-            now - pool_head->freed_at_ms >= hh_cfg.release_delay_ms)) {
+            now - pool_head->freed_at_ms >= _hh_cfg.release_delay_ms)) {
         hh_segment *s = pool_head;
         pool_head = s->next;
         if (pool_head) {
@@ -135,44 +135,44 @@ static size_t purge_locked(bool everything) {
     return released;
 }
 
-size_t hh_segment_purge(bool everything) {
-    hh_lock();
+size_t _hh_segment_purge(bool everything) {
+    _hh_lock();
     size_t released = purge_locked(everything);
-    hh_unlock();
+    _hh_unlock();
     return released;
 }
 
 static hh_segment *fresh_segment_locked(bool *hugetlb) {
     if (*hugetlb) {
         /* Falls back to a THP-advised segment by itself when the pool is empty. */
-        hh_segment *s = hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb);
+        hh_segment *s = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb);
         if (s != NULL) return s;
     }
     if (region_next == region_end) {
         bool no_hugetlb = false;
-        char *r = hh_os_map_aligned(REGION_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+        char *r = _hh_os_map_aligned(REGION_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
         size_t size = REGION_SIZE;
         if (r == NULL) { /* short of address space: one segment at a time */
-            r = hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+            r = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
             size = HH_SEGMENT_SIZE;
         }
         if (r == NULL) return NULL;
         if ((uintptr_t)r + size > HH_GRANULE_LIMIT) { /* beyond the map: not ours to use */
-            hh_os_unmap(r, size);
+            _hh_os_unmap(r, size);
             return NULL;
         }
         /* Reserved address space is not memory: count it as it is handed out. */
-        hh_os_count_mapped(-(intptr_t)size);
+        _hh_os_count_mapped(-(intptr_t)size);
         region_next = r;
         region_end = r + size;
     }
     hh_segment *s = (hh_segment *)region_next;
     region_next += HH_SEGMENT_SIZE;
-    hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
+    _hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
     return s;
 }
 
-hh_segment *hh_segment_acquire(hh_heap *heap) {
+hh_segment *_hh_segment_acquire(hh_heap *heap) {
     hh_segment *s = heap->cached;
     uint32_t dirty = 0;
     bool hugetlb = false;
@@ -181,69 +181,69 @@ hh_segment *hh_segment_acquire(hh_heap *heap) {
         dirty = s->dirty_slices;
         hugetlb = s->hugetlb;
     } else {
-        hh_lock();
+        _hh_lock();
         s = pool_pop_locked();
         if (s != NULL) {
             dirty = s->dirty_slices;
             hugetlb = s->hugetlb;
         } else if (decommitted_count > 0) {
             s = decommitted[--decommitted_count];
-            hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
+            _hh_os_count_mapped((intptr_t)HH_SEGMENT_SIZE);
         } else {
-            hugetlb = hh_cfg.thp == HH_THP_HUGETLB;
+            hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
             s = fresh_segment_locked(&hugetlb);
             if (s != NULL) {
-                atomic_fetch_add_explicit(&hh_gstats.segments_made, 1, memory_order_relaxed);
-                hh_granule_set(s, HH_GRANULE_SEGMENT);
+                atomic_fetch_add_explicit(&_hh_gstats.segments_made, 1, memory_order_relaxed);
+                _hh_granule_set(s, HH_GRANULE_SEGMENT);
             }
         }
-        hh_unlock();
+        _hh_unlock();
         if (s == NULL) return NULL;
     }
     memset(s, 0, sizeof *s);
-    s->cookie = hh_segment_cookie(s);
+    s->cookie = _hh_segment_cookie(s);
     s->heap = heap;
     s->free_slices = UINT32_MAX;
     s->dirty_slices = dirty;
     s->hugetlb = hugetlb;
-    hh_segment_list_push(&heap->space, s, HH_LIST_SPACE);
+    _hh_segment_list_push(&heap->space, s, HH_LIST_SPACE);
     return s;
 }
 
 /* The segment has no page in use and is in no list. */
-void hh_segment_to_pool(hh_segment *segment) {
+void _hh_segment_to_pool(hh_segment *segment) {
     segment->heap = NULL;
-    hh_lock();
+    _hh_lock();
     pool_push_locked(segment);
     purge_locked(false);
-    hh_unlock();
+    _hh_unlock();
 }
 
-void hh_segment_release(hh_heap *heap, hh_segment *segment) {
+void _hh_segment_release(hh_heap *heap, hh_segment *segment) {
     if (heap->alive && heap->cached == NULL) {
         segment->heap = NULL;
         heap->cached = segment;
         return;
     }
-    hh_segment_to_pool(segment);
+    _hh_segment_to_pool(segment);
 }
 
-void hh_segment_give_abandoned(hh_segment *segment) {
+void _hh_segment_give_abandoned(hh_segment *segment) {
     segment->heap = NULL;
-    hh_lock();
-    hh_segment_list_push(&abandoned, segment, HH_LIST_ABANDONED);
+    _hh_lock();
+    _hh_segment_list_push(&abandoned, segment, HH_LIST_ABANDONED);
     atomic_fetch_add_explicit(&abandoned_count, 1, memory_order_relaxed);
-    hh_unlock();
+    _hh_unlock();
 }
 
-hh_segment *hh_segment_take_abandoned(void) {
+hh_segment *_hh_segment_take_abandoned(void) {
     if (atomic_load_explicit(&abandoned_count, memory_order_relaxed) == 0) return NULL;
-    hh_lock();
+    _hh_lock();
     hh_segment *s = abandoned;
     if (s != NULL) {
-        hh_segment_list_remove(&abandoned, s);
+        _hh_segment_list_remove(&abandoned, s);
         atomic_fetch_sub_explicit(&abandoned_count, 1, memory_order_relaxed);
     }
-    hh_unlock();
+    _hh_unlock();
     return s;
 }
