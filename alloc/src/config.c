@@ -6,6 +6,7 @@
  * with plain system calls: nothing here may allocate. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/sysinfo.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,7 +27,9 @@ typedef struct env_values {
     char glibc_thp_always[8];
     char stats[600];
     char release_delay[32];
-    bool thp_set, glibc_thp_set, stats_set, delay_set;
+    char huge_threshold[32];
+    char harden[16];
+    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, harden_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -48,6 +51,10 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          offsetof(env_values, stats_set)},
         {"HUGEHEAP_RELEASE_DELAY_MS=", offsetof(env_values, release_delay),
          sizeof(((env_values *)0)->release_delay), offsetof(env_values, delay_set)},
+        {"HUGEHEAP_HUGE_THRESHOLD_MB=", offsetof(env_values, huge_threshold),
+         sizeof(((env_values *)0)->huge_threshold), offsetof(env_values, threshold_set)},
+        {"HUGEHEAP_HARDEN=", offsetof(env_values, harden), sizeof(((env_values *)0)->harden),
+         offsetof(env_values, harden_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -114,6 +121,15 @@ void _hh_config_read(hh_config *cfg) {
     cfg->stats_print = false;
     cfg->stats_json_path[0] = '\0';
     cfg->release_delay_ms = 500;
+    cfg->huge_threshold = (uint64_t)32 << 20;
+    cfg->harden = true;
+    /* No block can be larger than the machine's memory and swap together. */
+    struct sysinfo info;
+    cfg->memory_limit = SIZE_MAX;
+    if (sysinfo(&info) == 0 && info.mem_unit > 0) {
+        uint64_t total = ((uint64_t)info.totalram + info.totalswap) * info.mem_unit;
+        if (total > 0 && total < SIZE_MAX) cfg->memory_limit = (size_t)total;
+    }
 
     if (v.thp_set) {
         if (strcmp(v.thp, "on") == 0 || strcmp(v.thp, "1") == 0) {
@@ -152,11 +168,46 @@ void _hh_config_read(hh_config *cfg) {
                     "using 500\n");
         }
     }
+
+    if (v.threshold_set) {
+        uint64_t mib;
+        if (parse_u64(v.huge_threshold, &mib) && mib <= ((uint64_t)1 << 40)) {
+            cfg->huge_threshold = mib << 20;
+        } else {
+            _hh_warn("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using 32\n");
+        }
+    }
+
+    if (v.harden_set) {
+        if (strcmp(v.harden, "off") == 0 || strcmp(v.harden, "0") == 0) {
+            cfg->harden = false;
+        } else if (strcmp(v.harden, "on") != 0 && strcmp(v.harden, "1") != 0) {
+            _hh_warn("hugeheap: unknown HUGEHEAP_HARDEN value (expected on or off); using on\n");
+        }
+    }
 }
 
 void _hh_warn(const char *msg) {
     ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
     (void)ignored;
+}
+
+void _hh_assert_failed(const char *cond, const char *file, int line) {
+    char text[32];
+    size_t n = sizeof text;
+    text[--n] = '\0';
+    do {
+        text[--n] = (char)('0' + line % 10);
+        line /= 10;
+    } while (line > 0 && n > 0);
+    _hh_warn("hugeheap: internal assertion failed: ");
+    _hh_warn(cond);
+    _hh_warn(" (");
+    _hh_warn(file);
+    _hh_warn(":");
+    _hh_warn(text + n);
+    _hh_warn(")\n");
+    abort();
 }
 
 void _hh_fatal(const char *msg, const void *ptr) {

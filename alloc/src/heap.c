@@ -34,6 +34,11 @@
 hh_config _hh_cfg;
 bool _hh_stats_on;
 uint64_t _hh_cookie_key;
+uintptr_t _hh_list_key;
+uintptr_t _hh_free_mark;
+#if defined(HH_TESTING)
+_Atomic(_hh_test_hook_fn) _hh_test_hook;
+#endif
 __thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
 uint32_t _hh_class_size[HH_CLASSES];
 uint8_t _hh_class_slices[HH_CLASSES];
@@ -43,7 +48,10 @@ uint8_t _hh_class_slices[HH_CLASSES];
 hh_page _hh_empty_page;
 
 static atomic_int init_state; /* 0: not yet, 2: done */
-static atomic_flag late_init_started = ATOMIC_FLAG_INIT;
+/* late_init: 0 not started, 1 running (in the thread whose
+ * in_late_init is set), 2 done. */
+static atomic_int late_init_state;
+static __thread bool in_late_init __attribute__((tls_model("initial-exec")));
 static atomic_bool thread_key_ready;
 static pthread_key_t thread_key;
 static atomic_uint_fast64_t threads_seen;
@@ -98,18 +106,38 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
-/* Things that may call back into malloc: done once, outside the lock. */
+/* Things that may call back into malloc: done once, outside the lock.  A
+ * thread that made its heap while another thread runs this waits for the
+ * thread key, so that its heap, too, is abandoned when it exits (a thread that
+ * returned at once would never be).  The thread running it may allocate from
+ * inside (pthread_atfork and pthread_key_create may): it does not wait on
+ * itself. */
 static void late_init(void) {
-    if (atomic_flag_test_and_set(&late_init_started)) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&late_init_state, &expected, 1)) {
+        if (in_late_init) return;
+        HH_TEST_POINT("late_init_wait", NULL);
+        while (atomic_load_explicit(&late_init_state, memory_order_acquire) != 2) sched_yield();
+        hh_heap *heap = _hh_thread_heap;
+        if (heap != NULL && atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
+            pthread_setspecific(thread_key, heap);
+        }
+        return;
+    }
+    in_late_init = true;
+    HH_TEST_POINT("late_init_running", NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    bool have_keys = true;
 #if defined(HH_SHARED_LIBRARY)
-    if (pthread_key_create == NULL) return; /* no libpthread: no other threads either */
+    have_keys = pthread_key_create != NULL; /* no libpthread: no other threads either */
 #endif
-    if (pthread_key_create(&thread_key, thread_exit) == 0) {
+    if (have_keys && pthread_key_create(&thread_key, thread_exit) == 0) {
         atomic_store_explicit(&thread_key_ready, true, memory_order_release);
         hh_heap *heap = _hh_thread_heap;
         if (heap != NULL) pthread_setspecific(thread_key, heap);
     }
+    in_late_init = false;
+    atomic_store_explicit(&late_init_state, 2, memory_order_release);
 }
 
 void _hh_init(void) {
@@ -124,10 +152,9 @@ void _hh_init(void) {
         if (random != NULL) memcpy(key, random, sizeof key);
         _hh_cookie_key = key[0] ^ key[1];
         _hh_cookie_key |= 1;
-        if (!_hh_granule_map_init()) {
-            _hh_unlock();
-            _hh_fatal("cannot map the granule map at start-up", NULL);
-        }
+        /* Two more keys from the first: links and marks must differ from it. */
+        _hh_free_mark = (uintptr_t)((_hh_cookie_key * 0x9E3779B97F4A7C15ull) | 1);
+        _hh_list_key = _hh_cfg.harden ? (uintptr_t)(_hh_free_mark * 0xBF58476D1CE4E5B9ull) : 0;
         atomic_store_explicit(&init_state, 2, memory_order_release);
     }
     _hh_unlock();
@@ -222,6 +249,56 @@ static inline uint32_t slice_mask(unsigned start, unsigned count) {
     return bits << start;
 }
 
+/* Whether p is the start of a block of the page's carved part. */
+static bool block_in_page(const hh_page *page, const void *p) {
+    size_t offset = (size_t)((const char *)p - page->area);
+    return offset < (size_t)page->reserved * page->block_size &&
+           _hh_page_block_index(page, offset) * page->block_size == offset;
+}
+
+/* Length of an encoded list, or UINT32_MAX if it is longer than the page's
+ * capacity or leaves the page (for assertions and the double-free check). */
+static uint32_t list_length(const hh_page *page, hh_block *list, const hh_block *find,
+                            bool *found) {
+    uint32_t n = 0;
+    for (hh_block *b = list; b != NULL; b = _hh_decode(b->next)) {
+        if (n++ >= page->capacity || !block_in_page(page, b)) return UINT32_MAX;
+        if (b == find) *found = true;
+    }
+    return n;
+}
+
+/* The page's invariants (see hh_page in internal.h): the owner's view. */
+static HH_NOINLINE __attribute__((unused)) bool page_is_valid(const hh_page *page) {
+    if (page->reserved > page->capacity || page->used > page->reserved) return false;
+    if (atomic_load_explicit(&page->span, memory_order_relaxed) !=
+        page->capacity * page->block_size) {
+        return false;
+    }
+    bool unused = false;
+    uint32_t free_n = list_length(page, page->free, NULL, &unused);
+    uint32_t local_n = list_length(page, page->local_free, NULL, &unused);
+    if (free_n == UINT32_MAX || local_n == UINT32_MAX) return false;
+    return page->used + free_n + local_n == page->reserved;
+}
+
+void _hh_free_list_corrupted(const void *where) {
+    _hh_fatal("corrupted free list (a block was written after free?) at", where);
+}
+
+void _hh_free_check_double(hh_page *page, hh_block *block, bool owner) {
+    bool found = false;
+    if (owner) {
+        list_length(page, page->free, block, &found);
+        list_length(page, page->local_free, block, &found);
+    }
+    /* The thread-free list below its head only grows at the head while the
+     * owner has not collected it; a bounded walk over blocks of this page. */
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_acquire);
+    list_length(page, (hh_block *)(tf & ~HH_PAGE_STATE_MASK), block, &found);
+    if (found || !owner) _hh_fatal("free(): double free detected of", block);
+}
+
 /* Moves the blocks other threads freed into the free list; true if any. */
 static bool collect_thread_free(hh_page *page) {
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -232,14 +309,18 @@ static bool collect_thread_free(hh_page *page) {
     hh_block *list = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
     hh_block *tail = list;
     uint32_t count = 1;
-    while (tail->next != NULL) {
-        tail = tail->next;
-        count++;
+    /* At most `used` blocks can have come back: a longer list is a cycle or a
+     * stray write, and walking on would loop or wander off the page. */
+    for (hh_block *next; (next = _hh_decode(tail->next)) != NULL; tail = next) {
+        if (HH_UNLIKELY(++count > page->used || !block_in_page(page, next))) {
+            _hh_free_list_corrupted(next);
+        }
     }
-    tail->next = page->free;
+    tail->next = _hh_encode(page->free);
     page->free = list;
     page->free_is_zero = false;
     page->used -= count;
+    HH_ASSERT_EXPENSIVE(page_is_valid(page));
     return true;
 }
 
@@ -252,9 +333,9 @@ static void carve(hh_page *page) {
     char *first = page->area + (size_t)page->reserved * page->block_size;
     char *p = first;
     for (uint32_t i = 1; i < batch; i++, p += page->block_size) {
-        ((hh_block *)p)->next = (hh_block *)(p + page->block_size);
+        ((hh_block *)p)->next = _hh_encode((hh_block *)(p + page->block_size));
     }
-    ((hh_block *)p)->next = NULL;
+    ((hh_block *)p)->next = _hh_encode(NULL);
     page->free = (hh_block *)first;
     page->free_is_zero = page->fresh;
     page->reserved += batch;
@@ -292,6 +373,9 @@ static void page_retire(hh_heap *heap, hh_page *page) {
     if (page->in_queue) queue_remove(heap, page);
     hh_segment *segment = _hh_segment_of(page);
     unsigned start = page->slice_index, count = page->slice_count;
+    HH_ASSERT(page->used == 0);
+    HH_ASSERT_EXPENSIVE(page_is_valid(page));
+    atomic_store_explicit(&page->span, 0, memory_order_relaxed);
     atomic_store_explicit(&page->in_use, false, memory_order_relaxed);
     atomic_store_explicit(&page->heap, NULL, memory_order_relaxed);
     page->slice_count = 0; /* walks over a segment's pages step one slice here */
@@ -310,6 +394,9 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     page->used = 0;
     page->block_size = _hh_class_size[class_index];
     page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
+    page->size_magic = (((uint64_t)1 << HH_SIZE_MAGIC_SHIFT) + page->block_size - 1) /
+                       page->block_size;
+    atomic_store_explicit(&page->span, page->capacity * page->block_size, memory_order_relaxed);
     page->reserved = 0;
     page->class_index = (uint8_t)class_index;
     page->slice_index = (uint8_t)start;
@@ -335,16 +422,29 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
 }
 
 /* A new page for the class in the first owned segment with room for it. */
+/* A new page for the class, in the fullest owned segment with room for it
+ * (so that the others empty out and go back whole; TCMalloc's HugePageFiller
+ * does the same). */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
     unsigned count = _hh_class_slices[class_index];
     for (;;) {
+        hh_segment *best = NULL;
+        uint32_t best_starts = 0;
+        int best_free = HH_SLICES + 1;
         for (hh_segment *s = heap->space; s != NULL; s = s->next) {
+            int free_count = __builtin_popcount(s->free_slices);
+            if (free_count >= best_free || free_count < (int)count) continue;
             uint32_t starts = s->free_slices;
             if (count > 1) starts &= ~1u; /* slice 0 is short: it holds the header */
             for (unsigned i = 1; i < count && starts; i++) starts &= s->free_slices >> i;
             if (starts != 0) {
-                return page_init(heap, s, (unsigned)__builtin_ctz(starts), count, class_index);
+                best = s;
+                best_starts = starts;
+                best_free = free_count;
             }
+        }
+        if (best != NULL) {
+            return page_init(heap, best, (unsigned)__builtin_ctz(best_starts), count, class_index);
         }
         if (_hh_segment_acquire(heap) == NULL) return NULL;
     }
@@ -412,15 +512,21 @@ void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
 }
 
 void _hh_free_remote(hh_page *page, hh_block *block) {
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, false);
+    block->mark = _hh_free_mark;
+    /* Read before the block is published: from then on the owner may take it
+     * back, retire the page and set it up for another size. */
+    int64_t size = (int64_t)page->block_size;
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
     uintptr_t state;
     do {
         state = tf & HH_PAGE_STATE_MASK;
-        block->next = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
+        block->next = _hh_encode((hh_block *)(tf & ~HH_PAGE_STATE_MASK));
     } while (!atomic_compare_exchange_weak_explicit(
         &page->thread_free, &tf,
         (uintptr_t)block | (state == HH_PAGE_FULL ? HH_PAGE_PENDING : state),
         memory_order_acq_rel, memory_order_relaxed));
+    HH_TEST_POINT("remote_free_published", page);
     if (state == HH_PAGE_FULL) {
         /* The owner cannot go away while the page is PENDING (see abandon). */
         hh_heap *owner = atomic_load_explicit(&page->heap, memory_order_relaxed);
@@ -433,7 +539,7 @@ void _hh_free_remote(hh_page *page, hh_block *block) {
     }
     hh_heap *self = _hh_thread_heap;
     if (HH_UNLIKELY(_hh_stats_on)) {
-        _hh_stats_in_use(-(int64_t)page->block_size);
+        _hh_stats_in_use(-size);
         if (self) self->stats.remote_frees++;
     }
 }
@@ -549,6 +655,19 @@ static void thread_exit(void *arg) {
 
 /* ------------------------------------------------------------ allocation */
 
+/* Empty memory whose release delay has passed goes back: the heap's own
+ * cached segment to the pool, the pool's and the large-block cache's to the
+ * kernel. */
+static void release_due(hh_heap *heap) {
+    hh_segment *cached = heap->cached;
+    if (cached != NULL && _hh_clock_ms() - cached->freed_at_ms >= _hh_cfg.release_delay_ms) {
+        heap->cached = NULL;
+        _hh_segment_to_pool(cached);
+    }
+    _hh_segment_release_due();
+    _hh_large_release_due();
+}
+
 static bool adopt_one(hh_heap *heap) {
     hh_segment *s = _hh_segment_take_abandoned();
     if (s == NULL) return false;
@@ -565,6 +684,7 @@ void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
         }
     }
     drain_pending(heap);
+    release_due(heap);
     for (;;) {
         hh_page *page;
         while ((page = heap->queue[class_index]) != &_hh_empty_page) {
@@ -592,12 +712,37 @@ static void fork_parent(void) {
     _hh_lock_after_fork_parent();
 }
 
+/* A thread of the parent may have been between the two steps of a remote
+ * free when fork() copied the process: the page already PENDING, not yet on
+ * the owner's pending stack.  That thread does not exist in the child, so the
+ * child's thread rebuilds its own pending stack from the states of its pages
+ * (it is the only thread: nothing else touches them now). */
+static void rebuild_pending(hh_heap *heap) {
+    hh_page *stack = NULL;
+    hh_segment *lists[2] = {heap->space, heap->full};
+    hh_page *page;
+    for (unsigned l = 0; l < 2; l++) {
+        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
+            FOR_EACH_PAGE_IN_USE(s, page) {
+                uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+                if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) {
+                    page->pending_next = stack;
+                    stack = page;
+                }
+            }
+        }
+    }
+    atomic_store_explicit(&heap->pending, stack, memory_order_relaxed);
+}
+
 /* The child has one thread.  Heaps of the parent's other threads stay as
  * they were (they may have been mid-update when fork() happened, so they are
  * not touched): their blocks can still be freed, by the remote path. */
 static void fork_child(void) {
     _hh_pools_after_fork();
     _hh_lock_after_fork_child();
+    hh_heap *heap = _hh_thread_heap;
+    if (heap != NULL) rebuild_pending(heap);
 }
 
 void _hh_heap_purge_local(hh_heap *heap) {

@@ -29,6 +29,36 @@
 #define HH_INTERNAL __attribute__((visibility("hidden")))
 #define HH_NOINLINE __attribute__((noinline))
 
+/* Invariants written down and checked (mimalloc's mi_assert_internal and
+ * mi_assert_expensive): HH_ASSERT at HH_DEBUG >= 1, HH_ASSERT_EXPENSIVE (list
+ * and page walks) at HH_DEBUG >= 2.  Debug and sanitizer builds and the test
+ * library define HH_DEBUG; release builds compile both to nothing. */
+#if defined(HH_DEBUG) && HH_DEBUG >= 1
+#define HH_ASSERT(cond) ((cond) ? (void)0 : _hh_assert_failed(#cond, __FILE__, __LINE__))
+#else
+#define HH_ASSERT(cond) ((void)0)
+#endif
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+#define HH_ASSERT_EXPENSIVE(cond) HH_ASSERT(cond)
+#else
+#define HH_ASSERT_EXPENSIVE(cond) ((void)0)
+#endif
+
+/* Test points: in the test library (HH_TESTING) a test can run code of its
+ * own at a named step of the library, to stop a thread exactly inside a race
+ * window.  Elsewhere they compile to nothing. */
+#if defined(HH_TESTING)
+typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
+__attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
+#define HH_TEST_POINT(point, arg)                                                        \
+    do {                                                                                 \
+        _hh_test_hook_fn hook_ = atomic_load_explicit(&_hh_test_hook, memory_order_acquire); \
+        if (hook_ != NULL) hook_(point, arg);                                            \
+    } while (0)
+#else
+#define HH_TEST_POINT(point, arg) ((void)0)
+#endif
+
 #define HH_SEGMENT_SHIFT 21
 #define HH_SEGMENT_SIZE ((size_t)1 << HH_SEGMENT_SHIFT)
 #define HH_SEGMENT_MASK (HH_SEGMENT_SIZE - 1)
@@ -69,20 +99,37 @@ enum {
 
 enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
 
+/* A free block of a page.  `next` is stored encoded (_hh_encode: XOR with a
+ * secret key, as mimalloc's secure mode and glibc's safe-linking do), so a
+ * stray or malicious write of a plain pointer does not become a pointer we
+ * hand out; `mark` is _hh_free_mark while the block is free and 0 once it is
+ * handed out, so a second free of the same block finds it set.  (Pools keep
+ * plain links in `next` and do not use `mark`.) */
 typedef struct hh_block {
     struct hh_block *next;
+    uintptr_t mark;
 } hh_block;
 
 struct hh_heap;
 struct hh_segment;
 
+/* Invariants (checked by _hh_page_is_valid in debug builds):
+ *   reserved <= capacity, and while the page is in use
+ *   used + |free| + |local_free| == reserved (blocks on thread_free count as used
+ *   until the owner collects them);
+ *   span == capacity * block_size while in use, 0 once retired. */
 typedef struct hh_page {
-    /* Owner-only fields, in the order the fast paths touch them. */
+    /* The fast paths' fields first (one cache line). */
     hh_block *free;       /* blocks to hand out */
     hh_block *local_free; /* blocks the owner freed since the last refill */
+    char *area;           /* first block */
     uint32_t used;        /* blocks handed out and not yet collected back */
     uint32_t block_size;
+    /* capacity * block_size while the page is in use, 0 after: free() takes p
+     * for a block of the page only if p - area < span (read by any thread). */
+    _Atomic(uint32_t) span;
     uint32_t capacity; /* blocks that fit in the page */
+    uint64_t size_magic; /* ceil(2^43 / block_size): offset / block_size = offset * magic >> 43 */
     uint32_t reserved; /* blocks carved so far; the rest are untouched */
     uint8_t class_index;
     uint8_t slice_index;
@@ -92,7 +139,6 @@ typedef struct hh_page {
     _Atomic(bool) has_aligned; /* may hold interior pointers from aligned allocation */
     bool fresh;        /* the page's memory was zero when it was set up */
     bool free_is_zero; /* every block on `free` is zero but for its link */
-    char *area;        /* first block */
     struct hh_page *next, *prev; /* queue links */
     /* Shared with other threads. */
     _Atomic(uintptr_t) thread_free;  /* remote frees | HH_PAGE_* state */
@@ -149,18 +195,24 @@ typedef struct hh_config {
     bool stats_print;
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms;
+    uint64_t huge_threshold; /* bytes mapped from which memory is advised huge */
+    bool harden;             /* double-free and free-list checks on free */
+    size_t memory_limit;     /* RAM + swap: no block can be larger */
 } hh_config;
 
 HH_INTERNAL extern hh_config _hh_cfg;
 HH_INTERNAL extern bool _hh_stats_on;
 HH_INTERNAL extern hh_page _hh_empty_page;
-HH_INTERNAL extern _Atomic(uint8_t) *_hh_granule_map;
 HH_INTERNAL extern uint64_t _hh_cookie_key;
+HH_INTERNAL extern uintptr_t _hh_list_key;  /* free-list links are XORed with it */
+HH_INTERNAL extern uintptr_t _hh_free_mark; /* hh_block.mark of a free block */
 HH_INTERNAL extern __thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
 
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
 HH_INTERNAL void _hh_warn(const char *msg);
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
+HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,
+                                                            int line);
 
 /* ---- the global lock (lock.c) ---- */
 HH_INTERNAL void _hh_lock(void);
@@ -172,15 +224,25 @@ HH_INTERNAL void _hh_lock_after_fork_child(void);
 /* ---- the operating system (os.c) ---- */
 HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb);
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
-HH_INTERNAL void _hh_os_advise(void *addr, size_t size);
+HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
+HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
+/* Whether memory mapped now, `adding` bytes more, is to be advised huge. */
+HH_INTERNAL bool _hh_os_huge_now(size_t adding);
+/* True once, for the caller that is to promote the early segments. */
+HH_INTERNAL bool _hh_os_take_promotion(void);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
 HH_INTERNAL void _hh_os_count_mapped(intptr_t delta);
 
-/* ---- segments (segment.c) ---- */
-HH_INTERNAL bool _hh_granule_map_init(void);
+/* ---- the granule map (granule.c) ---- */
+/* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)
+ * if the range is beyond the map or a leaf cannot be mapped. */
+HH_INTERNAL bool _hh_granule_reserve(const void *addr, size_t size);
+/* The range must have been reserved. */
 HH_INTERNAL void _hh_granule_set(const void *addr, uint8_t kind);
+
+/* ---- segments (segment.c) ---- */
 HH_INTERNAL hh_segment *_hh_segment_acquire(hh_heap *heap);
 HH_INTERNAL void _hh_segment_release(hh_heap *heap, hh_segment *segment);
 HH_INTERNAL void _hh_segment_to_pool(hh_segment *segment);
@@ -189,6 +251,12 @@ HH_INTERNAL void _hh_segment_list_remove(hh_segment **list, hh_segment *segment)
 HH_INTERNAL size_t _hh_segment_purge(bool everything);
 HH_INTERNAL hh_segment *_hh_segment_take_abandoned(void);
 HH_INTERNAL void _hh_segment_give_abandoned(hh_segment *segment);
+/* Once the heap has become large: advises the segments mapped before huge
+ * and collapses this thread's into huge pages.  Cheap when there is nothing
+ * to do; call with no lock held. */
+HH_INTERNAL void _hh_segment_promote_early(void);
+/* Gives back the pooled segments whose release delay has passed. */
+HH_INTERNAL void _hh_segment_release_due(void);
 
 /* ---- pages and heaps (heap.c) ---- */
 HH_INTERNAL void _hh_init(void);
@@ -206,6 +274,8 @@ HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
 HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);
 HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
+/* Unmaps cached blocks whose release delay has passed. */
+HH_INTERNAL void _hh_large_release_due(void);
 
 /* ---- pools (pool.c) ---- */
 HH_INTERNAL void _hh_pools_before_fork(void);
@@ -215,7 +285,8 @@ HH_INTERNAL void _hh_pools_after_fork(void);
 typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak;
     _Atomic(int64_t) in_use, in_use_peak;
-    _Atomic(uint64_t) large_allocs, segments_made, segments_released, hugetlb_fallbacks;
+    _Atomic(uint64_t) large_allocs, large_frees, segments_made, segments_released;
+    _Atomic(uint64_t) hugetlb_fallbacks, segments_promoted;
 } hh_global_stats;
 HH_INTERNAL extern hh_global_stats _hh_gstats;
 HH_INTERNAL void _hh_stats_in_use(int64_t delta);
@@ -253,12 +324,30 @@ static inline uintptr_t _hh_large_cookie(const void *user) {
     return ((uintptr_t)user ^ _hh_cookie_key) * 0x9E3779B97F4A7C15ull;
 }
 
-#define HH_GRANULE_LIMIT ((uintptr_t)1 << 47)
+/* The granule map: one byte per 2 MiB of the 48-bit address space, in two
+ * levels: a root of 4096 leaf pointers in .bss (one per 64 GiB), leaves of
+ * 32 KiB mapped when the first granule in their range becomes ours.  A lookup
+ * is two dependent loads, as with one flat map behind a pointer, and nothing
+ * is mapped at start-up (a failed leaf mapping is an ENOMEM of the allocation
+ * that needed it).  Addresses at or above 2^48 are never ours: the kernel
+ * hands them out only to programs that ask (x86-64 5-level paging, AArch64
+ * 52-bit), and the mappings we make are checked against the limit. */
+#define HH_ADDRESS_BITS 48
+#define HH_GRANULE_LIMIT ((uintptr_t)1 << HH_ADDRESS_BITS)
+#define HH_GRANULE_LEAF_SHIFT 36
+#define HH_GRANULE_ROOTS ((size_t)1 << (HH_ADDRESS_BITS - HH_GRANULE_LEAF_SHIFT))
+#define HH_GRANULE_LEAF_SIZE ((size_t)1 << (HH_GRANULE_LEAF_SHIFT - HH_SEGMENT_SHIFT))
+HH_INTERNAL extern _Atomic(uint8_t *) _hh_granule_root[HH_GRANULE_ROOTS];
 
 static inline uint8_t _hh_granule_kind(const void *p) {
     uintptr_t a = (uintptr_t)p;
-    if (HH_UNLIKELY(a >= HH_GRANULE_LIMIT || _hh_granule_map == NULL)) return HH_GRANULE_FOREIGN;
-    return atomic_load_explicit(&_hh_granule_map[a >> HH_SEGMENT_SHIFT], memory_order_relaxed);
+    if (HH_UNLIKELY(a >= HH_GRANULE_LIMIT)) return HH_GRANULE_FOREIGN;
+    uint8_t *leaf = atomic_load_explicit(&_hh_granule_root[a >> HH_GRANULE_LEAF_SHIFT],
+                                         memory_order_acquire);
+    if (HH_UNLIKELY(leaf == NULL)) return HH_GRANULE_FOREIGN;
+    return atomic_load_explicit((_Atomic(uint8_t) *)&leaf[(a >> HH_SEGMENT_SHIFT) &
+                                                         (HH_GRANULE_LEAF_SIZE - 1)],
+                                memory_order_relaxed);
 }
 
 static inline hh_page *_hh_page_of(hh_segment *segment, const void *p) {
@@ -266,11 +355,18 @@ static inline hh_page *_hh_page_of(hh_segment *segment, const void *p) {
     return &segment->pages[segment->slice_head[slice]];
 }
 
-/* The block that contains p (p may point inside it after aligned allocation). */
-static inline hh_block *_hh_page_block_of(const hh_page *page, const void *p) {
-    size_t offset = (size_t)((const char *)p - page->area);
-    return (hh_block *)(page->area + offset - offset % page->block_size);
+#define HH_SIZE_MAGIC_SHIFT 43
+
+/* offset / block_size for offsets within a page (< 2^21): exact, because the
+ * magic's rounding error times the offset stays below 2^43. */
+static inline size_t _hh_page_block_index(const hh_page *page, size_t offset) {
+    return (size_t)((offset * page->size_magic) >> HH_SIZE_MAGIC_SHIFT);
 }
+
+static inline hh_block *_hh_encode(const hh_block *p) {
+    return (hh_block *)((uintptr_t)p ^ _hh_list_key);
+}
+#define _hh_decode _hh_encode
 
 static inline hh_large *_hh_large_of(const void *p) {
     return (hh_large *)((const char *)p - HH_LARGE_HEADER);
@@ -280,19 +376,34 @@ static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a
 
 HH_INTERNAL void _hh_stats_count_alloc(hh_heap *heap, size_t bytes);
 HH_INTERNAL void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block);
+/* A free found the block's free mark set: stops with "double free" if the
+ * block is on one of the page's free lists (owner: true) or its thread-free
+ * list (owner: false); returns if the mark was only the program's data. */
+HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
+HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
 
 /* A free by the page's owner: no atomic operation, no lock. */
 static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
-    block->next = page->local_free;
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, true);
+    block->mark = _hh_free_mark;
+    block->next = _hh_encode(page->local_free);
     page->local_free = block;
     if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) _hh_page_after_local_free(heap, page);
 }
 
-/* Takes the first block of a page whose free list is not empty. */
+/* Takes the first block of a page whose free list is not empty.  The next
+ * block must lie in the same segment (or be the end of the list): anything
+ * else is a corrupted list, and stops the program before it is handed out. */
 static inline void *_hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
     hh_block *block = page->free;
-    page->free = block->next;
+    hh_block *next = _hh_decode(block->next);
+    if (HH_UNLIKELY((((uintptr_t)next ^ (uintptr_t)block) >> HH_SEGMENT_SHIFT) != 0) &&
+        next != NULL) {
+        _hh_free_list_corrupted(block);
+    }
+    page->free = next;
     page->used++;
+    block->mark = 0;
     if (zero) {
         if (page->free_is_zero) {
             block->next = NULL; /* the link is the only word ever written */

@@ -30,16 +30,28 @@ static inline void *alloc(size_t size, bool zero) {
     return _hh_large_alloc(size, 16, zero);
 }
 
-/* The page of a block in a segment, or a crash with a clear message: a
- * pointer that is not a live block would otherwise corrupt the heap. */
-static inline hh_page *checked_page(const void *ptr) {
-    hh_segment *segment = _hh_segment_of(ptr);
-    hh_page *page = _hh_page_of(segment, ptr);
-    if (HH_UNLIKELY(!atomic_load_explicit(&page->in_use, memory_order_relaxed) ||
-                    (const char *)ptr < page->area)) {
-        _hh_fatal("free(): invalid pointer (not a live block; double free?)", ptr);
+/* The block that ptr is (or, on pages with aligned blocks, points into), or
+ * a stop with one line naming the pointer: a pointer that is not a live
+ * block would otherwise corrupt the heap.  `span` is 0 on a page not in use,
+ * so one comparison catches both a dead page and a pointer before or past
+ * the blocks; the multiply catches a pointer into the middle of a block. */
+static inline hh_block *checked_block(hh_page *page, void *ptr, const char *what) {
+    size_t offset = (size_t)((char *)ptr - page->area);
+    if (HH_UNLIKELY(offset >= atomic_load_explicit(&page->span, memory_order_relaxed))) {
+        _hh_fatal(what, ptr);
     }
-    return page;
+    size_t start = _hh_page_block_index(page, offset) * page->block_size;
+    if (HH_UNLIKELY(start != offset) &&
+        !atomic_load_explicit(&page->has_aligned, memory_order_relaxed)) {
+        _hh_fatal("free(): invalid pointer (inside a block, not its start)", ptr);
+    }
+    return (hh_block *)(page->area + start);
+}
+
+#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
+
+static inline hh_page *page_of(const void *ptr) {
+    return _hh_page_of(_hh_segment_of(ptr), ptr);
 }
 
 static inline hh_large *checked_large(const void *ptr) {
@@ -50,23 +62,16 @@ static inline hh_large *checked_large(const void *ptr) {
     return large;
 }
 
-static inline hh_block *block_start(const hh_page *page, void *ptr) {
-    if (HH_UNLIKELY(atomic_load_explicit(&page->has_aligned, memory_order_relaxed))) {
-        return _hh_page_block_of(page, ptr);
-    }
-    return ptr;
-}
-
-static inline size_t usable_in_page(const hh_page *page, const void *ptr) {
-    const char *block = (const char *)block_start(page, (void *)ptr);
+static inline size_t usable_in_page(hh_page *page, void *ptr) {
+    const char *block = (const char *)checked_block(page, ptr, NOT_LIVE);
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 
 /* Every call below is in tail position, so that the common path needs no
  * stack frame. */
 static inline void free_in_page(void *ptr) {
-    hh_page *page = checked_page(ptr);
-    hh_block *block = block_start(page, ptr);
+    hh_page *page = page_of(ptr);
+    hh_block *block = checked_block(page, ptr, NOT_LIVE);
     hh_heap *heap = _hh_thread_heap;
     if (HH_LIKELY(heap != NULL &&
                   atomic_load_explicit(&page->heap, memory_order_relaxed) == heap)) {
@@ -120,8 +125,7 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
     if (HH_UNLIKELY(_hh_stats_on) && heap != NULL) heap->stats.reallocs++;
     uint8_t kind = _hh_granule_kind(ptr);
     if (kind == HH_GRANULE_SEGMENT) {
-        hh_page *page = checked_page(ptr);
-        size_t usable = usable_in_page(page, ptr);
+        size_t usable = usable_in_page(page_of(ptr), ptr);
         if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
         return move_block(ptr, usable, size);
     }
@@ -213,7 +217,7 @@ HH_API void *hh_pvalloc(size_t size) {
 
 HH_API size_t hh_usable_size(void *ptr) {
     uint8_t kind = _hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_SEGMENT) return usable_in_page(checked_page(ptr), ptr);
+    if (kind == HH_GRANULE_SEGMENT) return usable_in_page(page_of(ptr), ptr);
     if (kind == HH_GRANULE_LARGE) return checked_large(ptr)->usable;
     if (ptr != NULL) _hh_fatal("malloc_usable_size(): invalid pointer", ptr);
     return 0;
@@ -246,9 +250,9 @@ HH_API void hh_print_stats(int fd) {
 HH_API bool hh_owns(const void *ptr) {
     uint8_t kind = _hh_granule_kind(ptr);
     if (kind == HH_GRANULE_SEGMENT) {
-        hh_page *page = _hh_page_of(_hh_segment_of(ptr), ptr);
-        return atomic_load_explicit(&page->in_use, memory_order_relaxed) &&
-               (const char *)ptr >= page->area;
+        hh_page *page = page_of(ptr);
+        size_t offset = (size_t)((const char *)ptr - page->area);
+        return offset < atomic_load_explicit(&page->span, memory_order_relaxed);
     }
     if (kind == HH_GRANULE_LARGE) return _hh_large_of(ptr)->cookie == _hh_large_cookie(ptr);
     return false;

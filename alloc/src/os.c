@@ -1,7 +1,15 @@
 /* Everything libhugeheap asks of the kernel: aligned mappings, huge-page
  * advice, giving memory back.  Advice is given before the memory is first
  * touched, which is what lets the kernel back it with 2 MiB pages at fault
- * time in THP `madvise` mode instead of waiting for khugepaged. */
+ * time in THP `madvise` mode instead of waiting for khugepaged.
+ *
+ * The memory policy lives here too: a heap starts small, in 4 KiB pages
+ * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
+ * a small process costs what it would under glibc); once the memory mapped for
+ * blocks reaches HUGEHEAP_HUGE_THRESHOLD_MB, every mapping made from then on is
+ * advised MADV_HUGEPAGE before its first touch, and the early segments are
+ * promoted (segment.c).  The switch is one way: a heap that was large once
+ * stays huge. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -19,10 +27,32 @@ void _hh_os_count_mapped(intptr_t delta) {
     _hh_counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
 }
 
-static void *map_plain(size_t size) {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+/* Memory for blocks is mapped without MAP_NORESERVE: the kernel's
+ * overcommit check then refuses a request the machine can never provide
+ * (ENOMEM now, instead of the OOM killer later). */
+static void *map_plain(size_t size, bool reserve) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? 0 : MAP_NORESERVE);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+static atomic_bool heap_is_large; /* set once, when mapped memory reached the threshold */
+static atomic_bool promotion_due; /* the early segments still wait for their promotion */
+
+bool _hh_os_huge_now(size_t adding) {
+    if (_hh_cfg.thp == HH_THP_OFF) return false;
+    if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
+    int64_t mapped = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
+    if ((uint64_t)(mapped > 0 ? mapped : 0) + adding < _hh_cfg.huge_threshold) return false;
+    if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
+        atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
+    }
+    return true;
+}
+
+bool _hh_os_take_promotion(void) {
+    if (HH_LIKELY(!atomic_load_explicit(&promotion_due, memory_order_relaxed))) return false;
+    return atomic_exchange_explicit(&promotion_due, false, memory_order_relaxed);
 }
 
 /* Explicit huge pages from the kernel's pool.  The pool is reserved at mmap
@@ -34,14 +64,23 @@ static void *map_hugetlb(size_t size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-void _hh_os_advise(void *addr, size_t size) {
+void _hh_os_advise(void *addr, size_t size, bool huge) {
     int saved = errno;
-    if (_hh_cfg.thp == HH_THP_OFF) {
-        /* Off means plain 4 KiB pages even where THP is `always`. */
-        madvise(addr, size, MADV_NOHUGEPAGE);
-    } else {
-        madvise(addr, size, MADV_HUGEPAGE);
-    }
+    /* Not huge means plain 4 KiB pages even where THP is `always`. */
+    madvise(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    errno = saved;
+}
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/* Backs a range already in use with huge pages now (Linux 6.1+); older
+ * kernels answer EINVAL, and khugepaged collapses the range later, at its own
+ * pace, because it is advised huge. */
+void _hh_os_collapse(void *addr, size_t size) {
+    int saved = errno;
+    madvise(addr, size, MADV_COLLAPSE);
     errno = saved;
 }
 
@@ -64,7 +103,7 @@ void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hug
         errno = ENOMEM;
         return NULL;
     }
-    char *raw = map_plain(size + alignment);
+    char *raw = map_plain(size + alignment, true);
     if (raw == NULL) {
         errno = ENOMEM;
         return NULL;
@@ -75,7 +114,7 @@ void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hug
     size_t tail = alignment - head;
     if (head) munmap(raw, head);
     if (tail) munmap((char *)start + size, tail);
-    _hh_os_advise((void *)start, size);
+    _hh_os_advise((void *)start, size, _hh_os_huge_now(size));
     _hh_os_count_mapped((intptr_t)size);
     errno = saved;
     return (void *)start;
@@ -98,7 +137,7 @@ void _hh_os_decommit(void *addr, size_t size) {
 
 void *_hh_os_map_metadata(size_t size) {
     int saved = errno;
-    void *p = map_plain(size);
+    void *p = map_plain(size, false);
     errno = saved;
     return p;
 }

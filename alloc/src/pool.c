@@ -216,6 +216,10 @@ static pool_page *carve_page(hh_pool *pool) {
         bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
         char *region = _hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb);
         if (region == NULL) return NULL;
+        if (!_hh_granule_reserve(region, POOL_REGION)) {
+            _hh_os_unmap(region, POOL_REGION);
+            return NULL;
+        }
         _hh_granule_set(region, HH_GRANULE_POOL);
         ((pool_page *)region)->next_region = pool->regions;
         pool->regions = (pool_page *)region;

@@ -1,10 +1,16 @@
-/* Segments: where they come from, where they go when empty, and the map that
- * says which 2 MiB granules of address space are ours.
+/* Segments: where they come from and where they go when empty.
  *
  * An empty segment is kept by its heap (one), then goes to a global pool under
  * the lock, and is given back to the kernel (MADV_DONTNEED of the whole 2 MiB,
  * so no huge page is ever split) once it has sat there for the release delay.
- * Given-back segments keep their addresses and are handed out again first. */
+ * The delay is checked on every slow path of the allocator (a page refill, a
+ * new segment, a large block), so it holds as long as the program allocates
+ * at all; a program that stops calling the allocator keeps what it had.
+ * Given-back segments keep their addresses and are handed out again first.
+ *
+ * Regions mapped while the heap was small are advised MADV_NOHUGEPAGE (os.c);
+ * they are remembered here, so that once the heap has become large they can
+ * be advised huge and the segments in use collapsed into huge pages. */
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -13,9 +19,7 @@
 
 #define REGION_SIZE ((size_t)32 << 20) /* address space reserved at once */
 #define POOL_LIMIT 64               /* empty segments kept at most */
-#define GRANULE_MAP_SIZE (HH_GRANULE_LIMIT >> HH_SEGMENT_SHIFT)
-
-_Atomic(uint8_t) *_hh_granule_map;
+#define EARLY_REGIONS 16            /* regions remembered for promotion */
 
 /* All below: guarded by the global lock. */
 static char *region_next, *region_end;
@@ -25,19 +29,14 @@ static hh_segment **decommitted; /* empty, given back, addresses kept */
 static size_t decommitted_count, decommitted_cap;
 static hh_segment *abandoned;
 static atomic_size_t abandoned_count;
-
-bool _hh_granule_map_init(void) {
-    void *map = _hh_os_map_metadata(GRANULE_MAP_SIZE);
-    if (map == NULL) return false;
-    _hh_granule_map = map;
-    return true;
-}
-
-void _hh_granule_set(const void *addr, uint8_t kind) {
-    uintptr_t a = (uintptr_t)addr;
-    if (a >= HH_GRANULE_LIMIT) return; /* never handed out: see fresh_segment */
-    atomic_store_explicit(&_hh_granule_map[a >> HH_SEGMENT_SHIFT], kind, memory_order_relaxed);
-}
+static struct {
+    char *start;
+    size_t size;
+} early[EARLY_REGIONS]; /* regions mapped before the promotion */
+static size_t early_count;
+static bool promoted;
+/* When the oldest pooled segment is due for release; UINT64_MAX: none pooled. */
+static _Atomic(uint64_t) release_due_ms = UINT64_MAX;
 
 void _hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which) {
     segment->prev = NULL;
@@ -115,6 +114,11 @@ static void pool_push_locked(hh_segment *s) {
     s->list = HH_LIST_POOL;
 }
 
+static void set_release_due_locked(void) {
+    uint64_t due = pool_head ? pool_head->freed_at_ms + _hh_cfg.release_delay_ms : UINT64_MAX;
+    atomic_store_explicit(&release_due_ms, due, memory_order_relaxed);
+}
+
 static size_t purge_locked(bool everything) {
     size_t released = 0;
     uint64_t now = everything ? 0 : _hh_clock_ms();
@@ -132,7 +136,16 @@ static size_t purge_locked(bool everything) {
         release_segment(s);
         released += HH_SEGMENT_SIZE;
     }
+    set_release_due_locked();
     return released;
+}
+
+void _hh_segment_release_due(void) {
+    uint64_t due = atomic_load_explicit(&release_due_ms, memory_order_relaxed);
+    if (HH_LIKELY(due == UINT64_MAX) || _hh_clock_ms() < due) return;
+    _hh_lock();
+    purge_locked(false);
+    _hh_unlock();
 }
 
 size_t _hh_segment_purge(bool everything) {
@@ -146,7 +159,9 @@ static hh_segment *fresh_segment_locked(bool *hugetlb) {
     if (*hugetlb) {
         /* Falls back to a THP-advised segment by itself when the pool is empty. */
         hh_segment *s = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb);
-        if (s != NULL) return s;
+        if (s != NULL && _hh_granule_reserve(s, HH_SEGMENT_SIZE)) return s;
+        if (s != NULL) _hh_os_unmap(s, HH_SEGMENT_SIZE);
+        *hugetlb = false;
     }
     if (region_next == region_end) {
         bool no_hugetlb = false;
@@ -157,12 +172,17 @@ static hh_segment *fresh_segment_locked(bool *hugetlb) {
             size = HH_SEGMENT_SIZE;
         }
         if (r == NULL) return NULL;
-        if ((uintptr_t)r + size > HH_GRANULE_LIMIT) { /* beyond the map: not ours to use */
+        if (!_hh_granule_reserve(r, size)) { /* beyond the map, or no memory for it */
             _hh_os_unmap(r, size);
             return NULL;
         }
         /* Reserved address space is not memory: count it as it is handed out. */
         _hh_os_count_mapped(-(intptr_t)size);
+        if (!promoted && early_count < EARLY_REGIONS) {
+            early[early_count].start = r;
+            early[early_count].size = size;
+            early_count++;
+        }
         region_next = r;
         region_end = r + size;
     }
@@ -199,6 +219,7 @@ hh_segment *_hh_segment_acquire(hh_heap *heap) {
         }
         _hh_unlock();
         if (s == NULL) return NULL;
+        _hh_segment_promote_early();
     }
     memset(s, 0, sizeof *s);
     s->cookie = _hh_segment_cookie(s);
@@ -216,12 +237,14 @@ void _hh_segment_to_pool(hh_segment *segment) {
     _hh_lock();
     pool_push_locked(segment);
     purge_locked(false);
+    if (pool_count == 1) set_release_due_locked();
     _hh_unlock();
 }
 
 void _hh_segment_release(hh_heap *heap, hh_segment *segment) {
     if (heap->alive && heap->cached == NULL) {
         segment->heap = NULL;
+        segment->freed_at_ms = _hh_clock_ms();
         heap->cached = segment;
         return;
     }
@@ -246,4 +269,25 @@ hh_segment *_hh_segment_take_abandoned(void) {
     }
     _hh_unlock();
     return s;
+}
+
+void _hh_segment_promote_early(void) {
+    if (HH_LIKELY(!_hh_os_take_promotion())) return;
+    _hh_lock();
+    promoted = true;
+    size_t n = early_count;
+    _hh_unlock();
+    for (size_t i = 0; i < n; i++) _hh_os_advise(early[i].start, early[i].size, true);
+    /* This thread's segments in use now get huge pages (the hot part of the
+     * early heap); other threads' collapse in the background (khugepaged). */
+    hh_heap *heap = _hh_thread_heap;
+    if (heap == NULL) return;
+    hh_segment *lists[2] = {heap->space, heap->full};
+    for (unsigned l = 0; l < 2; l++) {
+        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
+            if (s->hugetlb) continue;
+            _hh_os_collapse(s, HH_SEGMENT_SIZE);
+            atomic_fetch_add_explicit(&_hh_gstats.segments_promoted, 1, memory_order_relaxed);
+        }
+    }
 }

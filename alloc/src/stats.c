@@ -146,8 +146,11 @@ static const char *mode_name(void) {
     }
 }
 
+#define LOAD(x) atomic_load_explicit(&_hh_gstats.x, memory_order_relaxed)
+
 typedef struct snapshot {
     hh_heap_stats heaps;
+    uint64_t allocs, frees; /* small and large, local and remote */
     uint64_t threads;
     memory_reading memory;
     char system_thp[16];
@@ -155,11 +158,11 @@ typedef struct snapshot {
 
 static void take_snapshot(snapshot *s) {
     _hh_heap_stats_sum(&s->heaps, &s->threads);
+    s->allocs = s->heaps.allocs + LOAD(large_allocs);
+    s->frees = s->heaps.frees + s->heaps.remote_frees + LOAD(large_frees);
     s->memory = read_memory();
     read_system_thp(s->system_thp, sizeof s->system_thp);
 }
-
-#define LOAD(x) atomic_load_explicit(&_hh_gstats.x, memory_order_relaxed)
 
 static void format_json(text *t, const snapshot *s) {
     put(t, "{\"pid\":");
@@ -177,15 +180,19 @@ static void format_json(text *t, const snapshot *s) {
     put(t, ",\"in_use_peak_bytes\":");
     put_i64(t, LOAD(in_use_peak));
     put(t, ",\"allocs\":");
-    put_u64(t, s->heaps.allocs);
+    put_u64(t, s->allocs);
     put(t, ",\"frees\":");
-    put_u64(t, s->heaps.frees + s->heaps.remote_frees);
+    put_u64(t, s->frees);
     put(t, ",\"remote_frees\":");
     put_u64(t, s->heaps.remote_frees);
     put(t, ",\"reallocs\":");
     put_u64(t, s->heaps.reallocs);
     put(t, ",\"large_allocs\":");
     put_u64(t, LOAD(large_allocs));
+    put(t, ",\"large_frees\":");
+    put_u64(t, LOAD(large_frees));
+    put(t, ",\"segments_promoted\":");
+    put_u64(t, LOAD(segments_promoted));
     put(t, ",\"mremap_moves\":");
     put_u64(t, s->heaps.mremap_moves);
     put(t, ",\"mremap_in_place\":");
@@ -232,9 +239,9 @@ static void format_text(text *t, const snapshot *s) {
     put(t, " at peak; in use at peak ");
     put_mib(t, LOAD(in_use_peak));
     put(t, "\nhugeheap:   allocations ");
-    put_u64(t, s->heaps.allocs);
+    put_u64(t, s->allocs);
     put(t, ", frees ");
-    put_u64(t, s->heaps.frees + s->heaps.remote_frees);
+    put_u64(t, s->frees);
     put(t, " (");
     put_u64(t, s->heaps.remote_frees);
     put(t, " from other threads), reallocs ");
