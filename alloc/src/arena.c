@@ -30,7 +30,8 @@ struct hh_arena {
 
 static arena_chunk *chunk_map(size_t size) {
     bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
-    arena_chunk *chunk = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &hugetlb);
+    arena_chunk *chunk = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &hugetlb,
+                                             _hh_cfg.thp != HH_THP_OFF);
     if (chunk == NULL) return NULL;
     chunk->next = NULL;
     chunk->size = size;

@@ -169,6 +169,7 @@ typedef struct hh_large {
     size_t usable;     /* bytes from the user pointer to the end of the mapping */
     size_t alignment;  /* alignment the user asked for (>= 16) */
     uint8_t hugetlb;
+    uint8_t small_pages; /* mapped while the heap was small: 4 KiB pages */
 } hh_large;
 _Static_assert(sizeof(hh_large) <= HH_LARGE_HEADER, "large header must fit before the block");
 
@@ -222,7 +223,10 @@ HH_INTERNAL void _hh_lock_after_fork_parent(void);
 HH_INTERNAL void _hh_lock_after_fork_child(void);
 
 /* ---- the operating system (os.c) ---- */
-HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb);
+/* size bytes, start + offset aligned; advised huge or not (where it is not
+ * hugetlb).  Counted in the mapped statistics. */
+HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
+                                     bool huge);
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);

@@ -162,9 +162,11 @@ static bool cache_put(char *base, size_t size) {
     return keep;
 }
 
-static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb) {
+static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
+                     bool small_pages) {
     char *user = base + lead;
     hh_large *h = _hh_large_of(user);
+    h->small_pages = small_pages;
     h->cookie = _hh_large_cookie(user);
     h->map_base = base;
     h->map_size = map_size;
@@ -178,9 +180,9 @@ static void *install(char *base, size_t map_size, size_t lead, size_t alignment,
 /* A new mapping for a block of `span` bytes after a header page, the block
  * aligned to `alignment` (at least 2 MiB); NULL if the kernel refuses or the
  * granule map has no room for it. */
-static char *map_block(size_t span, size_t alignment) {
+static char *map_block(size_t span, size_t alignment, bool huge) {
     bool hugetlb = false;
-    char *base = _hh_os_map_aligned(HH_OS_PAGE + span, alignment, HH_OS_PAGE, &hugetlb);
+    char *base = _hh_os_map_aligned(HH_OS_PAGE + span, alignment, HH_OS_PAGE, &hugetlb, huge);
     if (base == NULL) return NULL;
     if (!_hh_granule_reserve(base + HH_OS_PAGE, 1)) {
         _hh_os_unmap(base, HH_OS_PAGE + span);
@@ -195,13 +197,13 @@ static void *alloc_hugetlb(size_t size, size_t alignment) {
     size_t lead = alignment > HH_LARGE_HEADER ? alignment : HH_LARGE_HEADER;
     size_t map_size = _hh_align_up(lead + size, HH_SEGMENT_SIZE);
     bool hugetlb = true;
-    char *base = _hh_os_map_aligned(map_size, HH_SEGMENT_SIZE, 0, &hugetlb);
+    char *base = _hh_os_map_aligned(map_size, HH_SEGMENT_SIZE, 0, &hugetlb, true);
     if (base == NULL) return NULL;
     if (!hugetlb || !_hh_granule_reserve(base + lead, 1)) {
         _hh_os_unmap(base, map_size);
         return NULL;
     }
-    return install(base, map_size, lead, alignment, true);
+    return install(base, map_size, lead, alignment, true, false);
 }
 
 void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
@@ -223,15 +225,17 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         char *base = map_alignment == HH_SEGMENT_SIZE ? cache_take(HH_OS_PAGE + span, &cached_size)
                                                       : NULL;
         if (base != NULL) {
-            user = install(base, cached_size, HH_OS_PAGE, alignment, false);
+            user = install(base, cached_size, HH_OS_PAGE, alignment, false,
+                           !_hh_os_huge_now(0));
             if (zero) memset(user, 0, size);
         } else {
-            base = map_block(span, map_alignment);
+            bool huge = _hh_os_huge_now(span);
+            base = map_block(span, map_alignment, huge);
             if (base == NULL) {
                 errno = ENOMEM;
                 return NULL;
             }
-            user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false);
+            user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false, !huge);
         }
     }
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
@@ -259,7 +263,7 @@ void _hh_large_free(hh_large *large, void *user) {
  * thread's mapping may land there the moment mremap returns, and its mark
  * must not be wiped afterwards. */
 static char *move_mapping(hh_large *large, void *user, size_t span) {
-    char *target = map_block(span, HH_SEGMENT_SIZE);
+    char *target = map_block(span, HH_SEGMENT_SIZE, _hh_os_huge_now(0));
     if (target == NULL) return NULL;
     char *base = large->map_base;
     size_t old_size = large->map_size;
@@ -299,7 +303,11 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     if (large->hugetlb || lead != HH_OS_PAGE || ((uintptr_t)user & HH_SEGMENT_MASK) != 0) {
         return NULL;
     }
-    size_t span = block_span(size);
+    /* A block that grows by realloc is seen to fill what it gets: in a large
+     * heap it grows by whole 2 MiB units, so that no tail of it is left in
+     * 4 KiB pages that the next growth would have to collapse. */
+    bool huge = _hh_os_huge_now(0);
+    size_t span = huge ? _hh_align_up(size, HH_SEGMENT_SIZE) : block_span(size);
     size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable;
 
@@ -314,11 +322,22 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
         if (heap) heap->stats.mremap_in_place++;
     } else {
         size_t alignment = large->alignment; /* the header moves with the block */
+        bool small_pages = large->small_pages;
         char *target = move_mapping(large, user, span);
         errno = saved;
         if (target == NULL) return NULL;
-        user = install(target, new_size, lead, alignment, false);
+        user = install(target, new_size, lead, alignment, false, small_pages);
+        large = _hh_large_of(user);
         if (heap) heap->stats.mremap_moves++;
+    }
+    if (huge && large->small_pages) {
+        /* Mapped while the heap was small, growing now that it is large:
+         * what it holds so far goes into huge pages too, once. */
+        large->small_pages = false;
+        _hh_os_collapse(user, _hh_align_up(old_usable, HH_SEGMENT_SIZE));
+    } else if (huge && (old_usable & HH_SEGMENT_MASK) != 0) {
+        /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */
+        _hh_os_collapse((char *)user + (old_usable & ~HH_SEGMENT_MASK), HH_SEGMENT_SIZE);
     }
     if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)(_hh_large_of(user)->usable - old_usable));
     _hh_segment_promote_early();

@@ -84,7 +84,8 @@ void _hh_os_collapse(void *addr, size_t size) {
     errno = saved;
 }
 
-void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb) {
+void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
+                         bool huge) {
     int saved = errno;
     if (*hugetlb) {
         if (offset == 0 && alignment <= HH_SEGMENT_SIZE && (size & HH_SEGMENT_MASK) == 0) {
@@ -114,7 +115,7 @@ void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hug
     size_t tail = alignment - head;
     if (head) munmap(raw, head);
     if (tail) munmap((char *)start + size, tail);
-    _hh_os_advise((void *)start, size, _hh_os_huge_now(size));
+    _hh_os_advise((void *)start, size, huge);
     _hh_os_count_mapped((intptr_t)size);
     errno = saved;
     return (void *)start;

@@ -214,7 +214,8 @@ static bool refill(pool_page *page) {
 static pool_page *carve_page(hh_pool *pool) {
     if (pool->region_next == pool->region_end) {
         bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
-        char *region = _hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb);
+        char *region = _hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb,
+                                            _hh_cfg.thp != HH_THP_OFF);
         if (region == NULL) return NULL;
         if (!_hh_granule_reserve(region, POOL_REGION)) {
             _hh_os_unmap(region, POOL_REGION);

@@ -158,27 +158,35 @@ size_t _hh_segment_purge(bool everything) {
 static hh_segment *fresh_segment_locked(bool *hugetlb) {
     if (*hugetlb) {
         /* Falls back to a THP-advised segment by itself when the pool is empty. */
-        hh_segment *s = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb);
+        hh_segment *s = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, hugetlb, true);
         if (s != NULL && _hh_granule_reserve(s, HH_SEGMENT_SIZE)) return s;
         if (s != NULL) _hh_os_unmap(s, HH_SEGMENT_SIZE);
         *hugetlb = false;
     }
     if (region_next == region_end) {
         bool no_hugetlb = false;
-        char *r = _hh_os_map_aligned(REGION_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+        bool huge = _hh_os_huge_now(HH_SEGMENT_SIZE); /* reserved is not mapped: one segment */
+        /* Reserved address space is not memory: it is counted as segments are
+         * handed out.  Taken off before the mapping counts it, so that it
+         * never shows in the peak. */
         size_t size = REGION_SIZE;
+        _hh_os_count_mapped(-(intptr_t)size);
+        char *r = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &no_hugetlb, huge);
         if (r == NULL) { /* short of address space: one segment at a time */
-            r = _hh_os_map_aligned(HH_SEGMENT_SIZE, HH_SEGMENT_SIZE, 0, &no_hugetlb);
+            _hh_os_count_mapped((intptr_t)(size - HH_SEGMENT_SIZE));
             size = HH_SEGMENT_SIZE;
+            r = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &no_hugetlb, huge);
         }
-        if (r == NULL) return NULL;
-        if (!_hh_granule_reserve(r, size)) { /* beyond the map, or no memory for it */
-            _hh_os_unmap(r, size);
+        if (r == NULL) {
+            _hh_os_count_mapped((intptr_t)size);
             return NULL;
         }
-        /* Reserved address space is not memory: count it as it is handed out. */
-        _hh_os_count_mapped(-(intptr_t)size);
-        if (!promoted && early_count < EARLY_REGIONS) {
+        if (!_hh_granule_reserve(r, size)) { /* beyond the map, or no memory for it */
+            _hh_os_unmap(r, size);
+            _hh_os_count_mapped((intptr_t)size);
+            return NULL;
+        }
+        if (!huge && !promoted && early_count < EARLY_REGIONS) {
             early[early_count].start = r;
             early[early_count].size = size;
             early_count++;
