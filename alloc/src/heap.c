@@ -42,6 +42,7 @@ _Atomic(_hh_test_hook_fn) _hh_test_hook;
 __thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
 uint32_t _hh_class_size[HH_CLASSES];
 uint8_t _hh_class_slices[HH_CLASSES];
+uint8_t _hh_class_table[HH_CLASS_TABLE_MAX / 16 + 1];
 
 /* Every queue of a new heap points here: its free list is always empty, so
  * the fast path needs no NULL check. */
@@ -82,6 +83,10 @@ void _hh_classes_init(void) {
             slices = size / HH_SLICE_SIZE; /* one block, exactly */
         }
         _hh_class_slices[c] = (uint8_t)slices;
+    }
+    /* Every size in ((i - 1) * 16, i * 16] has the class of i * 16. */
+    for (unsigned i = 0; i <= HH_CLASS_TABLE_MAX / 16; i++) {
+        _hh_class_table[i] = (uint8_t)_hh_size_class_computed((size_t)i * 16);
     }
 }
 
@@ -299,6 +304,11 @@ void _hh_free_check_double(hh_page *page, hh_block *block, bool owner) {
     if (found || !owner) _hh_fatal("free(): double free detected of", block);
 }
 
+void _hh_free_local_marked(hh_heap *heap, hh_page *page, hh_block *block) {
+    _hh_free_check_double(page, block, true);
+    _hh_free_local_unmarked(heap, page, block);
+}
+
 /* Moves the blocks other threads freed into the free list; true if any. */
 static bool collect_thread_free(hh_page *page) {
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -379,7 +389,7 @@ static void page_retire(hh_heap *heap, hh_page *page) {
     atomic_store_explicit(&page->in_use, false, memory_order_relaxed);
     atomic_store_explicit(&page->heap, NULL, memory_order_relaxed);
     page->slice_count = 0; /* walks over a segment's pages step one slice here */
-    for (unsigned j = start; j < start + count; j++) segment->slice_head[j] = (uint8_t)j;
+    for (unsigned j = start; j < start + count; j++) segment->slice_page[j] = &segment->pages[j];
     segment->free_slices |= slice_mask(start, count);
     segment_page_freed(heap, segment);
 }
@@ -409,7 +419,7 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     atomic_store_explicit(&page->heap, heap, memory_order_relaxed);
     page->pending_next = NULL;
     atomic_store_explicit(&page->in_use, true, memory_order_relaxed);
-    for (unsigned j = start; j < start + count; j++) s->slice_head[j] = (uint8_t)start;
+    for (unsigned j = start; j < start + count; j++) s->slice_page[j] = page;
     s->dirty_slices |= mask;
     s->free_slices &= ~mask;
     s->used_pages++;
@@ -675,7 +685,7 @@ static bool adopt_one(hh_heap *heap) {
     return true;
 }
 
-void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
+void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
     if (heap == NULL) {
         heap = _hh_heap_for_thread();
         if (heap == NULL) {
@@ -683,6 +693,7 @@ void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
             return NULL;
         }
     }
+    unsigned class_index = _hh_size_class(size);
     drain_pending(heap);
     release_due(heap);
     for (;;) {

@@ -156,7 +156,7 @@ typedef struct hh_segment {
     uint8_t list; /* which list holds it (HH_LIST_*) */
     uint8_t hugetlb;
     uint64_t freed_at_ms; /* when it became empty, for the release delay */
-    uint8_t slice_head[HH_SLICES]; /* slice -> first slice of its page */
+    struct hh_page *slice_page[HH_SLICES]; /* slice -> descriptor of its page (or its own) */
     hh_page pages[HH_SLICES];      /* page descriptors, by first slice */
 } hh_segment;
 
@@ -172,6 +172,7 @@ typedef struct hh_large {
     uint8_t small_pages; /* mapped while the heap was small: 4 KiB pages */
 } hh_large;
 _Static_assert(sizeof(hh_large) <= HH_LARGE_HEADER, "large header must fit before the block");
+_Static_assert(sizeof(hh_segment) <= HH_SEGMENT_HEADER, "segment header must fit before slice 0");
 
 typedef struct hh_heap_stats {
     uint64_t allocs, frees, remote_frees, reallocs, mremap_moves, mremap_in_place;
@@ -267,7 +268,10 @@ HH_INTERNAL void _hh_init(void);
 /* Metadata that lives as long as the process (the global lock held). */
 HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
 HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
-HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero);
+/* size <= HH_MEDIUM_MAX; heap NULL for a thread's first allocation (which
+ * may come before the library's constructor: the class is computed here,
+ * after initialisation). */
+HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero);
 HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
 HH_INTERNAL void _hh_free_remote(hh_page *page, hh_block *block);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
@@ -301,9 +305,13 @@ HH_INTERNAL void _hh_stats_print(int fd);
 /* ---- size classes ---- */
 HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
 HH_INTERNAL extern uint8_t _hh_class_slices[HH_CLASSES];
+/* The class of every size up to 1 KiB, by (size + 15) / 16: one load. */
+#define HH_CLASS_TABLE_MAX 1024
+HH_INTERNAL extern uint8_t _hh_class_table[HH_CLASS_TABLE_MAX / 16 + 1];
 HH_INTERNAL void _hh_classes_init(void);
 
-static inline unsigned _hh_size_class(size_t size) {
+/* The arithmetic behind the table, for every size up to HH_MEDIUM_MAX. */
+static inline unsigned _hh_size_class_computed(size_t size) {
     if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
     if (size <= HH_BINNED_MAX) {
         size_t w = size - 1;
@@ -313,6 +321,11 @@ static inline unsigned _hh_size_class(size_t size) {
     }
     size_t slices = (size + HH_SLICE_SIZE - 1) >> HH_SLICE_SHIFT;
     return (unsigned)(HH_BINNED_CLASSES + 1 + (slices - HH_SPAN_MIN_SLICES));
+}
+
+static inline unsigned _hh_size_class(size_t size) {
+    if (HH_LIKELY(size <= HH_CLASS_TABLE_MAX)) return _hh_class_table[(size + 15) >> 4];
+    return _hh_size_class_computed(size);
 }
 
 /* ---- address arithmetic ---- */
@@ -356,7 +369,7 @@ static inline uint8_t _hh_granule_kind(const void *p) {
 
 static inline hh_page *_hh_page_of(hh_segment *segment, const void *p) {
     size_t slice = ((uintptr_t)p - (uintptr_t)segment) >> HH_SLICE_SHIFT;
-    return &segment->pages[segment->slice_head[slice]];
+    return segment->slice_page[slice];
 }
 
 #define HH_SIZE_MAGIC_SHIFT 43
@@ -384,15 +397,25 @@ HH_INTERNAL void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *
  * block is on one of the page's free lists (owner: true) or its thread-free
  * list (owner: false); returns if the mark was only the program's data. */
 HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
+/* _hh_free_local for a block whose mark is set: the check, then the free
+ * (one call in tail position keeps the fast path free of a stack frame). */
+HH_INTERNAL void _hh_free_local_marked(hh_heap *heap, hh_page *page, hh_block *block);
 HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
 
 /* A free by the page's owner: no atomic operation, no lock. */
-static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
-    if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, true);
+static inline void _hh_free_local_unmarked(hh_heap *heap, hh_page *page, hh_block *block) {
     block->mark = _hh_free_mark;
     block->next = _hh_encode(page->local_free);
     page->local_free = block;
     if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) _hh_page_after_local_free(heap, page);
+}
+
+static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) {
+        _hh_free_local_marked(heap, page, block);
+        return;
+    }
+    _hh_free_local_unmarked(heap, page, block);
 }
 
 /* Takes the first block of a page whose free list is not empty.  The next

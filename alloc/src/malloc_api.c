@@ -25,7 +25,7 @@ static inline void *alloc(size_t size, bool zero) {
             hh_page *page = heap->queue[class_index];
             if (HH_LIKELY(page->free != NULL)) return _hh_page_pop(heap, page, zero);
         }
-        return _hh_alloc_slow(heap, class_index, zero);
+        return _hh_alloc_slow(heap, size, zero);
     }
     return _hh_large_alloc(size, 16, zero);
 }
@@ -150,6 +150,7 @@ HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
 /* alignment: a power of two. */
 static void *alloc_aligned(size_t alignment, size_t size) {
     if (alignment <= 16) return alloc(size, false);
+    _hh_init(); /* the class tables below */
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
         errno = ENOMEM;
         return NULL;

@@ -230,6 +230,7 @@ hh_segment *_hh_segment_acquire(hh_heap *heap) {
         _hh_segment_promote_early();
     }
     memset(s, 0, sizeof *s);
+    for (unsigned j = 0; j < HH_SLICES; j++) s->slice_page[j] = &s->pages[j]; /* span 0: no blocks */
     s->cookie = _hh_segment_cookie(s);
     s->heap = heap;
     s->free_slices = UINT32_MAX;
