@@ -418,6 +418,10 @@ static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block)
     _hh_free_local_unmarked(heap, page, block);
 }
 
+/* calloc's clearing and the statistics of a block just taken: one call in
+ * tail position, so that malloc's fast path needs no stack frame. */
+HH_INTERNAL void *_hh_page_pop_finish(hh_heap *heap, hh_page *page, hh_block *block, bool zero);
+
 /* Takes the first block of a page whose free list is not empty.  The next
  * block must lie in the same segment (or be the end of the list): anything
  * else is a corrupted list, and stops the program before it is handed out. */
@@ -431,14 +435,7 @@ static inline void *_hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
     page->free = next;
     page->used++;
     block->mark = 0;
-    if (zero) {
-        if (page->free_is_zero) {
-            block->next = NULL; /* the link is the only word ever written */
-        } else {
-            __builtin_memset(block, 0, page->block_size);
-        }
-    }
-    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_count_alloc(heap, page->block_size);
+    if (HH_UNLIKELY(zero || _hh_stats_on)) return _hh_page_pop_finish(heap, page, block, zero);
     return block;
 }
 

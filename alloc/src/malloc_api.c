@@ -17,7 +17,7 @@
 
 #define HH_API __attribute__((visibility("default")))
 
-static inline void *alloc(size_t size, bool zero) {
+static inline __attribute__((always_inline)) void *alloc(size_t size, bool zero) {
     if (HH_LIKELY(size <= HH_MEDIUM_MAX)) {
         unsigned class_index = _hh_size_class(size);
         hh_heap *heap = _hh_thread_heap;

@@ -29,6 +29,18 @@ void _hh_stats_count_alloc(hh_heap *heap, size_t bytes) {
     _hh_stats_in_use((int64_t)bytes);
 }
 
+void *_hh_page_pop_finish(hh_heap *heap, hh_page *page, hh_block *block, bool zero) {
+    if (zero) {
+        if (page->free_is_zero) {
+            block->next = NULL; /* the link is the only word ever written */
+        } else {
+            memset(block, 0, page->block_size);
+        }
+    }
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_count_alloc(heap, page->block_size);
+    return block;
+}
+
 void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block) {
     heap->stats.frees++;
     _hh_stats_in_use(-(int64_t)page->block_size);
