@@ -84,8 +84,14 @@ demo: build
 	    $(VENV)/bin/hugeheap report $(DEMO_DIR) --html $(DEMO_DIR)/report.html || status=$$?; \
 	  fi; exit $$status
 
+# The allocator comparison of docs/BENCHMARKS.md, through the harness; the
+# same command on the same directory resumes a stopped campaign.
+BENCH_DIR := $(BUILD)/bench-allocators
 bench: build
-	@python3 bench/allocators.py --build $(BUILD)
+	@$(VENV)/bin/hugeheap bench suites/allocators.toml --out $(BENCH_DIR); \
+	  status=$$?; if [ $$status -le 1 ]; then \
+	    $(VENV)/bin/hugeheap report $(BENCH_DIR) --html $(BENCH_DIR)/report.html || status=$$?; \
+	  fi; exit $$status
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -29,8 +29,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
-from hugeheap.runner import Limits, run  # noqa: E402
-from hugeheap.store import RunRecord, Store  # noqa: E402
+from hugeheap.campaign.store import RunRecord, Store  # noqa: E402
+from hugeheap.measure.runner import Limits, run  # noqa: E402
 
 HUGEHEAP = [sys.executable, "-m", "hugeheap.cli"]
 

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
-from hugeheap.runner import run  # noqa: E402
+from hugeheap.measure.runner import run  # noqa: E402
 
 
 def main() -> int:

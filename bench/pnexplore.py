@@ -18,8 +18,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from measure import ROOT, allocators  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "python"))
+from hugeheap.measure.allocators import AllocatorMode, derive, resolve  # noqa: E402
+
+
+def allocators(build: Path) -> dict[str, AllocatorMode]:
+    """The modes compared, with the hugeheap library of this build."""
+    library = build / "lib" / "libhugeheap.so"
+    return {"system": resolve("system"), "glibc-thp": resolve("glibc-thp"),
+            "hugeheap": derive("hugeheap", "hugeheap", library)}
 
 
 def run(tool: Path, net: Path, env: dict[str, str], *options: str) -> dict[str, float]:

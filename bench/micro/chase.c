@@ -2,10 +2,12 @@
  * order unrelated to their addresses, as propagation walks watch lists: the
  * allocator is called only while building; the walk measures the TLB.
  *
- *   hh-micro-chase [NODES [STEPS]]   default 8 million nodes, 100 million steps */
+ *   hh-micro-chase [NODES [STEPS]] | @FILE   default 8 million nodes, 100 million steps */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "arguments.h"
 
 typedef struct node {
     struct node *next;
@@ -13,6 +15,7 @@ typedef struct node {
 } node;
 
 int main(int argc, char **argv) {
+    micro_arguments(&argc, &argv);
     size_t nodes = argc > 1 ? strtoull(argv[1], NULL, 10) : 8000000u;
     long steps = argc > 2 ? atol(argv[2]) : 100000000L;
     if (nodes < 2) {

@@ -2,15 +2,18 @@
  * bytes, as clauses and watch lists), one freed and one allocated per step.
  * The working set is small: this measures allocator speed, not the TLB.
  *
- *   hh-micro-churn [STEPS]        default 50 million */
+ *   hh-micro-churn [STEPS] | @FILE default 50 million */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arguments.h"
+
 enum { WINDOW = 1 << 16 };
 
 int main(int argc, char **argv) {
+    micro_arguments(&argc, &argv);
     long steps = argc > 1 ? atol(argv[1]) : 50000000L;
     static char *window[WINDOW];
     uint64_t x = 88172645463325252ull, sum = 0;

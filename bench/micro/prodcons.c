@@ -1,11 +1,13 @@
 /* Producer/consumer: producers allocate blocks and pass them through rings to
  * consumers that free them, so every free comes from another thread.
  *
- *   hh-micro-prodcons [PAIRS [ITEMS_PER_PAIR]]   default 1 pair, 20 million */
+ *   hh-micro-prodcons [PAIRS [ITEMS_PER_PAIR]] | @FILE   default 1 pair, 20 million */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+#include "arguments.h"
 
 enum { RING = 4096 };
 
@@ -39,6 +41,7 @@ static void *consume(void *arg) {
 }
 
 int main(int argc, char **argv) {
+    micro_arguments(&argc, &argv);
     int pairs = argc > 1 ? atoi(argv[1]) : 1;
     long items = argc > 2 ? atol(argv[2]) : 20000000L;
     if (pairs < 1 || pairs > 64 || items < 1) {

@@ -1,12 +1,15 @@
 /* A block grown by realloc to 1 GiB in steps of 1.5x, writing every new page,
  * as MiniSat's region allocator and CaDiCaL's arena grow; then walked.
  *
- *   hh-micro-realloc [ROUNDS]     default 3 */
+ *   hh-micro-realloc [ROUNDS] | @FILE default 3 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "arguments.h"
+
 int main(int argc, char **argv) {
+    micro_arguments(&argc, &argv);
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
     const size_t limit = (size_t)1 << 30;
     unsigned long long sum = 0;

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from hugeheap.cgroups import create_run_group
+from hugeheap.measure.cgroups import create_run_group
 
 
 @pytest.fixture(scope="session")

@@ -4,7 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from hugeheap.adapters import Answer, check_adapter_name, check_sat_answer, classify, read_cnf
+from hugeheap.campaign.adapters import (
+    Answer,
+    check_adapter_name,
+    check_sat_answer,
+    classify,
+    read_cnf,
+)
 from hugeheap.errors import HarnessError
 
 CNF = "c tiny\np cnf 3 3\n1 -2 0\n2 3 0\n-1 -3 0\n"

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hugeheap.runner import run
+from hugeheap.measure.runner import run
 
 PY = sys.executable
 # Workloads whose CPU time is fixed by themselves (they burn until their own

@@ -4,18 +4,27 @@ answers checked and contradictions marked wrong, the report's files."""
 
 from __future__ import annotations
 
+import gzip
+import hashlib
+import json
 import os
 import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from hugeheap_cli import CLI, cli
 
-from hugeheap.campaign import group_prefix
-from hugeheap.cgroups import discover
+from hugeheap.campaign.coordinator import run_campaign
+from hugeheap.campaign.executors import LocalExecutor
+from hugeheap.campaign.plan import group_prefix
+from hugeheap.campaign.store import Store
+from hugeheap.campaign.suite import load
+from hugeheap.measure.cgroups import discover
+from hugeheap.report.analysis import analyse
 
 # Answers what the instance's first line says; `slow` sleeps in a child of
 # its own while the flag file exists, so that a run is in flight when the
@@ -208,14 +217,21 @@ def test_a_model_that_does_not_hold_is_wrong(tmp_path: Path) -> None:
     assert details == [("wrong", "the model leaves clause 1 false: [1, -2]")]
 
 
-def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
-    suite = make_campaign(tmp_path, {"a": "sat"})
-    out = tmp_path / "camp"
+def refusal_after(suite: Path, out: Path, change: Callable[[], object]) -> str:
+    """What the harness says when the campaign in out, once run, is run again
+    after the change."""
     assert bench(suite, out).returncode == 0
-    suite.write_text(SUITE.replace('"20s"', '"30s"'))
+    change()
     refused = bench(suite, out)
     assert refused.returncode == 2
-    assert "holds a campaign of another suite (its limits differ" in refused.stderr
+    return refused.stderr
+
+
+def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    said = refusal_after(suite, tmp_path / "camp",
+                         lambda: suite.write_text(SUITE.replace('"20s"', '"30s"')))
+    assert "holds a campaign of another suite (its limits differ" in said
 
 
 def test_too_many_jobs_is_an_error(tmp_path: Path) -> None:
@@ -240,3 +256,114 @@ def test_parallel_jobs_run_on_disjoint_cores(tmp_path: Path) -> None:
     # Each instance's modes ran back to back on one worker's cores.
     per_block = db.execute("SELECT COUNT(DISTINCT cores) FROM runs GROUP BY instance").fetchall()
     assert all(count == 1 for (count,) in per_block)
+
+
+def hugeheap_library_copies(tmp_path: Path) -> tuple[Path, Path]:
+    """Two libhugeheap.so files that work alike but differ in their bytes."""
+    from hugeheap.measure.allocators import hugeheap_library
+    built = hugeheap_library()
+    if built is None:
+        pytest.skip("libhugeheap.so is not built")
+    first, second = tmp_path / "first.so", tmp_path / "second.so"
+    first.write_bytes(Path(built).read_bytes())
+    second.write_bytes(Path(built).read_bytes() + b"\0")
+    return first, second
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def preloaded_in_output(out: Path) -> set[str]:
+    """What the runs' tools saw in LD_PRELOAD (the tool prints it), where set."""
+    return {line.split("=", 1)[1] for log in (out / "outputs").rglob("*.log.gz")
+            for line in gzip.open(log, "rt").read().splitlines()
+            if line.startswith("LD_PRELOAD=") and line != "LD_PRELOAD="}
+
+
+def test_the_library_recorded_is_the_library_preloaded(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The mode is resolved when the suite is loaded and carried with every
+    run: a library that changes afterwards (here HUGEHEAP_LIBRARY) changes
+    neither what the runs preload nor what the campaign records."""
+    first, second = hugeheap_library_copies(tmp_path)
+    suite_file = make_campaign(tmp_path, {"a": "sat", "b": "unsat"})
+    tool = tmp_path / "tool.sh"
+    tool.write_text(TOOL.replace("#!/bin/sh\n", '#!/bin/sh\necho "LD_PRELOAD=$LD_PRELOAD"\n'))
+    monkeypatch.setenv("HUGEHEAP_LIBRARY", str(first))
+    suite = load(suite_file)
+    monkeypatch.setenv("HUGEHEAP_LIBRARY", str(second))
+    out = tmp_path / "camp"
+    outcome = run_campaign(suite, out, LocalExecutor(1), 1)
+    assert outcome.ran == 4 and not outcome.harness_errors
+    assert preloaded_in_output(out) == {str(first)}
+    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    assert recorded["libraries"]["hugeheap"] == sha256(first)
+    machine = json.loads((out / "machine.json").read_text())
+    assert machine[-1]["allocators"]["hugeheap"]["library"] == str(first)
+
+
+def test_a_mode_of_ones_own_compares_two_builds(tmp_path: Path) -> None:
+    first, second = hugeheap_library_copies(tmp_path)
+    suite_file = make_campaign(tmp_path, {"a": "sat"}, SUITE.replace(
+        'modes = ["system", "hugeheap"]', 'modes = ["old", "new"]') + f"""
+[allocators.old]
+like = "hugeheap"
+library = "{first.name}"
+
+[allocators.new]
+like = "hugeheap-nothp"
+library = "{second}"
+environment = {{ HUGEHEAP_RELEASE_DELAY_MS = "0" }}
+""")
+    (tmp_path / "tool.sh").write_text(TOOL.replace(
+        "#!/bin/sh\n", '#!/bin/sh\necho "LD_PRELOAD=$LD_PRELOAD"\n'
+        'echo "THP=$HUGEHEAP_THP DELAY=$HUGEHEAP_RELEASE_DELAY_MS"\n'))
+    out = tmp_path / "camp"
+    assert bench(suite_file, out).returncode == 0
+    assert preloaded_in_output(out) == {str(first), str(second)}
+    new_log = gzip.open(out / "outputs/fake/new/inst__a.cnf.r0.log.gz", "rt").read()
+    assert "THP=off DELAY=0" in new_log
+    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    assert recorded["libraries"] == {"old": sha256(first), "new": sha256(second)}
+
+
+GENERATOR = """#!/bin/sh
+echo "c sat"
+echo "p cnf 2 1"
+echo "1 -2 0"
+"""
+
+
+def test_a_rebuilt_generator_is_another_campaign(tmp_path: Path) -> None:
+    suite_file = make_campaign(tmp_path, {"a": "sat"}, SUITE + """
+[[instances.generate]]
+name = "gen-{seed}.cnf"
+command = "./gen.sh {seed}"
+seeds = [1]
+""")
+    generator = tmp_path / "gen.sh"
+    generator.write_text(GENERATOR)
+    generator.chmod(0o755)
+    rebuilt = GENERATOR.replace("c sat", "c sat, from a rebuilt generator")
+    said = refusal_after(suite_file, tmp_path / "camp", lambda: generator.write_text(rebuilt))
+    assert "(its generators differ" in said
+
+
+def test_a_tool_runs_on_its_own_instances_only(tmp_path: Path) -> None:
+    suite_file = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "sat"}, SUITE + """
+[tools.picky]
+command = "./tool.sh {instance}"
+adapter = "sat"
+instances = ["inst/b.*"]
+""")
+    out = tmp_path / "camp"
+    done = bench(suite_file, out)
+    assert done.returncode == 0, done.stderr
+    ran = {(tool, instance) for tool, instance, *_ in rows(out)}
+    assert {i for t, i in ran if t == "picky"} == {"inst/b.cnf"}
+    assert {i for t, i in ran if t == "fake"} == {"inst/a.cnf", "inst/b.cnf", "inst/c.cnf"}
+    assert "8 of 8 runs finished" in done.stderr
+    summaries = {(s.tool, s.mode): s for s in analyse(out).summaries}
+    assert summaries[("picky", "system")].instances == 1
+    assert summaries[("fake", "system")].instances == 3

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from hugeheap import cgroups
-from hugeheap.cgroups import CgroupV2, discover
 from hugeheap.errors import HarnessError
+from hugeheap.measure import cgroups
+from hugeheap.measure.cgroups import CgroupV2, discover
 
 
 def fake_parent(tmp_path: Path, controllers: str = "cpuset cpu io memory pids") -> Path:
@@ -62,7 +62,8 @@ def test_counters_are_read(tmp_path: Path) -> None:
     assert (cpu.total, cpu.user, cpu.system) == (2.5, 2.0, 0.5)
     assert group.memory_peak() == 123456789
     assert group.oom_kills() == 1
-    assert group.huge_share() == pytest.approx(0.9)
+    anonymous, huge = group.anonymous_memory() or (0, 0)
+    assert huge / anonymous == pytest.approx(0.9)
     (group.path / "cgroup.procs").write_text("12\n34\n")
     assert group.pids() == [12, 34]
 

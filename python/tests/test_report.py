@@ -15,10 +15,10 @@ import pytest
 from browser import Browser, find_chromium
 from hugeheap_cli import cli
 
-from hugeheap.analysis import analyse
-from hugeheap.export import write_benchexec, write_csv
-from hugeheap.html_report import write_html
-from hugeheap.store import RunRecord, Store
+from hugeheap.campaign.store import RunRecord, Store
+from hugeheap.report.analysis import analyse
+from hugeheap.report.export import write_benchexec, write_csv
+from hugeheap.report.html_page import write_html
 
 LIMIT = 100.0
 # CPU seconds per instance: `fast` takes half of `base` everywhere it solves;

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.suite import load
 from hugeheap.errors import HarnessError
-from hugeheap.suite import load
 
 GOOD = """\
 [campaign]
@@ -50,7 +50,7 @@ def fails(tmp_path: Path, text: str, *fragments: str) -> str:
 
 def test_a_good_suite_loads(tmp_path: Path) -> None:
     suite = load(write(tmp_path, GOOD))
-    assert suite.modes == ["system", "hugeheap"] and suite.repetitions == 2
+    assert [m.name for m in suite.modes] == ["system", "hugeheap"] and suite.repetitions == 2
     assert suite.cpu_s == 30 and suite.wall_s == 60 and suite.memory_bytes == 2**30
     assert [t.name for t in suite.tools] == ["echo"] and suite.files[0][0] == "inst/a.cnf"
 
@@ -144,3 +144,56 @@ def test_generators_are_checked(tmp_path: Path) -> None:
 def test_no_instances(tmp_path: Path) -> None:
     fails(tmp_path, GOOD.replace('files = ["inst/*.cnf"]\n', ""),
           r"suite\.toml:13: the suite has no instances")
+
+
+def test_modes_of_ones_own_are_checked(tmp_path: Path) -> None:
+    own = GOOD.replace('modes = ["system", "hugeheap"]', 'modes = ["system", "mine"]')
+    fails(tmp_path, own, r"suite.toml:2: unknown allocator mode 'mine'", r"\[allocators.NAME\]")
+    fails(tmp_path, own + '[allocators.mine]\nlike = "hugehaep"\n',
+          r":\d+: allocators.mine.like = 'hugehaep' is not a built-in mode")
+    fails(tmp_path, own + '[allocators.mine]\nlike = "system"\nlibrary = "x.so"\n',
+          "preloads no library")
+    fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nlibrary = "nowhere.so"\n',
+          r":\d+: allocators.mine: the library .*nowhere.so is not there")
+    fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nenvironment = { A = 1 }\n',
+          "environment must be a table of strings")
+    fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nflavour = "x"\n',
+          "unknown key 'flavour' in \\[allocators.mine\\]")
+    fails(tmp_path, own + '[allocators.hugeheap]\nlike = "hugeheap"\n',
+          "'hugeheap' is a built-in mode")
+
+
+def test_a_mode_of_ones_own_loads(tmp_path: Path) -> None:
+    library = tmp_path / "lib" / "libmine.so"
+    library.parent.mkdir()
+    library.write_bytes(b"\x7fELF")
+    suite = load(write(tmp_path, GOOD.replace('"hugeheap"]', '"mine"]') + """
+[allocators.mine]
+like = "jemalloc"
+library = "lib/libmine.so"
+environment = { MALLOC_CONF = "thp:never" }
+"""))
+    mine = suite.modes[1]
+    assert (mine.name, mine.like, mine.library) == ("mine", "jemalloc", str(library))
+    assert mine.env == {"LD_PRELOAD": str(library), "MALLOC_CONF": "thp:never"}
+
+
+def test_a_tools_instances_are_checked(tmp_path: Path) -> None:
+    fails(tmp_path, GOOD.replace('adapter = "exitcode"', 'adapter = "exitcode"\ninstances = 3'),
+          r"suite.toml:12: tools.echo.instances must be a list of instance-name globs")
+    fails(tmp_path, GOOD.replace('adapter = "exitcode"',
+                                 'adapter = "exitcode"\ninstances = ["*.pnml"]'),
+          r"suite.toml:12: tools.echo.instances: '\*.pnml' matches no instance "
+          r"\(the instances: inst/a.cnf\)")
+
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("suite_file", sorted((REPO / "suites").glob("*.toml")),
+                         ids=lambda path: path.name)
+def test_the_committed_suites_load(suite_file: Path) -> None:
+    """`make demo` and `make bench` start from these: they must load on a
+    machine where `make` has run."""
+    suite = load(suite_file)
+    assert suite.tools and suite.modes

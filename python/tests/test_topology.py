@@ -1,7 +1,8 @@
 import pytest
 
+from hugeheap.campaign.topology import Topology, assign_cores, read_machine
 from hugeheap.errors import HarnessError
-from hugeheap.topology import Cpu, Topology, assign_cores, parse_cpu_list, read_machine
+from hugeheap.measure.machine import Cpu
 
 
 def one_socket_two_cores() -> Topology:
@@ -56,12 +57,6 @@ def test_jobs_never_share_a_cpu() -> None:
             sets = assign_cores(topology, jobs)
             flat = [cpu for s in sets for cpu in s]
             assert len(sets) == jobs and len(flat) == len(set(flat))
-
-
-def test_cpu_lists() -> None:
-    assert parse_cpu_list("0-3,8,10-11\n") == [0, 1, 2, 3, 8, 10, 11]
-    with pytest.raises(ValueError):
-        parse_cpu_list("zero")
 
 
 def test_this_machine() -> None:

@@ -1,7 +1,7 @@
 import pytest
 
 from hugeheap.errors import HarnessError
-from hugeheap.units import parse_cores, parse_duration, parse_size
+from hugeheap.measure.units import parse_cpu_list, parse_duration, parse_size
 
 
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("15m", 900), ("1.5h", 5400),
@@ -16,9 +16,12 @@ def test_sizes(text: str, size: int) -> None:
     assert parse_size(text, "--mem-limit") == size
 
 
-def test_cores() -> None:
-    assert parse_cores("0,1", "--cores") == [0, 1]
-    assert parse_cores("0-3,6", "--cores") == [0, 1, 2, 3, 6]
+def test_cpu_lists() -> None:
+    assert parse_cpu_list("0,1", "--cores") == [0, 1]
+    assert parse_cpu_list("0-3,6", "--cores") == [0, 1, 2, 3, 6]
+    # The kernel's format (cpuset.cpus, node cpulist), with its newline; empty is empty.
+    assert parse_cpu_list("0-3,8,10-11\n", "cpulist") == [0, 1, 2, 3, 8, 10, 11]
+    assert parse_cpu_list("\n", "cpuset.cpus") == []
 
 
 @pytest.mark.parametrize("bad", ["", "abc", "10x", "-5s", "0", "1e3"])
@@ -36,4 +39,4 @@ def test_bad_sizes_name_the_option(bad: str) -> None:
 @pytest.mark.parametrize("bad", ["a", "3-1", "1,,2"])
 def test_bad_cores_name_the_option(bad: str) -> None:
     with pytest.raises(HarnessError, match="--cores"):
-        parse_cores(bad, "--cores")
+        parse_cpu_list(bad, "--cores")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
+from pathlib import Path
 
 EVENTS = "dTLB-load-misses,dTLB-store-misses,iTLB-load-misses"
 
@@ -40,7 +41,7 @@ def read(csv_path: str) -> tuple[int | None, str | None]:
     """Total TLB misses from perf's CSV output, or None with the reason."""
     total, counted = 0, 0
     try:
-        lines = open(csv_path).read().splitlines()
+        lines = Path(csv_path).read_text().splitlines()
     except OSError as error:
         return None, f"perf wrote no counts ({error.strerror})"
     for line in lines:

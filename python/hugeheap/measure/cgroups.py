@@ -15,10 +15,11 @@ import os
 import signal
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
 _counter = itertools.count()
@@ -93,9 +94,9 @@ class RunGroup(ABC):
         """Ends every process of the group, even ones that keep forking."""
 
     @abstractmethod
-    def huge_share(self) -> float | None:
-        """Share of the group's anonymous memory in huge pages, if the kernel
-        says so for the group as a whole (else the runner samples processes)."""
+    def anonymous_memory(self) -> tuple[int, int] | None:
+        """(anonymous, of it in huge pages) bytes of the group, where the kernel
+        counts them for the group as a whole (else the runner sums processes)."""
 
     @abstractmethod
     def remove(self) -> None: ...
@@ -186,12 +187,11 @@ class CgroupV2(RunGroup):
             _write(self.path / "cgroup.freeze", "0")
         _wait_empty(self.pids)
 
-    def huge_share(self) -> float | None:
+    def anonymous_memory(self) -> tuple[int, int] | None:
         stat = _keyed(_read(self.path / "memory.stat"))
-        anon = stat.get("anon", 0)
-        if anon == 0 or "anon_thp" not in stat:
+        if "anon" not in stat or "anon_thp" not in stat:
             return None
-        return stat["anon_thp"] / anon
+        return stat["anon"], stat["anon_thp"]
 
     def remove(self) -> None:
         _rmdir_when_empty(self.path)
@@ -293,8 +293,8 @@ class CgroupV1(RunGroup):
             if _wait_empty(self.pids, timeout=0.5):
                 return
 
-    def huge_share(self) -> float | None:
-        return None  # v1 keeps no per-group huge-page count: the runner samples processes
+    def anonymous_memory(self) -> tuple[int, int] | None:
+        return None  # v1 keeps no per-group huge-page count: the runner sums processes
 
     def remove(self) -> None:
         for path in set(self.paths.values()):
@@ -308,10 +308,10 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _wait_empty(pids: object, timeout: float = 5.0) -> bool:
+def _wait_empty(pids: Callable[[], list[int]], timeout: float = 5.0) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
-        if not pids():  # type: ignore[operator]
+        if not pids():
             return True
         time.sleep(0.002)
     return False
@@ -356,42 +356,52 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
     return Hierarchies(v2, v1)
 
 
-def create_run_group(prefix: str = "hugeheap") -> tuple[RunGroup | None, list[str]]:
+def v2_controllers(directory: Path) -> list[str] | None:
+    """The controllers a v2 group offers its children, None if unreadable."""
+    try:
+        return _read(directory / "cgroup.controllers").split()
+    except OSError:
+        return None
+
+
+def create_run_group(prefix: str = "hugeheap", hierarchies: Hierarchies | None = None
+                     ) -> tuple[RunGroup | None, list[str]]:
     """A fresh group for one run, or None with the reasons none could be made.
-    Its name starts with prefix_, so that end_leftover_groups(prefix) finds it."""
+    Its name starts with prefix_, so that end_leftover_groups(prefix) finds it.
+    hierarchies: where to make it (default: this process's, discovered)."""
     reasons: list[str] = []
-    found = discover()
+    found = hierarchies or discover()
     name = f"{prefix}_{os.getpid()}_{next(_counter)}"
     if found.v2 is not None:
         try:
             return CgroupV2(found.v2, name), reasons
         except (OSError, HarnessError) as error:
-            reasons.append(f"cgroup v2 at {found.v2}: {_why(error)}")
+            reasons.append(f"cgroup v2 at {found.v2}: {_explained(error)}")
     if found.v1:
         wanted = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
         try:
             return CgroupV1(wanted, name), reasons
         except (OSError, HarnessError) as error:
-            reasons.append(f"cgroup v1: {_why(error)}")
+            reasons.append(f"cgroup v1: {_explained(error)}")
     if not found.v1 and found.v2 is None:
         reasons.append("no cgroup hierarchy is mounted")
     return None, reasons
 
 
-def usable_version() -> tuple[str | None, list[str]]:
+def usable_version(hierarchies: Hierarchies | None = None) -> tuple[str | None, list[str]]:
     """The cgroup version runs would get here ("v1", "v2"), found by making and
     removing a group; None with the reasons where none can be made."""
-    group, reasons = create_run_group("hugeheap_probe")
+    group, reasons = create_run_group("hugeheap_probe", hierarchies)
     if group is None:
         return None, reasons
     group.remove()
     return group.version, reasons
 
 
-def end_leftover_groups(prefix: str) -> int:
+def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> int:
     """Ends every process in the groups named prefix_* (left by a harness that
     was killed) and removes the groups; returns how many there were."""
-    found = discover()
+    found = hierarchies or discover()
     groups: list[RunGroup] = []
     if found.v2 is not None and found.v2.is_dir():
         groups += [CgroupV2.existing(p) for p in found.v2.glob(f"{prefix}_*") if p.is_dir()]
@@ -407,7 +417,7 @@ def end_leftover_groups(prefix: str) -> int:
     return len(groups)
 
 
-def _why(error: Exception) -> str:
+def _explained(error: Exception) -> str:
     if isinstance(error, PermissionError):
         return f"no permission to create groups ({error.filename}); run as root or delegate"
     return str(error)

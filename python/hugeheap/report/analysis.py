@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..campaign.store import RunRecord, Store
+from ..campaign.verdicts import Disagreement, judge, solved
+from ..errors import HarnessError
 from . import stats
-from .store import RunRecord, Store
-from .verdicts import Disagreement, judge, solved
 
 
 @dataclass
@@ -114,6 +115,10 @@ def _ratio(pairs: list[tuple[float | None, float | None]]) -> float | None:
 
 
 def analyse(directory: Path) -> Analysis:
+    """The figures of the campaign in directory; HarnessError if there is no
+    campaign there or it has no finished run yet."""
+    if not directory.is_dir():
+        raise HarnessError(f"{directory}: no such campaign directory")
     store = Store(directory / "results.sqlite", readonly=True)
     try:
         runs = store.runs()
@@ -123,8 +128,11 @@ def analyse(directory: Path) -> Analysis:
         cpu_limit = float(store.meta("cpu_limit_s") or 0)
         name = store.meta("suite_name") or directory.name
         planned = json.loads(store.meta("identity") or "{}").get("instances", [])
+        tool_instances = json.loads(store.meta("tool_instances") or "{}")
     finally:
         store.close()
+    if not runs:
+        raise HarnessError(f"{directory}: the campaign has no finished runs yet")
     disagreements = judge(runs)
     grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     by_mode: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
@@ -135,17 +143,18 @@ def analyse(directory: Path) -> Analysis:
     instances = sorted({r.instance for r in runs} | set(planned))
     summaries = []
     for tool in tools:
-        common = [i for i in instances
+        its_instances = tool_instances.get(tool, instances)
+        common = [i for i in its_instances
                   if all((tool, m, i) in cells and cells[(tool, m, i)].cputime is not None
                          for m in modes)]
-        summaries += [summarise(tool, mode, baseline, instances, common, cells,
+        summaries += [summarise(tool, mode, baseline, its_instances, common, cells,
                                 by_mode[(tool, mode)], cpu_limit)
                       for mode in modes if (tool, mode) in by_mode]
     machine_file = directory / "machine.json"
     machine = json.loads(machine_file.read_text()) if machine_file.exists() else []
     most = max((c.repetitions for c in cells.values()), default=0)
     missing = sum(most - (cells[(t, m, i)].repetitions if (t, m, i) in cells else 0)
-                  for t in tools for m in modes for i in instances)
+                  for t in tools for m in modes for i in tool_instances.get(t, instances))
     return Analysis(name, baseline, tools, modes, cpu_limit, runs, cells, instances, summaries,
                     disagreements, machine, sum(1 for r in runs if not r.reliable), missing)
 

@@ -16,6 +16,12 @@ instances, under which limits, how often.
     command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model
     adapter = "sat"                    # sat, smtlib, exitcode or regex:PATTERN
     optional = true                    # if it is not installed: named, then skipped
+    instances = ["*.cnf"]              # optional: the instances it runs on (default all)
+
+    [allocators.hugeheap-old]          # optional: modes of one's own, named in modes
+    like = "hugeheap"                  # a built-in mode
+    library = "old/libhugeheap.so"     # another library (relative to this file)
+    environment = { HUGEHEAP_THP = "off" }   # more environment for the tool
 
     [instances]
     files = ["cnf/*.cnf"]              # globs relative to this file
@@ -31,6 +37,7 @@ HarnessError naming the file, the line where there is one, and the fix."""
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import glob
 import os
 import re
@@ -41,17 +48,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..errors import HarnessError
+from ..measure.allocators import MODES, AllocatorMode, derive, resolve
+from ..measure.units import parse_duration, parse_size
 from .adapters import check_adapter_name
-from .allocators import MODES, resolve
-from .errors import HarnessError
-from .units import parse_duration, parse_size
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
-    "": {"campaign", "limits", "tools", "instances"},
+    "": {"campaign", "limits", "tools", "instances", "allocators"},
     "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
     "limits": {"cpu_time", "wall_time", "memory"},
-    "tool": {"command", "adapter", "optional"},
+    "tool": {"command", "adapter", "optional", "instances"},
+    "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate"},
     "generate": {"name", "command", "seeds"},
 }
@@ -63,6 +71,11 @@ class Tool:
     argv: list[str]  # the command template, split; {instance} and {model} filled per run
     adapter: str
     program: str  # the executable, resolved
+    instances: list[str] | None = None  # globs of the instance names it runs on; None: all
+
+    def runs_on(self, instance: str) -> bool:
+        return self.instances is None or any(fnmatch.fnmatchcase(instance, pattern)
+                                             for pattern in self.instances)
 
 
 @dataclass
@@ -78,7 +91,7 @@ class Suite:
     path: Path
     text: str
     name: str
-    modes: list[str]
+    modes: list[AllocatorMode]  # resolved once, here; the first is the baseline
     tools: list[Tool]
     skipped_tools: list[tuple[str, str]]  # (name, why): optional tools not installed
     files: list[tuple[str, Path]]  # (instance name, path)
@@ -193,7 +206,8 @@ def load(path: str | Path) -> Suite:
 
     campaign = check.table(data, "campaign")
     check.known_keys(campaign, "campaign", "campaign")
-    modes = _modes(check, campaign)
+    own_modes = _own_modes(check, check.table(data, "allocators"), path.resolve().parent)
+    modes = _modes(check, campaign, own_modes)
 
     limits = check.table(data, "limits")
     check.known_keys(limits, "limits", "limits")
@@ -217,6 +231,16 @@ def load(path: str | Path) -> Suite:
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
                          "instances")
+    names = [name for name, _ in files] + [generator.name.replace("{seed}", str(seed))
+                                           for generator in generators
+                                           for seed in generator.seeds]
+    for tool in tools:
+        for pattern in tool.instances or []:
+            if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
+                raise check.fail(f"tools.{tool.name}.instances: '{pattern}' matches no instance "
+                                 f"(the instances: {', '.join(names[:5])}"
+                                 f"{', ...' if len(names) > 5 else ''})",
+                                 "fix the pattern", f"tools.{tool.name}", "instances")
     return Suite(path=path.resolve(), text=text, name=str(campaign.get("name", path.stem)),
                  modes=modes, tools=tools, skipped_tools=skipped, files=files,
                  generators=generators, cpu_s=cpu_s, wall_s=wall_s, memory_bytes=memory,
@@ -225,7 +249,8 @@ def load(path: str | Path) -> Suite:
                  seed=check.whole_number(campaign, "seed", "campaign", 0, minimum=0))
 
 
-def _modes(check: _Checker, campaign: dict[str, Any]) -> list[str]:
+def _modes(check: _Checker, campaign: dict[str, Any],
+           own: dict[str, AllocatorMode]) -> list[AllocatorMode]:
     modes = campaign.get("modes")
     if modes is None:
         raise check.fail("[campaign] names no allocator modes",
@@ -234,19 +259,60 @@ def _modes(check: _Checker, campaign: dict[str, Any]) -> list[str]:
     if not isinstance(modes, list) or not modes or not all(isinstance(m, str) for m in modes):
         raise check.fail("campaign.modes must be a list of mode names",
                          'write modes = ["system", "hugeheap"]', "campaign", "modes")
+    known = MODES + sorted(own)
+    resolved = []
     for mode in modes:
-        if mode not in MODES:
-            close = difflib.get_close_matches(mode, MODES, n=1)
-            hint = f"did you mean '{close[0]}'?" if close else f"known: {', '.join(MODES)}"
+        if mode not in known:
+            close = difflib.get_close_matches(mode, known, n=1)
+            hint = (f"did you mean '{close[0]}'?" if close else f"known: {', '.join(known)}, "
+                    "or define it under [allocators.NAME]")
             raise check.fail(f"unknown allocator mode '{mode}'", hint, "campaign", "modes")
         if modes.count(mode) > 1:
             raise check.fail(f"mode '{mode}' is named twice", "name each mode once",
                              "campaign", "modes")
-        missing = resolve(mode).missing
-        if missing:
-            raise check.fail(f"mode '{mode}' cannot run here: {missing}",
+        found = own[mode] if mode in own else resolve(mode)
+        if found.missing:
+            raise check.fail(f"mode '{mode}' cannot run here: {found.missing}",
                              "or remove it from modes", "campaign", "modes")
-    return list(modes)
+        resolved.append(found)
+    return resolved
+
+
+def _own_modes(check: _Checker, table: dict[str, Any], directory: Path
+               ) -> dict[str, AllocatorMode]:
+    """[allocators.NAME]: a built-in mode with another library or more
+    environment, e.g. a second build of hugeheap to compare with."""
+    own: dict[str, AllocatorMode] = {}
+    for name, values in table.items():
+        where = f"allocators.{name}"
+        if not isinstance(values, dict):
+            raise check.fail(f"'{where}' must be a table", f"write it as [{where}]",
+                             "allocators", name)
+        if name in MODES:
+            raise check.fail(f"'{name}' is a built-in mode", "give your mode another name",
+                             where)
+        check.known_keys(values, "allocator", where)
+        like = check.string(values, "like", where, example="hugeheap")
+        if like not in MODES:
+            raise check.fail(f"{where}.like = '{like}' is not a built-in mode",
+                             f"write one of {', '.join(MODES)}", where, "like")
+        library = values.get("library")
+        if library is not None and (not isinstance(library, str) or not library):
+            raise check.fail(f"{where}.library must be a path", 'write library = "lib.so"',
+                             where, "library")
+        environment = values.get("environment", {})
+        if not isinstance(environment, dict) or not all(
+                isinstance(v, str) for v in environment.values()):
+            raise check.fail(f"{where}.environment must be a table of strings",
+                             'write environment = { HUGEHEAP_THP = "off" }', where,
+                             "environment")
+        try:
+            own[name] = derive(name, like, directory / library if library else None,
+                               environment)
+        except HarnessError as error:
+            raise check.fail(f"{where}: {error}", "fix the path or the mode", where,
+                             "library") from None
+    return own
 
 
 def _duration(check: _Checker, limits: dict[str, Any], key: str, required: bool) -> float | None:
@@ -318,7 +384,15 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
                              f"install it (Debian: apt-get install {Path(argv[0]).name}), "
                              "give its full path, or mark the tool optional = true",
                              where, "command")
-        tools.append(Tool(name, argv, str(adapter), program))
+        selection = values.get("instances")
+        if isinstance(selection, str):
+            selection = [selection]
+        if selection is not None and (not isinstance(selection, list) or not selection or
+                                      not all(isinstance(p, str) and p for p in selection)):
+            raise check.fail(f"{where}.instances must be a list of instance-name globs",
+                             'write instances = ["*.cnf"] (or leave it out: all instances)',
+                             where, "instances")
+        tools.append(Tool(name, argv, str(adapter), program, selection))
     if not tools:
         raise check.fail("none of the suite's tools is installed: "
                          + "; ".join(f"{n}: {why}" for n, why in skipped),

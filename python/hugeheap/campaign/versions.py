@@ -9,9 +9,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from . import __version__, machine
-from .allocators import REPO_ROOT, resolve
-from .cgroups import usable_version
+from .. import __version__
+from ..measure import machine
+from ..measure.allocators import REPO_ROOT
+from ..measure.cgroups import usable_version
 from .suite import Suite
 
 
@@ -33,62 +34,56 @@ def debian_package(path: str) -> dict[str, Any] | None:
     return None
 
 
-def hugeheap_revision() -> str:
-    """This checkout's commit, where it is one."""
+def hugeheap_revision(library: str | None = None) -> str:
+    """The commit of the checkout the library was built in (this one by
+    default), where it is one."""
+    checkout = _checkout_of(Path(library)) if library else REPO_ROOT
+    if checkout is None:
+        return f"{__version__} (not built in a git checkout)"
     try:
-        done = subprocess.run(["git", "-C", str(REPO_ROOT), "describe", "--always", "--dirty"],
+        done = subprocess.run(["git", "-C", str(checkout), "describe", "--always", "--dirty"],
                               capture_output=True, text=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return __version__
     return f"{__version__} ({done.stdout.strip()})" if done.returncode == 0 else __version__
 
 
+def _checkout_of(path: Path) -> Path | None:
+    """The git checkout a file lies in, if any."""
+    for directory in path.resolve().parents:
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
 def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
+    """The machine (measure.machine's facts) with the versions of what the
+    suite measures: its allocator libraries and tools."""
     info: dict[str, Any] = dict(machine.describe())
     info["thp"] = machine.thp_settings()
     info["cgroups"], reasons = usable_version()
     if info["cgroups"] is None:
         info["cgroups_problem"] = "; ".join(reasons)
     allocators: dict[str, Any] = {}
-    for name in suite.modes:
-        mode = resolve(name)
-        entry: dict[str, Any] = {"library": mode.library, "environment": mode.env}
-        if name.startswith("hugeheap"):
-            entry["version"] = hugeheap_revision()
+    for mode in suite.modes:
+        entry: dict[str, Any] = {"like": mode.like, "library": mode.library,
+                                 "environment": mode.env}
+        package = debian_package(mode.library) if mode.library else None
+        if package:
+            entry.update(package)
+        elif mode.like.startswith("hugeheap"):
+            entry["version"] = hugeheap_revision(mode.library)
         elif mode.library:
-            entry.update(debian_package(mode.library) or {"version": "not from a package"})
+            entry["version"] = "not from a package"
         else:
-            libc = _loaded_libc()
+            libc = machine.loaded_libc()
             entry.update((debian_package(libc) if libc else None)
                          or {"version": info.get("glibc")})
-        allocators[name] = entry
+        allocators[mode.name] = entry
     info["allocators"] = allocators
     info["tools"] = {tool.name: {"program": tool.program, "command": " ".join(tool.argv),
                                  **(debian_package(tool.program)
                                     or {"version": "not from a Debian package"})}
                      for tool in suite.tools}
     info["skipped_tools"] = dict(suite.skipped_tools)
-    info["memory_bytes"] = _memory_total()
     return info
-
-
-def _loaded_libc() -> str | None:
-    """The C library this process (and so the system allocator) came from."""
-    try:
-        for line in Path("/proc/self/maps").read_text().splitlines():
-            path = line.split()[-1]
-            if path.endswith("/libc.so.6"):
-                return path
-    except OSError:
-        pass
-    return None
-
-
-def _memory_total() -> int | None:
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None

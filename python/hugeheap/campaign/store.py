@@ -8,7 +8,7 @@ import sqlite3
 from dataclasses import astuple, dataclass, fields
 from pathlib import Path
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 SCHEMA_VERSION = "1"
 

@@ -1,4 +1,5 @@
-"""What this machine offers for measurement, and what would add the rest."""
+"""`hugeheap doctor`: what this machine offers for measurement, and what
+would add the rest."""
 
 from __future__ import annotations
 
@@ -6,25 +7,20 @@ from typing import Any
 
 from . import machine, perf
 from .allocators import MODES, resolve
-from .cgroups import CgroupV1, discover, usable_version
+from .cgroups import CgroupV1, discover, usable_version, v2_controllers
 
 
-def report() -> dict[str, Any]:
+def diagnose() -> dict[str, Any]:
     found = discover()
-    usable, reasons = usable_version()
+    usable, reasons = usable_version(found)
     cgroup: dict[str, Any] = {
         "v2": str(found.v2) if found.v2 else None,
-        "v2_controllers": None,
+        "v2_controllers": v2_controllers(found.v2) if found.v2 else None,
         "v1": {c: str(p) for c, p in sorted(found.v1.items())
                if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL},
         "usable": usable,
         "problems": reasons,
     }
-    if found.v2 is not None:
-        try:
-            cgroup["v2_controllers"] = (found.v2 / "cgroup.controllers").read_text().split()
-        except OSError:
-            pass
     modes = {}
     for name in MODES:
         mode = resolve(name)

@@ -2,28 +2,17 @@
 siblings never split between runs), and never spread over two NUMA nodes
 when one can hold the run, as BenchExec assigns them.
 
-The machine is read from /sys; the assignment itself is a pure function of a
-Topology, so that tests can hand it machines that are not this one."""
+The machine is read by measure.machine; the assignment itself is a pure
+function of a Topology, so that tests can hand it machines that are not this
+one."""
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
-from .errors import HarnessError
-
-CPU_DIR = Path("/sys/devices/system/cpu")
-NODE_DIR = Path("/sys/devices/system/node")
-
-
-@dataclass(frozen=True)
-class Cpu:
-    number: int
-    package: int  # socket
-    core: int  # physical core id within the package
-    node: int  # NUMA node
+from ..errors import HarnessError
+from ..measure import machine
+from ..measure.machine import Cpu
 
 
 @dataclass
@@ -39,41 +28,9 @@ class Topology:
                 for (node, package, _), cpus in sorted(cores.items())]
 
 
-def parse_cpu_list(text: str) -> list[int]:
-    """'0-3,8,10-11' -> [0, 1, 2, 3, 8, 10, 11] (the kernel's list format)."""
-    cpus: list[int] = []
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        match = re.fullmatch(r"(\d+)(?:-(\d+))?", part)
-        if not match:
-            raise ValueError(f"not a CPU list: {text!r}")
-        first, last = int(match.group(1)), int(match.group(2) or match.group(1))
-        cpus.extend(range(first, last + 1))
-    return cpus
-
-
 def read_machine(allowed: set[int] | None = None) -> Topology:
-    """This machine's CPUs that this process may use."""
-    if allowed is None:
-        allowed = set(os.sched_getaffinity(0))
-    node_of: dict[int, int] = {}
-    for node_dir in NODE_DIR.glob("node[0-9]*"):
-        try:
-            for cpu in parse_cpu_list((node_dir / "cpulist").read_text()):
-                node_of[cpu] = int(node_dir.name[4:])
-        except OSError:
-            continue
-    cpus = []
-    for number in sorted(allowed):
-        topo = CPU_DIR / f"cpu{number}" / "topology"
-        try:
-            package = int((topo / "physical_package_id").read_text())
-            core = int((topo / "core_id").read_text())
-        except OSError:  # no topology exposed: treat each cpu as a core of its own
-            package, core = 0, number
-        cpus.append(Cpu(number, package, core, node_of.get(number, 0)))
-    return Topology(cpus)
+    """This machine's CPUs that this process may use (or those of allowed)."""
+    return Topology(machine.cpus(allowed))
 
 
 def assign_cores(topology: Topology, jobs: int) -> list[list[int]]:

@@ -15,36 +15,15 @@ import os
 import shutil
 import signal
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import HarnessError
+from ..measure.runner import Limits, die_with_parent, run
 from .adapters import Answer, check_sat_answer, classify, model_from_file
-from .errors import HarnessError
-from .runner import Limits, die_with_parent, run
+from .plan import RunSpec
 from .store import RunRecord
 
 OUTPUT_LIMIT = 64 * 2**20  # the adapter reads at most this much of a tool's output
-
-
-@dataclass(frozen=True)
-class RunSpec:
-    tool: str
-    instance: str
-    instance_path: str
-    mode: str
-    repetition: int
-    argv: tuple[str, ...]  # {instance} filled in, {model} not yet
-    adapter: str
-    cpu_s: float
-    wall_s: float
-    memory_bytes: int | None
-    cores: tuple[int, ...] | None
-    group_prefix: str
-    output_dir: str  # the campaign directory's outputs/
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return self.tool, self.instance, self.mode, self.repetition
 
 
 def start_worker(parent: int) -> None:
@@ -72,7 +51,7 @@ def execute(spec: RunSpec) -> RunRecord | str:
             result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
                                       memory_bytes=spec.memory_bytes,
                                       cores=list(spec.cores) if spec.cores else None),
-                         alloc=spec.mode, output=str(output_file),
+                         alloc=spec.alloc, output=str(output_file),
                          group_prefix=spec.group_prefix, end_with_parent=True)
         except HarnessError as error:
             return f"{spec.tool} on {spec.instance} under {spec.mode}: {error}"

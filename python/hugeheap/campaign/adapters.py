@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 ADAPTERS = ("sat", "smtlib", "exitcode")
 
@@ -46,7 +46,7 @@ def check_adapter_name(name: str) -> None:
 
 def classify(adapter: str, exit_code: int | None, output: str) -> Answer:
     if adapter == "sat":
-        return _sat(exit_code, output)
+        return _sat_competition_answer(exit_code, output)
     if adapter == "smtlib":
         for line in output.splitlines():
             word = line.strip()
@@ -63,7 +63,7 @@ def classify(adapter: str, exit_code: int | None, output: str) -> Answer:
     raise HarnessError(f"unknown adapter {adapter!r}")
 
 
-def _sat(exit_code: int | None, output: str) -> Answer:
+def _sat_competition_answer(exit_code: int | None, output: str) -> Answer:
     verdict = None
     model: list[int] = []
     for line in output.splitlines():
@@ -124,7 +124,7 @@ def model_from_file(text: str) -> tuple[str | None, list[int]]:
         if model and model[-1] == 0:
             model.pop()
         return verdict, model
-    answer = _sat(None, text)
+    answer = _sat_competition_answer(None, text)
     return (answer.verdict if answer.verdict != "unknown" else None), answer.model or []
 
 

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import HarnessError
+from ..errors import HarnessError
 from .suite import Suite
 
 

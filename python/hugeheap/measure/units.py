@@ -1,10 +1,10 @@
-"""Durations and sizes as people write them on a command line."""
+"""Durations, sizes and CPU lists as people (and the kernel) write them."""
 
 from __future__ import annotations
 
 import re
 
-from .errors import HarnessError
+from ..errors import HarnessError
 
 _DURATION_UNITS = {"": 1.0, "s": 1.0, "ms": 0.001, "m": 60.0, "min": 60.0, "h": 3600.0}
 _SIZE_UNITS = {
@@ -41,16 +41,21 @@ def parse_size(text: str, option: str) -> int:
     return size
 
 
-def parse_cores(text: str, option: str) -> list[int]:
-    """'0,1', '0-3', '0-1,4' -> sorted core numbers."""
-    cores: set[int] = set()
-    for part in text.split(","):
+def parse_cpu_list(text: str, what: str) -> list[int]:
+    """'0,1', '0-3', '0-1,4' (also the kernel's list format, as in cpuset.cpus
+    and /sys/devices/system/node/node0/cpulist) -> sorted CPU numbers.
+    what names the source in the error: an option, or a file."""
+    cpus: set[int] = set()
+    if not text.strip():
+        return []  # a cpuset without CPUs, or a node without any
+    for part in text.strip().split(","):
         match = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", part)
         if not match:
-            raise HarnessError(f"{option}: '{text}' is not a list of cores (examples: 0,1 or 0-3)")
+            raise HarnessError(f"{what}: '{text.strip()}' is not a list of CPUs "
+                               "(examples: 0,1 or 0-3)")
         first = int(match.group(1))
         last = int(match.group(2)) if match.group(2) else first
         if last < first:
-            raise HarnessError(f"{option}: '{part.strip()}' is a range that runs backwards")
-        cores.update(range(first, last + 1))
-    return sorted(cores)
+            raise HarnessError(f"{what}: '{part.strip()}' is a range that runs backwards")
+        cpus.update(range(first, last + 1))
+    return sorted(cpus)

@@ -11,9 +11,9 @@ import xml.etree.ElementTree as ET
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from ..campaign.store import RunRecord
+from ..files import write_whole
 from .analysis import Analysis, Cell
-from .files import write_whole
-from .store import RunRecord
 
 _DOCTYPE = ('<!DOCTYPE result PUBLIC "+//IDN sosy-lab.org//DTD BenchExec result 3.0//EN" '
             '"https://www.sosy-lab.org/benchexec/result-3.0.dtd">')

@@ -13,9 +13,9 @@ from typing import Any
 import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
+from ..files import write_whole
 from .analysis import Analysis
-from .files import write_whole
-from .report_view import LEGEND, SUMMARY_HEADERS, summary_row
+from .tables import LEGEND, SUMMARY_HEADERS, summary_row
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -75,7 +75,8 @@ _TABLE_SCRIPT = """
 """
 
 
-def _e(value: Any) -> str:
+def _escaped(value: Any) -> str:
+    """Text or a value, safe inside HTML."""
     return html.escape(str(value))
 
 
@@ -134,15 +135,15 @@ def _summary_tables(analysis: Analysis) -> str:
         rows = [s for s in analysis.summaries if s.tool == tool]
         if not rows:
             continue
-        parts.append(f"<h3>{_e(tool)}: {rows[0].instances} instances, {rows[0].common} solved "
-                     f"by every mode</h3><table class='summary'><thead><tr>"
-                     + "".join(f"<th>{_e(h)}</th>" for h in SUMMARY_HEADERS)
+        parts.append(f"<h3>{_escaped(tool)}: {rows[0].instances} instances, "
+                     f"{rows[0].common} solved by every mode</h3><table class='summary'><thead><tr>"
+                     + "".join(f"<th>{_escaped(h)}</th>" for h in SUMMARY_HEADERS)
                      + "</tr></thead><tbody>")
         for summary in rows:
             cells = summary_row(summary, analysis.baseline)
-            parts.append("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in cells) + "</tr>")
+            parts.append("<tr>" + "".join(f"<td>{_escaped(c)}</td>" for c in cells) + "</tr>")
         parts.append("</tbody></table>")
-    parts.append(f"<p class='legend'>{_e(LEGEND)}</p>")
+    parts.append(f"<p class='legend'>{_escaped(LEGEND)}</p>")
     return "\n".join(parts)
 
 
@@ -162,8 +163,10 @@ def _instance_table(analysis: Analysis) -> str:
         verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
         shown = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
         rows.append(
-            f"<tr><td class='text'>{_e(tool)}</td><td class='text'>{_e(instance)}</td>"
-            f"<td class='text'>{_e(mode)}</td><td class='{verdict_class}'>{_e(shown)}</td>"
+            f"<tr><td class='text'>{_escaped(tool)}</td>"
+            f"<td class='text'>{_escaped(instance)}</td>"
+            f"<td class='text'>{_escaped(mode)}</td>"
+            f"<td class='{verdict_class}'>{_escaped(shown)}</td>"
             + _number(cell.cputime, "{:.3f}") + _number(ratio, "{:.3f}x")
             + _number(cell.walltime, "{:.3f}") + _number(cell.user, "{:.3f}")
             + _number(cell.system, "{:.3f}")
@@ -172,7 +175,7 @@ def _instance_table(analysis: Analysis) -> str:
     return ("<p><input id='filter' type='search' placeholder='filter: words to match'> "
             f"<span id='shown'>{len(rows)}</span> of {len(rows)} rows; click a heading to sort"
             "</p><table id='instances'><thead><tr>"
-            + "".join(f"<th>{_e(h)}</th>" for h in headers) + "</tr></thead><tbody>"
+            + "".join(f"<th>{_escaped(h)}</th>" for h in headers) + "</tr></thead><tbody>"
             + "\n".join(rows) + "</tbody></table>")
 
 
@@ -183,11 +186,12 @@ def _machine(analysis: Analysis) -> str:
     plain = {k: v for k, v in latest.items() if not isinstance(v, dict)}
     parts = ["<table class='machine'>"]
     for key, value in plain.items():
-        parts.append(f"<tr><th>{_e(key)}</th><td class='text'>{_e(json.dumps(value))}</td></tr>")
+        parts.append(f"<tr><th>{_escaped(key)}</th>"
+                     f"<td class='text'>{_escaped(json.dumps(value))}</td></tr>")
     for key in ("thp", "allocators", "tools"):
         for name, value in (latest.get(key) or {}).items():
-            parts.append(f"<tr><th>{_e(key)}: {_e(name)}</th><td class='text'>"
-                         f"{_e(json.dumps(value))}</td></tr>")
+            parts.append(f"<tr><th>{_escaped(key)}: {_escaped(name)}</th><td class='text'>"
+                         f"{_escaped(json.dumps(value))}</td></tr>")
     parts.append("</table>")
     hosts = {(s.get("hostname"), s.get("kernel"), json.dumps(s.get("thp"))) for s in
              analysis.machine}
@@ -204,7 +208,7 @@ def render(analysis: Analysis) -> str:
     for number, tool in enumerate(analysis.tools):
         if not any(key[0] == tool for key in analysis.cells):
             continue
-        plots.append(f"<h3>{_e(tool)}</h3><div class='plots'>")
+        plots.append(f"<h3>{_escaped(tool)}</h3><div class='plots'>")
         cactus = _figure_html(_cactus(analysis, tool), f"cactus-{number}")
         plots.append(f"<div class='plot'>{cactus}</div>")
         for index, mode in enumerate(m for m in analysis.modes if m != analysis.baseline):
@@ -212,21 +216,22 @@ def render(analysis: Analysis) -> str:
             plots.append(f"<div class='plot'>{_figure_html(figure, f'scatter-{number}-{index}')}"
                          "</div>")
         plots.append("</div>")
-    wrong = "".join(f"<p class='wrong'>WRONG ANSWERS: {_e(d.describe())}</p>"
+    wrong = "".join(f"<p class='wrong'>WRONG ANSWERS: {_escaped(d.describe())}</p>"
                     for d in analysis.disagreements)
     if analysis.missing_runs:
         wrong += (f"<p class='wrong'>The campaign is not complete: {analysis.missing_runs} runs "
                   "are missing (an instance without runs counts as unsolved).</p>")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<title>hugeheap report: {_e(analysis.name)}</title>
+<title>hugeheap report: {_escaped(analysis.name)}</title>
 <style>{_STYLE}</style>
 <script>{get_plotlyjs()}</script>
 </head><body>
-<h1>hugeheap campaign {_e(analysis.name)}</h1>
+<h1>hugeheap campaign {_escaped(analysis.name)}</h1>
 <p>{len(analysis.runs)} runs: {len(analysis.tools)} tool(s), {len(analysis.modes)} allocator
-modes (baseline <b>{_e(analysis.baseline)}</b>), {len(analysis.instances)} instances; CPU limit
-{analysis.cpu_limit:g} s (PAR-2 counts an unsolved instance as {2 * analysis.cpu_limit:g} s).</p>
+modes (baseline <b>{_escaped(analysis.baseline)}</b>), {len(analysis.instances)} instances;
+CPU limit {analysis.cpu_limit:g} s (PAR-2 counts an unsolved instance as
+{2 * analysis.cpu_limit:g} s).</p>
 {wrong}
 <h2 id="summary">Summary</h2>
 {_summary_tables(analysis)}

@@ -1,0 +1,194 @@
+"""A campaign: every instance under every tool and allocator mode, repeated,
+run and stored so that it can be stopped and resumed at any moment.
+
+The coordinator owns the campaign directory: results.sqlite (one committed
+row per finished run), suite.toml (the suite as first run), machine.json
+(what the machine was at each start), instances/ (generated instances) and
+outputs/ (each run's output, gzip-compressed). A `.harness.lock` keeps two
+harnesses apart. It plans what is missing (plan.py), hands the blocks to an
+executor (executors.py: local workers, or a cluster) and commits every run the
+executor delivers."""
+
+from __future__ import annotations
+
+import datetime
+import fcntl
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import HarnessError
+from ..files import write_whole
+from .executors import Executor
+from .instances import Instance, prepare
+from .plan import plan, planned_runs
+from .store import RunRecord, Store
+from .suite import Suite
+from .verdicts import Disagreement, failed, judge, solved
+from .versions import describe_campaign_machine
+
+
+@dataclass
+class Progress:
+    """What a campaign reports as it goes (the CLI draws it as a bar)."""
+    total: int
+    already: int  # finished in an earlier session
+    done: int = 0
+    unsolved: int = 0
+    failed: int = 0
+    harness_errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    directory: Path
+    planned: int
+    ran: int
+    already: int
+    interrupted: bool
+    leftovers_ended: int
+    harness_errors: list[str]
+    disagreements: list[Disagreement]
+
+
+def _digest(path: str | None) -> str | None:
+    if path is None:
+        return None
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
+
+
+def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
+    """What makes two campaigns comparable: runs of one may not mix with the
+    other's. A rebuilt allocator library, tool or instance generator is
+    another campaign. The libraries are those the runs preload: the modes
+    were resolved once, when the suite was loaded."""
+    return {
+        "tools": {t.name: [t.argv, t.adapter, _digest(t.program), t.instances]
+                  for t in suite.tools},
+        "modes": [m.name for m in suite.modes],
+        "libraries": {m.name: _digest(m.library) for m in suite.modes},
+        "environments": {m.name: {k: v for k, v in sorted(m.env.items()) if k != "LD_PRELOAD"}
+                         for m in suite.modes},
+        "generators": {g.name: [g.argv, _digest(g.program)] for g in suite.generators},
+        "limits": {"cpu_s": suite.cpu_s, "wall_s": suite.wall_s, "memory": suite.memory_bytes},
+        "instances": sorted(i.name for i in instances),
+    }
+
+
+class _Lock:
+    def __init__(self, directory: Path) -> None:
+        self.file = open(directory / ".harness.lock", "a+")
+        try:
+            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self.file.seek(0)
+            holder = self.file.read().strip() or "?"
+            self.file.close()
+            raise HarnessError(f"{directory}: another hugeheap bench (pid {holder}) is running "
+                               "this campaign; wait for it or stop it first") from None
+        self.file.seek(0)
+        self.file.truncate()
+        self.file.write(str(os.getpid()))
+        self.file.flush()
+
+    def release(self) -> None:
+        self.file.close()
+
+
+def prepare_directory(suite: Suite, directory: Path) -> tuple[Store, list[Instance]]:
+    """Opens (or starts) the campaign in directory; refuses a directory that
+    holds a campaign of another suite."""
+    instances = prepare(suite, directory / "instances")
+    store = Store(directory / "results.sqlite")
+    mine = json.dumps(identity(suite, instances), sort_keys=True)
+    theirs = store.meta("identity")
+    if theirs is None:
+        store.set_meta("identity", mine)
+        store.set_meta("suite_name", suite.name)
+        store.set_meta("baseline", suite.modes[0].name)
+        store.set_meta("cpu_limit_s", str(suite.cpu_s))
+        store.set_meta("tools", json.dumps([t.name for t in suite.tools]))
+        store.set_meta("modes", json.dumps([m.name for m in suite.modes]))
+        store.set_meta("tool_instances", json.dumps(
+            {t.name: [i.name for i in instances if t.runs_on(i.name)] for t in suite.tools}))
+        write_whole(directory / "suite.toml", suite.text)
+    elif theirs != mine:
+        old, new = json.loads(theirs), json.loads(mine)
+        changed = [key for key in new if old.get(key) != new[key]]
+        store.close()
+        raise HarnessError(f"{directory} holds a campaign of another suite (its "
+                           f"{', '.join(changed)} differ from {suite.path.name}'s); give "
+                           f"another --out, or delete {directory} to start over")
+    return store, instances
+
+
+def _record_machine(suite: Suite, directory: Path, executor: Executor) -> None:
+    path = directory / "machine.json"
+    sessions = json.loads(path.read_text()) if path.exists() else []
+    info = describe_campaign_machine(suite)
+    info["started"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    info.update(executor.describe())
+    sessions.append(info)
+    write_whole(path, json.dumps(sessions, indent=1))
+
+
+def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 on_start: Callable[[Progress, int], None] | None = None) -> Outcome:
+    """Runs what is missing of the campaign on the executor; Ctrl-C
+    (KeyboardInterrupt) or SIGTERM ends the runs in flight and keeps every
+    finished one."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lock = _Lock(directory)
+    try:
+        # A harness killed earlier may have left runs going: end them first.
+        leftovers = executor.end_leftovers(directory)
+        for partial in [*(directory / "outputs").rglob("*.partial"),
+                        *(directory / "instances").glob(".*.partial")]:
+            partial.unlink()
+        store, instances = prepare_directory(suite, directory)
+        try:
+            _record_machine(suite, directory, executor)
+            finished = store.finished()
+            blocks = plan(suite, instances, repetitions, directory, finished)
+            total = planned_runs(suite, instances, repetitions)
+            remaining = sum(len(b) for b in blocks)
+            progress = Progress(total=total, already=total - remaining)
+            if on_start:
+                on_start(progress, leftovers)
+
+            def deliver(result: RunRecord | str) -> None:
+                _account(result, store, progress)
+                if on_progress:
+                    on_progress(progress)
+
+            interrupted = executor.run(blocks, directory, deliver)
+            disagreements = judge(store.runs())
+        finally:
+            store.close()
+    finally:
+        lock.release()
+    return Outcome(directory, total, progress.done, progress.already, interrupted, leftovers,
+                   progress.harness_errors, disagreements)
+
+
+def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
+    if isinstance(result, str):
+        progress.harness_errors.append(result)
+        progress.failed += 1
+        return
+    store.add(result)
+    progress.done += 1
+    if not solved(result):
+        progress.unsolved += 1
+    if failed(result):
+        progress.failed += 1
+
+
+def default_directory(suite: Suite) -> Path:
+    return Path("results") / suite.name

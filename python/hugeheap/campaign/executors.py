@@ -1,0 +1,173 @@
+"""Executors: where the planned runs of a campaign are measured. The
+coordinator hands an executor the blocks still to do and a `deliver` function;
+the executor runs each block on one set of cores, in order, and delivers every
+finished run (a RunRecord) or a message saying why the harness could not do a
+run (not a measurement: such a run is not stored and runs again on resume).
+
+The local executor runs blocks on worker processes of this machine, one per
+disjoint set of whole physical cores. A cluster executor (Slurm) is the other
+kind: the planner, the store, resume and the report do not change with it."""
+
+from __future__ import annotations
+
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import traceback
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..measure.cgroups import end_leftover_groups
+from . import topology
+from .plan import RunSpec, group_prefix
+from .store import RunRecord
+from .worker import execute, start_worker
+
+Delivery = Callable[[RunRecord | str], None]
+
+
+class Executor(ABC):
+    """Runs blocks of a campaign and delivers what each run gave."""
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """What the campaign's machine record keeps about where runs go."""
+
+    @abstractmethod
+    def end_leftovers(self, directory: Path) -> int:
+        """Ends runs that a killed harness of this campaign left going;
+        returns how many it found."""
+
+    @abstractmethod
+    def run(self, blocks: list[list[RunSpec]], directory: Path, deliver: Delivery) -> bool:
+        """Runs the blocks, delivering every run as it finishes; True when
+        interrupted (Ctrl-C or SIGTERM: the runs in flight are ended, every
+        finished one has been delivered)."""
+
+
+class LocalExecutor(Executor):
+    """Worker processes on this machine, each on its own whole physical cores
+    (more jobs than cores is an error here, before anything runs)."""
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+        self.cores = topology.assign_cores(topology.read_machine(), jobs)
+
+    def describe(self) -> dict[str, Any]:
+        return {"executor": "local", "jobs": self.jobs, "cores_per_job": self.cores}
+
+    def end_leftovers(self, directory: Path) -> int:
+        return end_leftover_groups(group_prefix(directory))
+
+    def run(self, blocks: list[list[RunSpec]], directory: Path, deliver: Delivery) -> bool:
+        pending = deque(deque(block) for block in blocks)
+        workers: list[_Worker] = []
+        previous = signal.signal(signal.SIGTERM, _interrupt)
+        try:
+            workers = [_Worker(job_cores) for job_cores in self.cores]
+            busy: dict[Any, _Worker] = {}  # by connection
+            while True:
+                for index, worker in enumerate(workers):
+                    if worker.running is None:
+                        if not worker.block and pending:
+                            worker.block = pending.popleft()
+                        if worker.block:
+                            spec = worker.block.popleft()
+                            try:
+                                worker.send(spec)
+                            except OSError:  # the worker is gone: the run goes to a new one
+                                workers[index] = worker = worker.replacement()
+                                worker.send(spec)
+                            busy[worker.connection] = worker
+                if not busy:
+                    return False
+                for connection in multiprocessing.connection.wait(list(busy)):
+                    worker = busy.pop(connection)
+                    running = worker.running
+                    assert running is not None
+                    worker.running = None
+                    try:
+                        result: RunRecord | str = worker.connection.recv()
+                    except EOFError:  # the worker died (out of memory?): replace it
+                        result = f"{running.describe()}: the worker process died"
+                        workers[workers.index(worker)] = worker.replacement()
+                    deliver(result)
+        except KeyboardInterrupt:
+            for worker in workers:
+                worker.kill()  # its tool dies with it (PDEATHSIG); its cgroup is ended below
+            self.end_leftovers(directory)
+            return True
+        finally:
+            for worker in workers:
+                if worker.process.is_alive():
+                    worker.stop()
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _serve(connection: multiprocessing.connection.Connection, parent: int) -> None:
+    """A worker: runs what it is sent until told to stop."""
+    start_worker(parent)
+    while True:
+        try:
+            spec = connection.recv()
+        except EOFError:
+            return
+        if spec is None:
+            return
+        try:
+            result: RunRecord | str = execute(spec)
+        except Exception as error:  # a bug of ours: say where, keep the campaign going
+            where = traceback.extract_tb(error.__traceback__)[-1]
+            result = (f"{spec.describe()}: internal error {type(error).__name__}: {error} "
+                      f"(at {Path(where.filename).name}:{where.lineno}); please report it")
+        connection.send(result)
+
+
+class _Worker:
+    """A worker process bound to one set of cores, with the rest of the block
+    it is running."""
+    context = multiprocessing.get_context("spawn")
+
+    def __init__(self, cores: list[int]) -> None:
+        self.cores = cores
+        self.connection, theirs = self.context.Pipe()
+        self.process = self.context.Process(target=_serve, args=(theirs, os.getpid()),
+                                            daemon=True)
+        self.process.start()
+        theirs.close()
+        self.block: deque[RunSpec] = deque()
+        self.running: RunSpec | None = None
+
+    def send(self, spec: RunSpec) -> None:
+        self.running = replace(spec, cores=tuple(self.cores))
+        self.connection.send(self.running)
+
+    def stop(self) -> None:
+        try:
+            self.connection.send(None)
+        except OSError:
+            pass
+        self.process.join(timeout=5)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+
+    def kill(self) -> None:
+        self.process.kill()
+        self.process.join()
+
+    def replacement(self) -> _Worker:
+        """A new worker on the same cores, with the rest of this dead one's block."""
+        self.process.join(timeout=1)
+        successor = _Worker(self.cores)
+        successor.block = self.block
+        return successor

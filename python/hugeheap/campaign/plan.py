@@ -1,0 +1,92 @@
+"""What a campaign runs, in which order: every instance under every tool (that
+runs on it) and allocator mode, repeated.
+
+For each repetition, instance and tool, the modes form a block: its runs go
+one after another on the same cores, in an order shuffled per block (a fixed
+seed, so a resumed campaign plans the same order), so that drift of the
+machine hits every mode alike. Executors hand out whole blocks and never split
+one across machines or cores."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..measure.allocators import AllocatorMode
+from .instances import Instance
+from .suite import Suite
+
+RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    tool: str
+    instance: str
+    instance_path: str
+    alloc: AllocatorMode  # resolved when the suite was loaded: what the run preloads
+    repetition: int
+    argv: tuple[str, ...]  # {instance} filled in, {model} not yet
+    adapter: str
+    cpu_s: float
+    wall_s: float
+    memory_bytes: int | None
+    cores: tuple[int, ...] | None  # set by the executor that runs it
+    group_prefix: str
+    output_dir: str  # the campaign directory's outputs/
+
+    @property
+    def mode(self) -> str:
+        return self.alloc.name
+
+    @property
+    def key(self) -> RunKey:
+        return self.tool, self.instance, self.mode, self.repetition
+
+    def describe(self) -> str:
+        return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
+
+
+def group_prefix(directory: Path) -> str:
+    """The name every cgroup of the campaign in directory starts with, so that
+    a later harness finds what a killed one left running."""
+    digest = hashlib.sha1(str(directory.resolve()).encode()).hexdigest()[:10]
+    return f"hugeheap_c{digest}"
+
+
+def planned_runs(suite: Suite, instances: list[Instance], repetitions: int) -> int:
+    """How many runs the whole campaign has."""
+    pairs = sum(1 for instance in instances for tool in suite.tools
+                if tool.runs_on(instance.name))
+    return pairs * len(suite.modes) * repetitions
+
+
+def plan(suite: Suite, instances: list[Instance], repetitions: int, directory: Path,
+         finished: set[RunKey]) -> list[list[RunSpec]]:
+    """Blocks of runs still to do, repetition by repetition (a stopped campaign
+    has whole repetitions rather than some instances repeated more)."""
+    blocks = []
+    prefix = group_prefix(directory)
+    for repetition in range(repetitions):
+        for instance in instances:
+            for tool in suite.tools:
+                if not tool.runs_on(instance.name):
+                    continue
+                modes = list(suite.modes)
+                random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
+                    .shuffle(modes)
+                argv = tuple(w.replace("{instance}", str(instance.path)) for w in tool.argv)
+                argv = (tool.program, *argv[1:])
+                block = [RunSpec(tool=tool.name, instance=instance.name,
+                                 instance_path=str(instance.path), alloc=mode,
+                                 repetition=repetition, argv=argv, adapter=tool.adapter,
+                                 cpu_s=suite.cpu_s, wall_s=suite.wall_s,
+                                 memory_bytes=suite.memory_bytes, cores=None,
+                                 group_prefix=prefix, output_dir=str(directory / "outputs"))
+                         for mode in modes]
+                block = [spec for spec in block if spec.key not in finished]
+                if block:
+                    blocks.append(block)
+    return blocks

@@ -1,0 +1,87 @@
+"""The campaign wing in the terminal: a progress bar while `hugeheap bench`
+runs, and what came of it."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+
+from .coordinator import Outcome
+from .coordinator import Progress as CampaignProgress
+
+err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class ProgressView:
+    """A live bar while the campaign runs (a line every 30 s into a log), and
+    the callbacks the coordinator calls."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                            MofNCompleteColumn(), TextColumn("unsolved {task.fields[unsolved]}"),
+                            TextColumn("[red]failed {task.fields[failed]}"), TimeElapsedColumn(),
+                            TextColumn("left"), TimeRemainingColumn(), console=err)
+        self.task: TaskID | None = None
+        self.last_line = time.monotonic()
+
+    def __enter__(self) -> ProgressView:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def started(self, progress: CampaignProgress, leftovers: int) -> None:
+        if leftovers:
+            err.print(f"[yellow]ended {leftovers} run(s) that a killed harness left going; "
+                      "they run again[/yellow]")
+        if progress.already:
+            err.print(f"resuming {self.directory}: {progress.already} of {progress.total} runs "
+                      "were finished before")
+        self.task = self.bar.add_task("runs", total=progress.total, completed=progress.already,
+                                      unsolved=0, failed=0)
+
+    def advanced(self, progress: CampaignProgress) -> None:
+        if self.task is not None:
+            self.bar.update(self.task, completed=progress.already + progress.done,
+                            unsolved=progress.unsolved, failed=progress.failed)
+        if not err.is_terminal and time.monotonic() - self.last_line >= 30:
+            self.last_line = time.monotonic()
+            err.print(f"runs {progress.already + progress.done}/{progress.total}, unsolved "
+                      f"{progress.unsolved}, failed {progress.failed}")
+
+
+def print_skipped(skipped_tools: list[tuple[str, str]]) -> None:
+    for name, why in skipped_tools:
+        err.print(f"[yellow]skipping tool {name}:[/yellow] {why} (it is optional in the suite)")
+
+
+def print_outcome(outcome: Outcome) -> int:
+    """What came of the campaign; returns the exit code of `hugeheap bench`."""
+    directory = outcome.directory
+    for message in outcome.harness_errors[:10]:
+        err.print(f"[red]not run:[/red] {message}")
+    if len(outcome.harness_errors) > 10:
+        err.print(f"[red]... and {len(outcome.harness_errors) - 10} more runs not run[/red]")
+    for disagreement in outcome.disagreements:
+        err.print(f"[bold red]WRONG ANSWERS: {disagreement.describe()}[/bold red]")
+    finished = outcome.already + outcome.ran
+    if outcome.interrupted:
+        err.print(f"stopped: {finished} of {outcome.planned} runs finished and kept in "
+                  f"{directory}; run the same command again to go on")
+        return 130
+    err.print(f"campaign {directory}: {finished} of {outcome.planned} runs finished "
+              f"({outcome.ran} now); `hugeheap report {directory}` summarises it")
+    return 1 if outcome.harness_errors or outcome.disagreements else 0

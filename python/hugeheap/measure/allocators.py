@@ -1,0 +1,118 @@
+"""Allocator modes: what each puts into the environment of the measured tool
+(never into the harness's own process), and which package provides it.
+
+A mode is resolved once (by the command line or the suite) and then carried
+with every run: the library a campaign records the checksum of is the
+library its runs preload."""
+
+from __future__ import annotations
+
+import glob
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..errors import HarnessError
+from .machine import glibc_version
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
+                "/usr/local/lib"]
+MODES = ["system", "glibc-thp", "hugeheap", "hugeheap-nothp", "mimalloc", "jemalloc", "tcmalloc"]
+_PRELOADING = {"hugeheap", "hugeheap-nothp", "mimalloc", "jemalloc", "tcmalloc"}
+
+
+@dataclass(frozen=True)
+class AllocatorMode:
+    name: str  # as campaigns and reports call it
+    like: str  # the built-in mode it is (its own name for a built-in one)
+    env: dict[str, str] = field(default_factory=dict)
+    library: str | None = None  # the preloaded library, absolute
+    missing: str | None = None  # why it cannot be used here, naming the fix
+
+
+def find_library(pattern: str) -> str | None:
+    for directory in LIBRARY_DIRS:
+        hits = sorted(glob.glob(os.path.join(directory, pattern)))
+        if hits:
+            return hits[0]
+    return None
+
+
+def hugeheap_library() -> str | None:
+    """HUGEHEAP_LIBRARY, else the build in this checkout, else an installed copy."""
+    explicit = os.environ.get("HUGEHEAP_LIBRARY")
+    if explicit:
+        return str(Path(explicit).resolve()) if Path(explicit).is_file() else None
+    built = REPO_ROOT / "build" / "lib" / "libhugeheap.so"
+    if built.is_file():
+        return str(built)
+    return find_library("libhugeheap.so")
+
+
+_PEERS = {
+    "mimalloc": ("libmimalloc.so.2*", "libmimalloc2.0", {}),
+    "jemalloc": ("libjemalloc.so.2", "libjemalloc2",
+                 {"MALLOC_CONF": "thp:always,metadata_thp:always"}),
+    "tcmalloc": ("libtcmalloc_minimal.so.4", "libtcmalloc-minimal4", {}),
+}
+
+
+def resolve(name: str) -> AllocatorMode:
+    """A built-in mode with its environment, or with `missing` saying what is
+    wrong; HarnessError for a name that is no mode."""
+    if name == "system":
+        return AllocatorMode(name, name)
+    if name == "glibc-thp":
+        version = glibc_version()
+        missing = None
+        if version is None or version < (2, 35):
+            found = "no glibc" if version is None else f"glibc {version[0]}.{version[1]}"
+            missing = f"glibc.malloc.hugetlb needs glibc 2.35 or newer; this machine has {found}"
+        return AllocatorMode(name, name, {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"},
+                             missing=missing)
+    if name in ("hugeheap", "hugeheap-nothp"):
+        library = hugeheap_library()
+        env = {"LD_PRELOAD": library or ""}
+        if name == "hugeheap-nothp":
+            env["HUGEHEAP_THP"] = "off"
+        missing = None if library else ("libhugeheap.so not found: run `make` in the hugeheap "
+                                        "checkout, or set HUGEHEAP_LIBRARY to its path")
+        return AllocatorMode(name, name, env, library, missing)
+    if name in _PEERS:
+        pattern, package, extra = _PEERS[name]
+        library = find_library(pattern)
+        if library is None:
+            return AllocatorMode(name, name, missing=f"{name} is not installed (Debian package "
+                                                      f"{package}: apt-get install {package})")
+        return AllocatorMode(name, name, {"LD_PRELOAD": library, **extra}, library)
+    raise HarnessError(f"unknown allocator mode '{name}' (known: {', '.join(MODES)})")
+
+
+def derive(name: str, like: str, library: Path | None = None,
+           environment: dict[str, str] | None = None) -> AllocatorMode:
+    """A mode of one's own: a built-in one (`like`) with another library (a
+    build of hugeheap to compare with, say) and more environment. HarnessError
+    for a library that is not there or a mode that preloads none."""
+    base = resolve(like)
+    env = dict(base.env)
+    found = base.library
+    missing = base.missing
+    if library is not None:
+        if like not in _PRELOADING:
+            raise HarnessError(f"mode '{like}' preloads no library, so it takes no 'library'")
+        if not library.is_file():
+            raise HarnessError(f"the library {library} is not there")
+        found = str(library.resolve())
+        env["LD_PRELOAD"] = found
+        missing = None
+    env.update(environment or {})
+    return replace(base, name=name, env=env, library=found, missing=missing)
+
+
+def require(name: str) -> AllocatorMode:
+    """The built-in mode, or HarnessError saying why it cannot run here."""
+    mode = resolve(name)
+    if mode.missing:
+        raise HarnessError(f"--alloc {name}: {mode.missing}")
+    return mode

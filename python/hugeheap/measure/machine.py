@@ -1,0 +1,149 @@
+"""What the machine is, read in one place: kernel, glibc, CPU model and
+topology, memory and swap, huge-page settings. Every reader takes the file it
+reads as an argument with the real one as default, so tests can hand it a
+machine that is not this one."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import re
+import socket
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import HarnessError
+from .units import parse_cpu_list
+
+THP_DIR = Path("/sys/kernel/mm/transparent_hugepage")
+CPU_DIR = Path("/sys/devices/system/cpu")
+NODE_DIR = Path("/sys/devices/system/node")
+MEMINFO = Path("/proc/meminfo")
+
+
+def _selected(path: Path) -> str | None:
+    """The bracketed choice of a sysfs setting such as 'always [madvise] never'."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    match = re.search(r"\[([^\]]+)\]", text)
+    return match.group(1) if match else text
+
+
+def thp_settings(thp_dir: Path = THP_DIR) -> dict[str, str | None]:
+    """Read at every run: an administrator may change them between runs."""
+    return {
+        "enabled": _selected(thp_dir / "enabled"),
+        "defrag": _selected(thp_dir / "defrag"),
+        "khugepaged_defrag": _selected(thp_dir / "khugepaged" / "defrag"),
+    }
+
+
+def glibc_version() -> tuple[int, int] | None:
+    name, version = platform.libc_ver()
+    if name != "glibc" or not version:
+        return None
+    major, minor = version.split(".")[:2]
+    return int(major), int(minor)
+
+
+def cpu_model(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
+    try:
+        for line in cpuinfo.read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or None
+
+
+def meminfo_kb(meminfo: Path = MEMINFO) -> dict[str, int]:
+    """/proc/meminfo as {field: kB}; empty where it cannot be read."""
+    values: dict[str, int] = {}
+    try:
+        text = meminfo.read_text()
+    except OSError:
+        return values
+    for line in text.splitlines():
+        key, _, rest = line.partition(":")
+        words = rest.split()
+        if words and words[0].isdigit():
+            values[key] = int(words[0])
+    return values
+
+
+def memory_total(meminfo: Path = MEMINFO) -> int | None:
+    """Bytes of RAM."""
+    total = meminfo_kb(meminfo).get("MemTotal")
+    return None if total is None else total * 1024
+
+
+def swap_in_use(meminfo: Path = MEMINFO) -> bool:
+    """Whether any swap is used now: memory figures may then be low."""
+    values = meminfo_kb(meminfo)
+    return values.get("SwapTotal", 0) - values.get("SwapFree", 0) > 0
+
+
+def loaded_libc(maps: Path = Path("/proc/self/maps")) -> str | None:
+    """The C library this process (and so the system allocator) came from."""
+    try:
+        for line in maps.read_text().splitlines():
+            path = line.split()[-1]
+            if path.endswith("/libc.so.6"):
+                return path
+    except OSError:
+        pass
+    return None
+
+
+@dataclass(frozen=True)
+class Cpu:
+    number: int
+    package: int  # socket
+    core: int  # physical core id within the package
+    node: int  # NUMA node
+
+
+def cpus(allowed: set[int] | None = None, cpu_dir: Path = CPU_DIR,
+         node_dir: Path = NODE_DIR) -> list[Cpu]:
+    """The CPUs this process may use (or those of `allowed`), with the physical
+    core and NUMA node of each. Without topology in /sys, each CPU is a core
+    of its own on node 0."""
+    if allowed is None:
+        allowed = set(os.sched_getaffinity(0))
+    node_of: dict[int, int] = {}
+    for node in node_dir.glob("node[0-9]*"):
+        try:
+            listed = parse_cpu_list((node / "cpulist").read_text(), str(node / "cpulist"))
+        except (OSError, HarnessError):
+            continue
+        for cpu in listed:
+            node_of[cpu] = int(node.name[4:])
+    found = []
+    for number in sorted(allowed):
+        topology = cpu_dir / f"cpu{number}" / "topology"
+        try:
+            package = int((topology / "physical_package_id").read_text())
+            core = int((topology / "core_id").read_text())
+        except (OSError, ValueError):
+            package, core = 0, number
+        found.append(Cpu(number, package, core, node_of.get(number, 0)))
+    return found
+
+
+@functools.cache
+def describe() -> dict[str, object]:
+    """What does not change while the harness runs (read once per process,
+    before any clock starts)."""
+    libc = glibc_version()
+    return {
+        "hostname": socket.gethostname(),
+        "kernel": platform.release(),
+        "glibc": f"{libc[0]}.{libc[1]}" if libc else None,
+        "cpu_model": cpu_model(),
+        "cpu_count": os.cpu_count(),
+        "memory_bytes": memory_total(),
+        "thp": thp_settings(),
+    }
