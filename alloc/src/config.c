@@ -28,8 +28,7 @@ typedef struct env_values {
     char stats[600];
     char release_delay[32];
     char huge_threshold[32];
-    char harden[16];
-    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, harden_set;
+    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -53,8 +52,6 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->release_delay), offsetof(env_values, delay_set)},
         {"HUGEHEAP_HUGE_THRESHOLD_MB=", offsetof(env_values, huge_threshold),
          sizeof(((env_values *)0)->huge_threshold), offsetof(env_values, threshold_set)},
-        {"HUGEHEAP_HARDEN=", offsetof(env_values, harden), sizeof(((env_values *)0)->harden),
-         offsetof(env_values, harden_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -122,7 +119,6 @@ void _hh_config_read(hh_config *cfg) {
     cfg->stats_json_path[0] = '\0';
     cfg->release_delay_ms = 500;
     cfg->huge_threshold = (uint64_t)32 << 20;
-    cfg->harden = true;
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
     cfg->memory_limit = SIZE_MAX;
@@ -175,14 +171,6 @@ void _hh_config_read(hh_config *cfg) {
             cfg->huge_threshold = mib << 20;
         } else {
             _hh_warn("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using 32\n");
-        }
-    }
-
-    if (v.harden_set) {
-        if (strcmp(v.harden, "off") == 0 || strcmp(v.harden, "0") == 0) {
-            cfg->harden = false;
-        } else if (strcmp(v.harden, "on") != 0 && strcmp(v.harden, "1") != 0) {
-            _hh_warn("hugeheap: unknown HUGEHEAP_HARDEN value (expected on or off); using on\n");
         }
     }
 }

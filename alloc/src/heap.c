@@ -159,7 +159,7 @@ void _hh_init(void) {
         _hh_cookie_key |= 1;
         /* Two more keys from the first: links and marks must differ from it. */
         _hh_free_mark = (uintptr_t)((_hh_cookie_key * 0x9E3779B97F4A7C15ull) | 1);
-        _hh_list_key = _hh_cfg.harden ? (uintptr_t)(_hh_free_mark * 0xBF58476D1CE4E5B9ull) : 0;
+        _hh_list_key = (uintptr_t)(_hh_free_mark * 0xBF58476D1CE4E5B9ull);
         atomic_store_explicit(&init_state, 2, memory_order_release);
     }
     _hh_unlock();

@@ -198,7 +198,6 @@ typedef struct hh_config {
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms;
     uint64_t huge_threshold; /* bytes mapped from which memory is advised huge */
-    bool harden;             /* double-free and free-list checks on free */
     size_t memory_limit;     /* RAM + swap: no block can be larger */
 } hh_config;
 
