@@ -48,6 +48,12 @@ uint8_t _hh_class_table[HH_CLASS_TABLE_MAX / 16 + 1];
  * the fast path needs no NULL check. */
 hh_page _hh_empty_page;
 
+/* How long a small heap's free slices wait before they go back to the kernel
+ * (mimalloc's purge_delay is 10 ms too): long enough that a page retired and
+ * needed again at once is not faulted in twice, short enough that the
+ * resident memory follows the live data. */
+#define SLICE_PURGE_MS 10
+
 static atomic_int init_state; /* 0: not yet, 2: done */
 /* late_init: 0 not started, 1 running (in the thread whose
  * in_late_init is set), 2 done. */
@@ -191,6 +197,7 @@ hh_heap *_hh_heap_for_thread(void) {
     for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
     heap->space = heap->full = heap->cached = NULL;
     atomic_store_explicit(&heap->pending, NULL, memory_order_relaxed);
+    heap->purge_due_ms = UINT64_MAX;
     heap->alive = true;
     atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
     _hh_thread_heap = heap;
@@ -391,6 +398,14 @@ static void page_retire(hh_heap *heap, hh_page *page) {
     page->slice_count = 0; /* walks over a segment's pages step one slice here */
     for (unsigned j = start; j < start + count; j++) segment->slice_page[j] = &segment->pages[j];
     segment->free_slices |= slice_mask(start, count);
+    _hh_os_count_committed(-(intptr_t)((size_t)count * HH_SLICE_SIZE));
+    if (!segment->hugetlb && !_hh_os_huge_now(0)) {
+        /* Small pages: the slices go back to the kernel soon, unless a new
+         * page takes them first (a small heap should follow its live data,
+         * as glibc's does). */
+        segment->purge_slices |= slice_mask(start, count);
+        if (heap->purge_due_ms == UINT64_MAX) heap->purge_due_ms = _hh_clock_ms() + SLICE_PURGE_MS;
+    }
     segment_page_freed(heap, segment);
 }
 
@@ -422,6 +437,8 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     for (unsigned j = start; j < start + count; j++) s->slice_page[j] = page;
     s->dirty_slices |= mask;
     s->free_slices &= ~mask;
+    s->purge_slices &= ~mask;
+    _hh_os_count_committed((intptr_t)((size_t)count * HH_SLICE_SIZE));
     s->used_pages++;
     if (s->free_slices == 0) {
         _hh_segment_list_remove(&heap->space, s);
@@ -487,7 +504,11 @@ static void page_set_normal(hh_page *page) {
     }
 }
 
-static bool page_is_only_one_of_class(hh_heap *heap, hh_page *page) {
+/* An empty page stays while it is the only one of its class (a block freed
+ * and allocated again must not set up a page each time), except a page of
+ * several slices in a small heap: its memory goes back instead. */
+static bool page_keeps_when_empty(hh_heap *heap, hh_page *page) {
+    if (page->slice_count > 1 && !_hh_os_huge_now(0)) return false;
     return heap->queue[page->class_index] == page && page->next == NULL;
 }
 
@@ -500,7 +521,7 @@ static void drain_pending(hh_heap *heap) {
         page_set_normal(page);
         collect_thread_free(page);
         if (!page->in_queue) queue_push_back(heap, page);
-        if (page->used == 0 && !page_is_only_one_of_class(heap, page)) page_retire(heap, page);
+        if (page->used == 0 && !page_keeps_when_empty(heap, page)) page_retire(heap, page);
         page = next;
     }
 }
@@ -515,7 +536,7 @@ void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
         }
         queue_push_back(heap, page);
     }
-    if (page->used == 0 && !page_is_only_one_of_class(heap, page)) {
+    if (page->used == 0 && !page_keeps_when_empty(heap, page)) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         if ((tf & HH_PAGE_STATE_MASK) != HH_PAGE_PENDING) page_retire(heap, page);
     }
@@ -589,19 +610,16 @@ static void adopt(hh_heap *heap, hh_segment *segment) {
 }
 
 static void abandon(hh_heap *heap) {
-    hh_segment *lists[2] = {heap->space, heap->full};
     hh_page *page;
     /* No remote free may start telling us about a page from now on ... */
-    for (unsigned l = 0; l < 2; l++) {
-        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
-            FOR_EACH_PAGE_IN_USE(s, page) {
-                uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-                while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
-                       !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
-                                                              tf & ~HH_PAGE_STATE_MASK,
-                                                              memory_order_relaxed,
-                                                              memory_order_relaxed)) {
-                }
+    HH_FOR_EACH_OWNED_SEGMENT(heap, s) {
+        FOR_EACH_PAGE_IN_USE(s, page) {
+            uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+            while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
+                   !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+                                                          tf & ~HH_PAGE_STATE_MASK,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed)) {
             }
         }
     }
@@ -665,10 +683,32 @@ static void thread_exit(void *arg) {
 
 /* ------------------------------------------------------------ allocation */
 
+/* Gives the free slices of the heap's small-page segments back (whole runs
+ * of slices; slice 0's header stays). */
+static void purge_slices(hh_heap *heap) {
+    heap->purge_due_ms = UINT64_MAX;
+    for (hh_segment *s = heap->space; s != NULL; s = s->next) {
+        uint32_t bits = s->purge_slices & s->free_slices;
+        s->purge_slices = 0;
+        while (bits != 0) {
+            unsigned start = (unsigned)__builtin_ctz(bits), end = start;
+            while (end < HH_SLICES && (bits >> end & 1u)) end++;
+            char *from = (char *)s + (size_t)start * HH_SLICE_SIZE + (start == 0 ? HH_SEGMENT_HEADER : 0);
+            _hh_os_decommit(from, (size_t)((char *)s + (size_t)end * HH_SLICE_SIZE - from));
+            uint32_t run = slice_mask(start, end - start);
+            s->dirty_slices &= ~run; /* zero again: calloc need not clear them */
+            bits &= ~run;
+        }
+    }
+}
+
 /* Empty memory whose release delay has passed goes back: the heap's own
  * cached segment to the pool, the pool's and the large-block cache's to the
- * kernel. */
+ * kernel, and a small heap's free slices. */
 static void release_due(hh_heap *heap) {
+    if (heap->purge_due_ms != UINT64_MAX && _hh_clock_ms() >= heap->purge_due_ms) {
+        purge_slices(heap);
+    }
     hh_segment *cached = heap->cached;
     if (cached != NULL && _hh_clock_ms() - cached->freed_at_ms >= _hh_cfg.release_delay_ms) {
         heap->cached = NULL;
@@ -730,16 +770,13 @@ static void fork_parent(void) {
  * (it is the only thread: nothing else touches them now). */
 static void rebuild_pending(hh_heap *heap) {
     hh_page *stack = NULL;
-    hh_segment *lists[2] = {heap->space, heap->full};
     hh_page *page;
-    for (unsigned l = 0; l < 2; l++) {
-        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
-            FOR_EACH_PAGE_IN_USE(s, page) {
-                uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-                if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) {
-                    page->pending_next = stack;
-                    stack = page;
-                }
+    HH_FOR_EACH_OWNED_SEGMENT(heap, s) {
+        FOR_EACH_PAGE_IN_USE(s, page) {
+            uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+            if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) {
+                page->pending_next = stack;
+                stack = page;
             }
         }
     }

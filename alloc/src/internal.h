@@ -152,6 +152,7 @@ typedef struct hh_segment {
     struct hh_segment *next, *prev; /* in whichever list holds the segment */
     uint32_t free_slices;  /* bit i set: slice i belongs to no page */
     uint32_t dirty_slices; /* bit i set: slice i was written since it was zero */
+    uint32_t purge_slices; /* free and dirty, to be given back soon (small pages only) */
     uint32_t used_pages;
     uint8_t list; /* which list holds it (HH_LIST_*) */
     uint8_t hugetlb;
@@ -185,6 +186,7 @@ typedef struct hh_heap {
     hh_segment *full;           /* owned segments without free slices */
     hh_segment *cached;         /* one empty segment kept for reuse */
     _Atomic(hh_page *) pending; /* pages that remote frees made non-full */
+    uint64_t purge_due_ms;      /* when its segments' purge_slices go back; UINT64_MAX: none */
     struct hh_heap *next_all;   /* every heap ever made (global lock) */
     struct hh_heap *next_free;  /* recycled heaps (global lock) */
     bool alive;
@@ -230,8 +232,11 @@ HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offse
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
-/* Whether memory mapped now, `adding` bytes more, is to be advised huge. */
+/* Whether memory mapped now, `adding` bytes more, is to be advised huge:
+ * THP is on and the heap's committed bytes (pages and large blocks in use,
+ * not address space reserved or free slices kept) reached the threshold. */
 HH_INTERNAL bool _hh_os_huge_now(size_t adding);
+HH_INTERNAL void _hh_os_count_committed(intptr_t delta);
 /* True once, for the caller that is to promote the early segments. */
 HH_INTERNAL bool _hh_os_take_promotion(void);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
@@ -262,6 +267,12 @@ HH_INTERNAL void _hh_segment_promote_early(void);
 /* Gives back the pooled segments whose release delay has passed. */
 HH_INTERNAL void _hh_segment_release_due(void);
 
+/* Every segment a heap owns: its space list, then its full list. */
+#define HH_FOR_EACH_OWNED_SEGMENT(heap, s)                                          \
+    for (unsigned list_ = 0; list_ < 2; list_++)                                    \
+        for (hh_segment *s = list_ == 0 ? (heap)->space : (heap)->full; s != NULL; \
+             s = s->next)
+
 /* ---- pages and heaps (heap.c) ---- */
 HH_INTERNAL void _hh_init(void);
 /* Metadata that lives as long as the process (the global lock held). */
@@ -291,6 +302,7 @@ HH_INTERNAL void _hh_pools_after_fork(void);
 /* ---- statistics (stats.c) ---- */
 typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak;
+    _Atomic(int64_t) committed; /* bytes of pages and large blocks in use: the policy's measure */
     _Atomic(int64_t) in_use, in_use_peak;
     _Atomic(uint64_t) large_allocs, large_frees, segments_made, segments_released;
     _Atomic(uint64_t) hugetlb_fallbacks, segments_promoted;

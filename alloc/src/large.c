@@ -239,6 +239,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         }
     }
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
+    _hh_os_count_committed((intptr_t)_hh_large_of(user)->usable);
     if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)_hh_large_of(user)->usable);
     _hh_segment_promote_early();
     return user;
@@ -246,6 +247,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
 
 void _hh_large_free(hh_large *large, void *user) {
     atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
+    _hh_os_count_committed(-(intptr_t)large->usable);
     if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)large->usable);
     char *base = large->map_base;
     size_t size = large->map_size;
@@ -294,6 +296,7 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
             _hh_os_unmap(large->map_base + keep, cut);
             large->map_size = keep;
             large->usable = keep - lead;
+            _hh_os_count_committed(-(intptr_t)cut);
             if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)cut);
         }
         return user;
@@ -306,7 +309,7 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     /* A block that grows by realloc is seen to fill what it gets: in a large
      * heap it grows by whole 2 MiB units, so that no tail of it is left in
      * 4 KiB pages that the next growth would have to collapse. */
-    bool huge = _hh_os_huge_now(0);
+    bool huge = _hh_os_huge_now(size - large->usable);
     size_t span = huge ? _hh_align_up(size, HH_SEGMENT_SIZE) : block_span(size);
     size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable;
@@ -339,7 +342,8 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
         /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */
         _hh_os_collapse((char *)user + (old_usable & ~HH_SEGMENT_MASK), HH_SEGMENT_SIZE);
     }
-    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)(_hh_large_of(user)->usable - old_usable));
+    _hh_os_count_committed((intptr_t)(large->usable - old_usable));
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)(large->usable - old_usable));
     _hh_segment_promote_early();
     return user;
 }

@@ -5,8 +5,8 @@
  *
  * The memory policy lives here too: a heap starts small, in 4 KiB pages
  * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
- * a small process costs what it would under glibc); once the memory mapped for
- * blocks reaches HUGEHEAP_HUGE_THRESHOLD_MB, every mapping made from then on is
+ * a small process costs what it would under glibc); once the pages and large
+ * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, every mapping made from then on is
  * advised MADV_HUGEPAGE before its first touch, and the early segments are
  * promoted (segment.c).  The switch is one way: a heap that was large once
  * stays huge. */
@@ -39,11 +39,15 @@ static void *map_plain(size_t size, bool reserve) {
 static atomic_bool heap_is_large; /* set once, when mapped memory reached the threshold */
 static atomic_bool promotion_due; /* the early segments still wait for their promotion */
 
+void _hh_os_count_committed(intptr_t delta) {
+    atomic_fetch_add_explicit(&_hh_gstats.committed, delta, memory_order_relaxed);
+}
+
 bool _hh_os_huge_now(size_t adding) {
     if (_hh_cfg.thp == HH_THP_OFF) return false;
     if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
-    int64_t mapped = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
-    if ((uint64_t)(mapped > 0 ? mapped : 0) + adding < _hh_cfg.huge_threshold) return false;
+    int64_t used = atomic_load_explicit(&_hh_gstats.committed, memory_order_relaxed);
+    if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
     if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
         atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
     }

@@ -291,12 +291,9 @@ void _hh_segment_promote_early(void) {
      * early heap); other threads' collapse in the background (khugepaged). */
     hh_heap *heap = _hh_thread_heap;
     if (heap == NULL) return;
-    hh_segment *lists[2] = {heap->space, heap->full};
-    for (unsigned l = 0; l < 2; l++) {
-        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
-            if (s->hugetlb) continue;
-            _hh_os_collapse(s, HH_SEGMENT_SIZE);
-            atomic_fetch_add_explicit(&_hh_gstats.segments_promoted, 1, memory_order_relaxed);
-        }
+    HH_FOR_EACH_OWNED_SEGMENT(heap, s) {
+        if (s->hugetlb) continue;
+        _hh_os_collapse(s, HH_SEGMENT_SIZE);
+        atomic_fetch_add_explicit(&_hh_gstats.segments_promoted, 1, memory_order_relaxed);
     }
 }
