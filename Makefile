@@ -8,7 +8,8 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 PYTHON  ?= python3
 VENV    := .venv
 
-.PHONY: all deps build venv test test-native test-asan test-tsan test-python demo bench install clean
+.PHONY: all deps build venv test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
+	test-python demo bench install clean
 
 all: build
 
@@ -29,8 +30,9 @@ $(VENV)/.installed: python/pyproject.toml
 	@touch $@
 
 # The allocator's own tests, then its logic again under AddressSanitizer with
-# UBSan and under ThreadSanitizer (test-only builds: the sanitizer owns malloc).
-test: test-asan test-tsan test-native test-python
+# UBSan and under ThreadSanitizer (test-only builds: the sanitizer owns malloc),
+# a minute of fuzzing, the C tests on AArch64 under qemu-user.
+test: test-asan test-tsan test-fuzz test-aarch64 test-native test-python
 
 test-native: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
@@ -44,6 +46,28 @@ test-tsan: deps
 	@cmake -S . -B build-tsan $(CMAKE_FLAGS) -DHUGEHEAP_SANITIZE=thread >/dev/null
 	@cmake --build build-tsan -j$(JOBS)
 	cd build-tsan && ctest --output-on-failure -j$(JOBS)
+
+# libFuzzer (Debian's clang): random malloc-family programs against a model,
+# from one and two threads.  `make fuzz FUZZ_SECONDS=3600` for longer; the
+# corpus stays in build-fuzz/corpus between runs.
+FUZZ_SECONDS ?= 60
+fuzz: deps
+	@if ! command -v clang >/dev/null || ! ls /usr/lib/llvm-*/lib/clang/*/lib/linux/libclang_rt.fuzzer-*.a >/dev/null 2>&1; then \
+	  echo "fuzz: SKIPPED: needs clang and libFuzzer (Debian packages clang, libclang-rt-14-dev)"; exit 0; fi; \
+	cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DHUGEHEAP_FUZZ=ON $(CMAKE_FLAGS) >/dev/null && \
+	cmake --build build-fuzz -j$(JOBS) --target fuzz_alloc && mkdir -p build-fuzz/corpus && \
+	{ build-fuzz/bin/fuzz_alloc -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=4096 \
+	  -print_final_stats=1 build-fuzz/corpus >build-fuzz/fuzz.log 2>&1 || \
+	  { tail -40 build-fuzz/fuzz.log; echo "fuzz: FAILED (reproducer: the crash-* file above)"; exit 1; }; }; \
+	grep -E "^(Done|stat::number_of_executed_units)" build-fuzz/fuzz.log
+test-fuzz: fuzz
+
+# The allocator's C tests built for AArch64 and run under qemu-user.
+test-aarch64: deps
+	@if ! command -v aarch64-linux-gnu-gcc >/dev/null || ! command -v qemu-aarch64 >/dev/null; then \
+	  echo "test-aarch64: SKIPPED: needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user"; exit 0; fi; \
+	cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(CMAKE_FLAGS) >/dev/null && \
+	cmake --build build-aarch64 -j$(JOBS) && cd build-aarch64 && ctest --output-on-failure -j$(JOBS)
 
 # The harness: its tests (real processes, real cgroups), lint and types.
 test-python: build
@@ -73,4 +97,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-asan build-tsan $(VENV)
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz build-aarch64 $(VENV)

@@ -17,6 +17,12 @@
  *                                (%p in PATH becomes the process id)
  *   HUGEHEAP_RELEASE_DELAY_MS=N  how long empty 2 MiB units wait before they
  *                                go back to the kernel (default 500)
+ *   HUGEHEAP_HUGE_THRESHOLD_MB=N the heap stays in 4 KiB pages until N MiB
+ *                                are mapped for it, then huge (default 32;
+ *                                0: huge from the first byte)
+ *
+ * Frees are checked: a double free, a pointer into the middle of a block or
+ * one that is not ours stops the program with one line naming the pointer.
  */
 #ifndef HUGEHEAP_H
 #define HUGEHEAP_H

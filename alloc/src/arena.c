@@ -25,12 +25,13 @@ struct hh_arena {
     size_t allocated, reserved, chunks;
 };
 
-#define CHUNK_HEADER hh_align_up(sizeof(arena_chunk), 64)
-#define ARENA_HEADER hh_align_up(sizeof(struct hh_arena), 64)
+#define CHUNK_HEADER _hh_align_up(sizeof(arena_chunk), 64)
+#define ARENA_HEADER _hh_align_up(sizeof(struct hh_arena), 64)
 
 static arena_chunk *chunk_map(size_t size) {
-    bool hugetlb = hh_cfg.thp == HH_THP_HUGETLB;
-    arena_chunk *chunk = hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &hugetlb);
+    bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
+    arena_chunk *chunk = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &hugetlb,
+                                             _hh_cfg.thp != HH_THP_OFF);
     if (chunk == NULL) return NULL;
     chunk->next = NULL;
     chunk->size = size;
@@ -50,7 +51,7 @@ static void enter(hh_arena *arena, arena_chunk *chunk) {
 }
 
 HH_API hh_arena *hh_arena_create(void) {
-    hh_init();
+    _hh_init();
     arena_chunk *chunk = chunk_map(FIRST_CHUNK);
     if (chunk == NULL) {
         errno = ENOMEM;
@@ -77,7 +78,7 @@ static bool next_chunk(hh_arena *arena, size_t need) {
     size_t size = arena->last->size * 2;
     if (size > MAX_GROWN_CHUNK) size = MAX_GROWN_CHUNK;
     if (need > SIZE_MAX - CHUNK_HEADER - HH_SEGMENT_SIZE) return false;
-    size_t at_least = hh_align_up(need + CHUNK_HEADER, HH_SEGMENT_SIZE);
+    size_t at_least = _hh_align_up(need + CHUNK_HEADER, HH_SEGMENT_SIZE);
     if (size < at_least) size = at_least;
     arena_chunk *chunk = chunk_map(size);
     if (chunk == NULL) return false;
@@ -100,7 +101,7 @@ HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
         return NULL;
     }
     for (;;) {
-        uintptr_t at = hh_align_up((uintptr_t)arena->next, alignment);
+        uintptr_t at = _hh_align_up((uintptr_t)arena->next, alignment);
         if (at <= (uintptr_t)arena->end && size <= (uintptr_t)arena->end - at) {
             arena->next = (char *)(at + size);
             arena->allocated += size;
@@ -123,11 +124,11 @@ HH_API void hh_arena_destroy(hh_arena *arena) {
     arena_chunk *chunk = arena->first->next; /* the first holds the arena: last */
     while (chunk != NULL) {
         arena_chunk *next = chunk->next;
-        hh_os_unmap(chunk, chunk->size);
+        _hh_os_unmap(chunk, chunk->size);
         chunk = next;
     }
     chunk = arena->first;
-    hh_os_unmap(chunk, chunk->size);
+    _hh_os_unmap(chunk, chunk->size);
 }
 
 HH_API void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats) {

@@ -6,6 +6,7 @@
  * with plain system calls: nothing here may allocate. */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/sysinfo.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -26,7 +27,8 @@ typedef struct env_values {
     char glibc_thp_always[8];
     char stats[600];
     char release_delay[32];
-    bool thp_set, glibc_thp_set, stats_set, delay_set;
+    char huge_threshold[32];
+    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -48,6 +50,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          offsetof(env_values, stats_set)},
         {"HUGEHEAP_RELEASE_DELAY_MS=", offsetof(env_values, release_delay),
          sizeof(((env_values *)0)->release_delay), offsetof(env_values, delay_set)},
+        {"HUGEHEAP_HUGE_THRESHOLD_MB=", offsetof(env_values, huge_threshold),
+         sizeof(((env_values *)0)->huge_threshold), offsetof(env_values, threshold_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -105,7 +109,7 @@ static bool parse_u64(const char *s, uint64_t *out) {
     return true;
 }
 
-void hh_config_read(hh_config *cfg) {
+void _hh_config_read(hh_config *cfg) {
     env_values v;
     memset(&v, 0, sizeof v);
     read_environment(&v);
@@ -114,6 +118,14 @@ void hh_config_read(hh_config *cfg) {
     cfg->stats_print = false;
     cfg->stats_json_path[0] = '\0';
     cfg->release_delay_ms = 500;
+    cfg->huge_threshold = (uint64_t)32 << 20;
+    /* No block can be larger than the machine's memory and swap together. */
+    struct sysinfo info;
+    cfg->memory_limit = SIZE_MAX;
+    if (sysinfo(&info) == 0 && info.mem_unit > 0) {
+        uint64_t total = ((uint64_t)info.totalram + info.totalswap) * info.mem_unit;
+        if (total > 0 && total < SIZE_MAX) cfg->memory_limit = (size_t)total;
+    }
 
     if (v.thp_set) {
         if (strcmp(v.thp, "on") == 0 || strcmp(v.thp, "1") == 0) {
@@ -123,11 +135,11 @@ void hh_config_read(hh_config *cfg) {
         } else if (strcmp(v.thp, "hugetlb") == 0) {
             cfg->thp = HH_THP_HUGETLB;
         } else {
-            hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
+            _hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
         }
     } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
                strcmp(v.glibc_thp_always, "0") != 0) {
-        hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
+        _hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
     }
     /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
 
@@ -138,7 +150,7 @@ void hh_config_read(hh_config *cfg) {
             copy_value(cfg->stats_json_path, sizeof cfg->stats_json_path, v.stats + 5,
                        strlen(v.stats + 5));
         } else if (strcmp(v.stats, "0") != 0 && v.stats[0] != '\0') {
-            hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
+            _hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
                     "statistics off\n");
         }
     }
@@ -148,18 +160,45 @@ void hh_config_read(hh_config *cfg) {
         if (parse_u64(v.release_delay, &ms)) {
             cfg->release_delay_ms = ms;
         } else {
-            hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
+            _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
                     "using 500\n");
+        }
+    }
+
+    if (v.threshold_set) {
+        uint64_t mib;
+        if (parse_u64(v.huge_threshold, &mib) && mib <= ((uint64_t)1 << 40)) {
+            cfg->huge_threshold = mib << 20;
+        } else {
+            _hh_warn("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using 32\n");
         }
     }
 }
 
-void hh_warn(const char *msg) {
+void _hh_warn(const char *msg) {
     ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
     (void)ignored;
 }
 
-void hh_fatal(const char *msg, const void *ptr) {
+void _hh_assert_failed(const char *cond, const char *file, int line) {
+    char text[32];
+    size_t n = sizeof text;
+    text[--n] = '\0';
+    do {
+        text[--n] = (char)('0' + line % 10);
+        line /= 10;
+    } while (line > 0 && n > 0);
+    _hh_warn("hugeheap: internal assertion failed: ");
+    _hh_warn(cond);
+    _hh_warn(" (");
+    _hh_warn(file);
+    _hh_warn(":");
+    _hh_warn(text + n);
+    _hh_warn(")\n");
+    abort();
+}
+
+void _hh_fatal(const char *msg, const void *ptr) {
     char line[160];
     size_t n = 0;
     const char *prefix = "hugeheap: ";

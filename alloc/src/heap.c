@@ -31,19 +31,34 @@
 #include "pthread_compat.h"
 
 
-hh_config hh_cfg;
-bool hh_stats_on;
-uint64_t hh_cookie_key;
-__thread hh_heap *hh_thread_heap __attribute__((tls_model("initial-exec")));
-uint32_t hh_class_size[HH_CLASSES];
-uint8_t hh_class_slices[HH_CLASSES];
+hh_config _hh_cfg;
+bool _hh_stats_on;
+uint64_t _hh_cookie_key;
+uintptr_t _hh_list_key;
+uintptr_t _hh_free_mark;
+#if defined(HH_TESTING)
+_Atomic(_hh_test_hook_fn) _hh_test_hook;
+#endif
+__thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
+uint32_t _hh_class_size[HH_CLASSES];
+uint8_t _hh_class_slices[HH_CLASSES];
+uint8_t _hh_class_table[HH_CLASS_TABLE_MAX / 16 + 1];
 
 /* Every queue of a new heap points here: its free list is always empty, so
  * the fast path needs no NULL check. */
-hh_page hh_empty_page;
+hh_page _hh_empty_page;
+
+/* How long a small heap's free slices wait before they go back to the kernel
+ * (mimalloc's purge_delay is 10 ms too): long enough that a page retired and
+ * needed again at once is not faulted in twice, short enough that the
+ * resident memory follows the live data. */
+#define SLICE_PURGE_MS 10
 
 static atomic_int init_state; /* 0: not yet, 2: done */
-static atomic_flag late_init_started = ATOMIC_FLAG_INIT;
+/* late_init: 0 not started, 1 running (in the thread whose
+ * in_late_init is set), 2 done. */
+static atomic_int late_init_state;
+static __thread bool in_late_init __attribute__((tls_model("initial-exec")));
 static atomic_bool thread_key_ready;
 static pthread_key_t thread_key;
 static atomic_uint_fast64_t threads_seen;
@@ -54,17 +69,17 @@ static char *meta_next, *meta_end;
 
 /* ---------------------------------------------------------------- classes */
 
-void hh_classes_init(void) {
-    for (unsigned c = 1; c <= 8; c++) hh_class_size[c] = 16u * c;
+void _hh_classes_init(void) {
+    for (unsigned c = 1; c <= 8; c++) _hh_class_size[c] = 16u * c;
     for (unsigned c = 9; c <= HH_BINNED_CLASSES; c++) {
         unsigned j = c - 9, bit = 7 + j / 8, sub = j % 8;
-        hh_class_size[c] = (9u + sub) << (bit - 3);
+        _hh_class_size[c] = (9u + sub) << (bit - 3);
     }
     for (unsigned k = HH_SPAN_MIN_SLICES; k <= HH_SPAN_MAX_SLICES; k++) {
-        hh_class_size[HH_BINNED_CLASSES + 1 + k - HH_SPAN_MIN_SLICES] = (uint32_t)(k * HH_SLICE_SIZE);
+        _hh_class_size[HH_BINNED_CLASSES + 1 + k - HH_SPAN_MIN_SLICES] = (uint32_t)(k * HH_SLICE_SIZE);
     }
     for (unsigned c = 1; c < HH_CLASSES; c++) {
-        size_t size = hh_class_size[c];
+        size_t size = _hh_class_size[c];
         size_t slices;
         if (size <= 8192) {
             slices = 1;
@@ -73,17 +88,21 @@ void hh_classes_init(void) {
         } else {
             slices = size / HH_SLICE_SIZE; /* one block, exactly */
         }
-        hh_class_slices[c] = (uint8_t)slices;
+        _hh_class_slices[c] = (uint8_t)slices;
+    }
+    /* Every size in ((i - 1) * 16, i * 16] has the class of i * 16. */
+    for (unsigned i = 0; i <= HH_CLASS_TABLE_MAX / 16; i++) {
+        _hh_class_table[i] = (uint8_t)_hh_size_class_computed((size_t)i * 16);
     }
 }
 
 /* ------------------------------------------------------------------- init */
 
-void *hh_meta_alloc_locked(size_t size) {
-    size = hh_align_up(size, 64);
+void *_hh_meta_alloc_locked(size_t size) {
+    size = _hh_align_up(size, 64);
     if ((size_t)(meta_end - meta_next) < size) {
-        size_t chunk = size > 65536 ? hh_align_up(size, 65536) : 65536;
-        char *m = hh_os_map_metadata(chunk);
+        size_t chunk = size > 65536 ? _hh_align_up(size, 65536) : 65536;
+        char *m = _hh_os_map_metadata(chunk);
         if (m == NULL) return NULL;
         meta_next = m;
         meta_end = m + chunk;
@@ -98,70 +117,90 @@ static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
 
-/* Things that may call back into malloc: done once, outside the lock. */
+/* Things that may call back into malloc: done once, outside the lock.  A
+ * thread that made its heap while another thread runs this waits for the
+ * thread key, so that its heap, too, is abandoned when it exits (a thread that
+ * returned at once would never be).  The thread running it may allocate from
+ * inside (pthread_atfork and pthread_key_create may): it does not wait on
+ * itself. */
 static void late_init(void) {
-    if (atomic_flag_test_and_set(&late_init_started)) return;
+    int expected = 0;
+    if (!atomic_compare_exchange_strong(&late_init_state, &expected, 1)) {
+        if (in_late_init) return;
+        HH_TEST_POINT("late_init_wait", NULL);
+        while (atomic_load_explicit(&late_init_state, memory_order_acquire) != 2) sched_yield();
+        hh_heap *heap = _hh_thread_heap;
+        if (heap != NULL && atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
+            pthread_setspecific(thread_key, heap);
+        }
+        return;
+    }
+    in_late_init = true;
+    HH_TEST_POINT("late_init_running", NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
+    bool have_keys = true;
 #if defined(HH_SHARED_LIBRARY)
-    if (pthread_key_create == NULL) return; /* no libpthread: no other threads either */
+    have_keys = pthread_key_create != NULL; /* no libpthread: no other threads either */
 #endif
-    if (pthread_key_create(&thread_key, thread_exit) == 0) {
+    if (have_keys && pthread_key_create(&thread_key, thread_exit) == 0) {
         atomic_store_explicit(&thread_key_ready, true, memory_order_release);
-        hh_heap *heap = hh_thread_heap;
+        hh_heap *heap = _hh_thread_heap;
         if (heap != NULL) pthread_setspecific(thread_key, heap);
     }
+    in_late_init = false;
+    atomic_store_explicit(&late_init_state, 2, memory_order_release);
 }
 
-void hh_init(void) {
+void _hh_init(void) {
     if (HH_LIKELY(atomic_load_explicit(&init_state, memory_order_acquire) == 2)) return;
-    hh_lock();
+    _hh_lock();
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
-        hh_config_read(&hh_cfg);
-        hh_stats_on = hh_cfg.stats_print || hh_cfg.stats_json_path[0] != '\0';
-        hh_classes_init();
+        _hh_config_read(&_hh_cfg);
+        _hh_stats_on = _hh_cfg.stats_print || _hh_cfg.stats_json_path[0] != '\0';
+        _hh_classes_init();
         const void *random = (const void *)getauxval(AT_RANDOM); /* 16 bytes, unaligned */
-        uint64_t key[2] = {(uintptr_t)&hh_cfg, hh_clock_ms()};
+        uint64_t key[2] = {(uintptr_t)&_hh_cfg, _hh_clock_ms()};
         if (random != NULL) memcpy(key, random, sizeof key);
-        hh_cookie_key = key[0] ^ key[1];
-        hh_cookie_key |= 1;
-        if (!hh_granule_map_init()) {
-            hh_unlock();
-            hh_fatal("cannot map the granule map at start-up", NULL);
-        }
+        _hh_cookie_key = key[0] ^ key[1];
+        _hh_cookie_key |= 1;
+        /* Two more keys from the first: links and marks must differ from it. */
+        _hh_free_mark = (uintptr_t)((_hh_cookie_key * 0x9E3779B97F4A7C15ull) | 1);
+        _hh_list_key = (uintptr_t)(_hh_free_mark * 0xBF58476D1CE4E5B9ull);
         atomic_store_explicit(&init_state, 2, memory_order_release);
     }
-    hh_unlock();
+    _hh_unlock();
 }
 
-__attribute__((constructor)) static void hh_constructor(void) {
-    hh_init();
+__attribute__((constructor)) static void init_at_load(void) {
+    _hh_init();
     late_init();
 }
 
-hh_heap *hh_heap_for_thread(void) {
-    hh_heap *heap = hh_thread_heap;
+hh_heap *_hh_heap_for_thread(void) {
+    hh_heap *heap = _hh_thread_heap;
     if (heap != NULL) return heap;
-    hh_init();
-    hh_lock();
+    _hh_init();
+    _hh_lock();
     heap = free_heaps;
     if (heap != NULL) {
         free_heaps = heap->next_free;
     } else {
-        heap = hh_meta_alloc_locked(sizeof *heap);
+        heap = _hh_meta_alloc_locked(sizeof *heap);
         if (heap != NULL) {
             memset(heap, 0, sizeof *heap);
             heap->next_all = all_heaps;
             all_heaps = heap;
         }
     }
-    hh_unlock();
+    _hh_unlock();
     if (heap == NULL) return NULL;
-    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
     heap->space = heap->full = heap->cached = NULL;
     atomic_store_explicit(&heap->pending, NULL, memory_order_relaxed);
+    heap->purge_due_ms = UINT64_MAX;
     heap->alive = true;
     atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
-    hh_thread_heap = heap;
+    _hh_thread_heap = heap;
     /* May allocate (keys past the first 32): the heap is in place already. */
     if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
         pthread_setspecific(thread_key, heap);
@@ -176,7 +215,7 @@ hh_heap *hh_heap_for_thread(void) {
 static void queue_push_front(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
     page->prev = NULL;
-    page->next = (heap->queue[c] == &hh_empty_page) ? NULL : heap->queue[c];
+    page->next = (heap->queue[c] == &_hh_empty_page) ? NULL : heap->queue[c];
     if (page->next) {
         page->next->prev = page;
     } else {
@@ -190,7 +229,7 @@ static void queue_push_front(hh_heap *heap, hh_page *page) {
  * used again, instead of bouncing between full and queued on every block. */
 static void queue_push_back(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
-    if (heap->queue[c] == &hh_empty_page) {
+    if (heap->queue[c] == &_hh_empty_page) {
         queue_push_front(heap, page);
         return;
     }
@@ -206,7 +245,7 @@ static void queue_remove(hh_heap *heap, hh_page *page) {
     if (page->prev) {
         page->prev->next = page->next;
     } else {
-        heap->queue[c] = page->next ? page->next : &hh_empty_page;
+        heap->queue[c] = page->next ? page->next : &_hh_empty_page;
     }
     if (page->next) {
         page->next->prev = page->prev;
@@ -222,6 +261,61 @@ static inline uint32_t slice_mask(unsigned start, unsigned count) {
     return bits << start;
 }
 
+/* Whether p is the start of a block of the page's carved part. */
+static bool block_in_page(const hh_page *page, const void *p) {
+    size_t offset = (size_t)((const char *)p - page->area);
+    return offset < (size_t)page->reserved * page->block_size &&
+           _hh_page_block_index(page, offset) * page->block_size == offset;
+}
+
+/* Length of an encoded list, or UINT32_MAX if it is longer than the page's
+ * capacity or leaves the page (for assertions and the double-free check). */
+static uint32_t list_length(const hh_page *page, hh_block *list, const hh_block *find,
+                            bool *found) {
+    uint32_t n = 0;
+    for (hh_block *b = list; b != NULL; b = _hh_decode(b->next)) {
+        if (n++ >= page->capacity || !block_in_page(page, b)) return UINT32_MAX;
+        if (b == find) *found = true;
+    }
+    return n;
+}
+
+/* The page's invariants (see hh_page in internal.h): the owner's view. */
+static HH_NOINLINE __attribute__((unused)) bool page_is_valid(const hh_page *page) {
+    if (page->reserved > page->capacity || page->used > page->reserved) return false;
+    if (atomic_load_explicit(&page->span, memory_order_relaxed) !=
+        page->capacity * page->block_size) {
+        return false;
+    }
+    bool unused = false;
+    uint32_t free_n = list_length(page, page->free, NULL, &unused);
+    uint32_t local_n = list_length(page, page->local_free, NULL, &unused);
+    if (free_n == UINT32_MAX || local_n == UINT32_MAX) return false;
+    return page->used + free_n + local_n == page->reserved;
+}
+
+void _hh_free_list_corrupted(const void *where) {
+    _hh_fatal("corrupted free list (a block was written after free?) at", where);
+}
+
+void _hh_free_check_double(hh_page *page, hh_block *block, bool owner) {
+    bool found = false;
+    if (owner) {
+        list_length(page, page->free, block, &found);
+        list_length(page, page->local_free, block, &found);
+    }
+    /* The thread-free list below its head only grows at the head while the
+     * owner has not collected it; a bounded walk over blocks of this page. */
+    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_acquire);
+    list_length(page, (hh_block *)(tf & ~HH_PAGE_STATE_MASK), block, &found);
+    if (found || !owner) _hh_fatal("free(): double free detected of", block);
+}
+
+void _hh_free_local_marked(hh_heap *heap, hh_page *page, hh_block *block) {
+    _hh_free_check_double(page, block, true);
+    _hh_free_local_unmarked(heap, page, block);
+}
+
 /* Moves the blocks other threads freed into the free list; true if any. */
 static bool collect_thread_free(hh_page *page) {
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -232,14 +326,18 @@ static bool collect_thread_free(hh_page *page) {
     hh_block *list = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
     hh_block *tail = list;
     uint32_t count = 1;
-    while (tail->next != NULL) {
-        tail = tail->next;
-        count++;
+    /* At most `used` blocks can have come back: a longer list is a cycle or a
+     * stray write, and walking on would loop or wander off the page. */
+    for (hh_block *next; (next = _hh_decode(tail->next)) != NULL; tail = next) {
+        if (HH_UNLIKELY(++count > page->used || !block_in_page(page, next))) {
+            _hh_free_list_corrupted(next);
+        }
     }
-    tail->next = page->free;
+    tail->next = _hh_encode(page->free);
     page->free = list;
     page->free_is_zero = false;
     page->used -= count;
+    HH_ASSERT_EXPENSIVE(page_is_valid(page));
     return true;
 }
 
@@ -252,9 +350,9 @@ static void carve(hh_page *page) {
     char *first = page->area + (size_t)page->reserved * page->block_size;
     char *p = first;
     for (uint32_t i = 1; i < batch; i++, p += page->block_size) {
-        ((hh_block *)p)->next = (hh_block *)(p + page->block_size);
+        ((hh_block *)p)->next = _hh_encode((hh_block *)(p + page->block_size));
     }
-    ((hh_block *)p)->next = NULL;
+    ((hh_block *)p)->next = _hh_encode(NULL);
     page->free = (hh_block *)first;
     page->free_is_zero = page->fresh;
     page->reserved += batch;
@@ -278,25 +376,36 @@ static bool page_refill(hh_page *page) {
 
 static void segment_page_freed(hh_heap *heap, hh_segment *segment) {
     if (segment->list == HH_LIST_FULL) {
-        hh_segment_list_remove(&heap->full, segment);
-        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+        _hh_segment_list_remove(&heap->full, segment);
+        _hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
     }
     if (--segment->used_pages == 0) {
-        hh_segment_list_remove(&heap->space, segment);
-        hh_segment_release(heap, segment);
+        _hh_segment_list_remove(&heap->space, segment);
+        _hh_segment_release(heap, segment);
     }
 }
 
 /* Gives an empty page's slices back to its segment. */
 static void page_retire(hh_heap *heap, hh_page *page) {
     if (page->in_queue) queue_remove(heap, page);
-    hh_segment *segment = hh_segment_of(page);
+    hh_segment *segment = _hh_segment_of(page);
     unsigned start = page->slice_index, count = page->slice_count;
+    HH_ASSERT(page->used == 0);
+    HH_ASSERT_EXPENSIVE(page_is_valid(page));
+    atomic_store_explicit(&page->span, 0, memory_order_relaxed);
     atomic_store_explicit(&page->in_use, false, memory_order_relaxed);
     atomic_store_explicit(&page->heap, NULL, memory_order_relaxed);
     page->slice_count = 0; /* walks over a segment's pages step one slice here */
-    for (unsigned j = start; j < start + count; j++) segment->slice_head[j] = (uint8_t)j;
+    for (unsigned j = start; j < start + count; j++) segment->slice_page[j] = &segment->pages[j];
     segment->free_slices |= slice_mask(start, count);
+    _hh_os_count_committed(-(intptr_t)((size_t)count * HH_SLICE_SIZE));
+    if (!segment->hugetlb && !_hh_os_huge_now(0)) {
+        /* Small pages: the slices go back to the kernel soon, unless a new
+         * page takes them first (a small heap should follow its live data,
+         * as glibc's does). */
+        segment->purge_slices |= slice_mask(start, count);
+        if (heap->purge_due_ms == UINT64_MAX) heap->purge_due_ms = _hh_clock_ms() + SLICE_PURGE_MS;
+    }
     segment_page_freed(heap, segment);
 }
 
@@ -308,8 +417,11 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     size_t skip = start == 0 ? HH_SEGMENT_HEADER : 0;
     page->free = page->local_free = NULL;
     page->used = 0;
-    page->block_size = hh_class_size[class_index];
+    page->block_size = _hh_class_size[class_index];
     page->capacity = (uint32_t)((count * HH_SLICE_SIZE - skip) / page->block_size);
+    page->size_magic = (((uint64_t)1 << HH_SIZE_MAGIC_SHIFT) + page->block_size - 1) /
+                       page->block_size;
+    atomic_store_explicit(&page->span, page->capacity * page->block_size, memory_order_relaxed);
     page->reserved = 0;
     page->class_index = (uint8_t)class_index;
     page->slice_index = (uint8_t)start;
@@ -322,31 +434,46 @@ static hh_page *page_init(hh_heap *heap, hh_segment *s, unsigned start, unsigned
     atomic_store_explicit(&page->heap, heap, memory_order_relaxed);
     page->pending_next = NULL;
     atomic_store_explicit(&page->in_use, true, memory_order_relaxed);
-    for (unsigned j = start; j < start + count; j++) s->slice_head[j] = (uint8_t)start;
+    for (unsigned j = start; j < start + count; j++) s->slice_page[j] = page;
     s->dirty_slices |= mask;
     s->free_slices &= ~mask;
+    s->purge_slices &= ~mask;
+    _hh_os_count_committed((intptr_t)((size_t)count * HH_SLICE_SIZE));
     s->used_pages++;
     if (s->free_slices == 0) {
-        hh_segment_list_remove(&heap->space, s);
-        hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
+        _hh_segment_list_remove(&heap->space, s);
+        _hh_segment_list_push(&heap->full, s, HH_LIST_FULL);
     }
     queue_push_front(heap, page);
     return page;
 }
 
 /* A new page for the class in the first owned segment with room for it. */
+/* A new page for the class, in the fullest owned segment with room for it
+ * (so that the others empty out and go back whole; TCMalloc's HugePageFiller
+ * does the same). */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
-    unsigned count = hh_class_slices[class_index];
+    unsigned count = _hh_class_slices[class_index];
     for (;;) {
+        hh_segment *best = NULL;
+        uint32_t best_starts = 0;
+        int best_free = HH_SLICES + 1;
         for (hh_segment *s = heap->space; s != NULL; s = s->next) {
+            int free_count = __builtin_popcount(s->free_slices);
+            if (free_count >= best_free || free_count < (int)count) continue;
             uint32_t starts = s->free_slices;
             if (count > 1) starts &= ~1u; /* slice 0 is short: it holds the header */
             for (unsigned i = 1; i < count && starts; i++) starts &= s->free_slices >> i;
             if (starts != 0) {
-                return page_init(heap, s, (unsigned)__builtin_ctz(starts), count, class_index);
+                best = s;
+                best_starts = starts;
+                best_free = free_count;
             }
         }
-        if (hh_segment_acquire(heap) == NULL) return NULL;
+        if (best != NULL) {
+            return page_init(heap, best, (unsigned)__builtin_ctz(best_starts), count, class_index);
+        }
+        if (_hh_segment_acquire(heap) == NULL) return NULL;
     }
 }
 
@@ -377,7 +504,11 @@ static void page_set_normal(hh_page *page) {
     }
 }
 
-static bool page_is_only_one_of_class(hh_heap *heap, hh_page *page) {
+/* An empty page stays while it is the only one of its class (a block freed
+ * and allocated again must not set up a page each time), except a page of
+ * several slices in a small heap: its memory goes back instead. */
+static bool page_keeps_when_empty(hh_heap *heap, hh_page *page) {
+    if (page->slice_count > 1 && !_hh_os_huge_now(0)) return false;
     return heap->queue[page->class_index] == page && page->next == NULL;
 }
 
@@ -390,12 +521,12 @@ static void drain_pending(hh_heap *heap) {
         page_set_normal(page);
         collect_thread_free(page);
         if (!page->in_queue) queue_push_back(heap, page);
-        if (page->used == 0 && !page_is_only_one_of_class(heap, page)) page_retire(heap, page);
+        if (page->used == 0 && !page_keeps_when_empty(heap, page)) page_retire(heap, page);
         page = next;
     }
 }
 
-void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
+void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
     if (!page->in_queue) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
@@ -405,22 +536,28 @@ void hh_page_after_local_free(hh_heap *heap, hh_page *page) {
         }
         queue_push_back(heap, page);
     }
-    if (page->used == 0 && !page_is_only_one_of_class(heap, page)) {
+    if (page->used == 0 && !page_keeps_when_empty(heap, page)) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         if ((tf & HH_PAGE_STATE_MASK) != HH_PAGE_PENDING) page_retire(heap, page);
     }
 }
 
-void hh_free_remote(hh_page *page, hh_block *block) {
+void _hh_free_remote(hh_page *page, hh_block *block) {
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, false);
+    block->mark = _hh_free_mark;
+    /* Read before the block is published: from then on the owner may take it
+     * back, retire the page and set it up for another size. */
+    int64_t size = (int64_t)page->block_size;
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
     uintptr_t state;
     do {
         state = tf & HH_PAGE_STATE_MASK;
-        block->next = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
+        block->next = _hh_encode((hh_block *)(tf & ~HH_PAGE_STATE_MASK));
     } while (!atomic_compare_exchange_weak_explicit(
         &page->thread_free, &tf,
         (uintptr_t)block | (state == HH_PAGE_FULL ? HH_PAGE_PENDING : state),
         memory_order_acq_rel, memory_order_relaxed));
+    HH_TEST_POINT("remote_free_published", page);
     if (state == HH_PAGE_FULL) {
         /* The owner cannot go away while the page is PENDING (see abandon). */
         hh_heap *owner = atomic_load_explicit(&page->heap, memory_order_relaxed);
@@ -431,9 +568,9 @@ void hh_free_remote(hh_page *page, hh_block *block) {
                                                         memory_order_release,
                                                         memory_order_relaxed));
     }
-    hh_heap *self = hh_thread_heap;
-    if (HH_UNLIKELY(hh_stats_on)) {
-        hh_stats_in_use(-(int64_t)page->block_size);
+    hh_heap *self = _hh_thread_heap;
+    if (HH_UNLIKELY(_hh_stats_on)) {
+        _hh_stats_in_use(-size);
         if (self) self->stats.remote_frees++;
     }
 }
@@ -451,9 +588,9 @@ void hh_free_remote(hh_page *page, hh_block *block) {
 static void adopt(hh_heap *heap, hh_segment *segment) {
     segment->heap = heap;
     if (segment->free_slices == 0) {
-        hh_segment_list_push(&heap->full, segment, HH_LIST_FULL);
+        _hh_segment_list_push(&heap->full, segment, HH_LIST_FULL);
     } else {
-        hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
+        _hh_segment_list_push(&heap->space, segment, HH_LIST_SPACE);
     }
     hh_page *page;
     hh_page *retire[HH_SLICES];
@@ -473,19 +610,16 @@ static void adopt(hh_heap *heap, hh_segment *segment) {
 }
 
 static void abandon(hh_heap *heap) {
-    hh_segment *lists[2] = {heap->space, heap->full};
     hh_page *page;
     /* No remote free may start telling us about a page from now on ... */
-    for (unsigned l = 0; l < 2; l++) {
-        for (hh_segment *s = lists[l]; s != NULL; s = s->next) {
-            FOR_EACH_PAGE_IN_USE(s, page) {
-                uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-                while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
-                       !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
-                                                              tf & ~HH_PAGE_STATE_MASK,
-                                                              memory_order_relaxed,
-                                                              memory_order_relaxed)) {
-                }
+    HH_FOR_EACH_OWNED_SEGMENT(heap, s) {
+        FOR_EACH_PAGE_IN_USE(s, page) {
+            uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+            while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
+                   !atomic_compare_exchange_weak_explicit(&page->thread_free, &tf,
+                                                          tf & ~HH_PAGE_STATE_MASK,
+                                                          memory_order_relaxed,
+                                                          memory_order_relaxed)) {
             }
         }
     }
@@ -521,54 +655,91 @@ static void abandon(hh_heap *heap) {
             unsigned left = s->used_pages - n_retire;
             for (unsigned i = 0; i < n_retire; i++) page_retire(heap, retire[i]);
             if (left == 0) continue; /* released by the last page_retire */
-            hh_segment_list_remove(s->list == HH_LIST_FULL ? &heap->full : &heap->space, s);
+            _hh_segment_list_remove(s->list == HH_LIST_FULL ? &heap->full : &heap->space, s);
             FOR_EACH_PAGE_IN_USE(s, page) {
                 atomic_store_explicit(&page->heap, NULL, memory_order_release);
             }
-            hh_segment_give_abandoned(s);
+            _hh_segment_give_abandoned(s);
         }
     }
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        hh_segment_to_pool(s);
+        _hh_segment_to_pool(s);
     }
-    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &hh_empty_page;
+    for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
 }
 
 static void thread_exit(void *arg) {
     hh_heap *heap = arg;
-    if (heap == NULL || heap != hh_thread_heap) return;
+    if (heap == NULL || heap != _hh_thread_heap) return;
     abandon(heap);
-    hh_thread_heap = NULL;
-    hh_lock();
+    _hh_thread_heap = NULL;
+    _hh_lock();
     heap->next_free = free_heaps;
     free_heaps = heap;
-    hh_unlock();
+    _hh_unlock();
 }
 
 /* ------------------------------------------------------------ allocation */
 
+/* Gives the free slices of the heap's small-page segments back (whole runs
+ * of slices; slice 0's header stays). */
+static void purge_slices(hh_heap *heap) {
+    heap->purge_due_ms = UINT64_MAX;
+    for (hh_segment *s = heap->space; s != NULL; s = s->next) {
+        uint32_t bits = s->purge_slices & s->free_slices;
+        s->purge_slices = 0;
+        while (bits != 0) {
+            unsigned start = (unsigned)__builtin_ctz(bits), end = start;
+            while (end < HH_SLICES && (bits >> end & 1u)) end++;
+            char *from = (char *)s + (size_t)start * HH_SLICE_SIZE + (start == 0 ? HH_SEGMENT_HEADER : 0);
+            _hh_os_decommit(from, (size_t)((char *)s + (size_t)end * HH_SLICE_SIZE - from));
+            uint32_t run = slice_mask(start, end - start);
+            s->dirty_slices &= ~run; /* zero again: calloc need not clear them */
+            bits &= ~run;
+        }
+    }
+}
+
+/* Empty memory whose release delay has passed goes back: the heap's own
+ * cached segment to the pool, the pool's and the large-block cache's to the
+ * kernel, and a small heap's free slices. */
+static void release_due(hh_heap *heap) {
+    if (heap->purge_due_ms != UINT64_MAX && _hh_clock_ms() >= heap->purge_due_ms) {
+        purge_slices(heap);
+    }
+    hh_segment *cached = heap->cached;
+    if (cached != NULL && _hh_clock_ms() - cached->freed_at_ms >= _hh_cfg.release_delay_ms) {
+        heap->cached = NULL;
+        _hh_segment_to_pool(cached);
+    }
+    _hh_segment_release_due();
+    _hh_large_release_due();
+}
+
 static bool adopt_one(hh_heap *heap) {
-    hh_segment *s = hh_segment_take_abandoned();
+    hh_segment *s = _hh_segment_take_abandoned();
     if (s == NULL) return false;
     adopt(heap, s);
     return true;
 }
 
-void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
+void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
     if (heap == NULL) {
-        heap = hh_heap_for_thread();
+        heap = _hh_heap_for_thread();
         if (heap == NULL) {
             errno = ENOMEM;
             return NULL;
         }
     }
+    unsigned class_index = _hh_size_class(size);
     drain_pending(heap);
+    release_due(heap);
     for (;;) {
         hh_page *page;
-        while ((page = heap->queue[class_index]) != &hh_empty_page) {
-            if (page->free != NULL || page_refill(page)) return hh_page_pop(heap, page, zero);
+        while ((page = heap->queue[class_index]) != &_hh_empty_page) {
+            if (page->free != NULL || page_refill(page)) return _hh_page_pop(heap, page, zero);
             page_take_out_full(heap, page);
         }
         if (adopt_one(heap)) continue; /* dead threads' memory first */
@@ -583,36 +754,58 @@ void *hh_alloc_slow(hh_heap *heap, unsigned class_index, bool zero) {
 
 /* The global lock first, then the pools' locks: the order every path takes. */
 static void fork_prepare(void) {
-    hh_lock_before_fork();
-    hh_pools_before_fork();
+    _hh_lock_before_fork();
+    _hh_pools_before_fork();
 }
 
 static void fork_parent(void) {
-    hh_pools_after_fork();
-    hh_lock_after_fork_parent();
+    _hh_pools_after_fork();
+    _hh_lock_after_fork_parent();
+}
+
+/* A thread of the parent may have been between the two steps of a remote
+ * free when fork() copied the process: the page already PENDING, not yet on
+ * the owner's pending stack.  That thread does not exist in the child, so the
+ * child's thread rebuilds its own pending stack from the states of its pages
+ * (it is the only thread: nothing else touches them now). */
+static void rebuild_pending(hh_heap *heap) {
+    hh_page *stack = NULL;
+    hh_page *page;
+    HH_FOR_EACH_OWNED_SEGMENT(heap, s) {
+        FOR_EACH_PAGE_IN_USE(s, page) {
+            uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
+            if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) {
+                page->pending_next = stack;
+                stack = page;
+            }
+        }
+    }
+    atomic_store_explicit(&heap->pending, stack, memory_order_relaxed);
 }
 
 /* The child has one thread.  Heaps of the parent's other threads stay as
  * they were (they may have been mid-update when fork() happened, so they are
  * not touched): their blocks can still be freed, by the remote path. */
 static void fork_child(void) {
-    hh_pools_after_fork();
-    hh_lock_after_fork_child();
+    _hh_pools_after_fork();
+    _hh_lock_after_fork_child();
+    hh_heap *heap = _hh_thread_heap;
+    if (heap != NULL) rebuild_pending(heap);
 }
 
-void hh_heap_purge_local(hh_heap *heap) {
+void _hh_heap_purge_local(hh_heap *heap) {
     if (heap == NULL) return;
     drain_pending(heap);
     if (heap->cached != NULL) {
         hh_segment *s = heap->cached;
         heap->cached = NULL;
-        hh_segment_to_pool(s);
+        _hh_segment_to_pool(s);
     }
 }
 
-void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
+void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
     memset(sum, 0, sizeof *sum);
-    hh_lock();
+    _hh_lock();
     for (hh_heap *h = all_heaps; h != NULL; h = h->next_all) {
         sum->allocs += h->stats.allocs;
         sum->frees += h->stats.frees;
@@ -621,6 +814,6 @@ void hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
         sum->mremap_moves += h->stats.mremap_moves;
         sum->mremap_in_place += h->stats.mremap_in_place;
     }
-    hh_unlock();
+    _hh_unlock();
     *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);
 }

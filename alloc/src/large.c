@@ -1,5 +1,10 @@
-/* Large blocks: a mapping each, starting on a 2 MiB boundary, with the header
- * in the 64 bytes before the user's pointer.
+/* Large blocks: a mapping each.  The user's pointer sits on a 2 MiB boundary
+ * and the header (64 bytes, right before the pointer) in a 4 KiB page of its
+ * own that the mapping starts with: that page lies in the 2 MiB range before
+ * the block, which the mapping does not cover in full, so writing the header
+ * never faults in a whole huge page; the block's own 2 MiB ranges get huge
+ * pages when the program touches them (hugetlb mode keeps the header inside
+ * the first huge page: those pages are reserved when mapped anyway).
  *
  * A block that grows by realloc (MiniSat's region allocator, the clause
  * arenas of Kissat and CaDiCaL) grows in place when the address space after
@@ -36,6 +41,17 @@ static cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and time
 static unsigned recent_next;
 static size_t churn_sizes[CHURN_SIZES];
 static unsigned churn_next;
+/* When the oldest cached block is due; UINT64_MAX: the cache is empty. */
+static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
+
+static void set_cache_due_locked(void) {
+    uint64_t due = UINT64_MAX;
+    for (size_t i = 0; i < cache_count; i++) {
+        uint64_t at = cache[i].freed_at_ms + _hh_cfg.release_delay_ms;
+        if (at < due) due = at;
+    }
+    atomic_store_explicit(&cache_due_ms, due, memory_order_relaxed);
+}
 
 /* Within a quarter of each other. */
 static bool about_the_same(size_t a, size_t b) {
@@ -50,10 +66,10 @@ static bool churning(size_t size) {
 }
 
 static void note_allocation_locked(size_t size) {
-    uint64_t now = hh_clock_ms();
+    uint64_t now = _hh_clock_ms();
     for (unsigned i = 0; i < RECENT_FREES; i++) {
         if (recent_frees[i].size && about_the_same(recent_frees[i].size, size) &&
-            now - recent_frees[i].freed_at_ms < hh_cfg.release_delay_ms && !churning(size)) {
+            now - recent_frees[i].freed_at_ms < _hh_cfg.release_delay_ms && !churning(size)) {
             churn_sizes[churn_next++ % CHURN_SIZES] = size;
             return;
         }
@@ -64,18 +80,18 @@ static void note_allocation_locked(size_t size) {
  * sixteenth more; otherwise the tail stays in 4 KiB pages (the kernel backs
  * only whole aligned 2 MiB ranges of a mapping with huge pages).  A rounded
  * tail is resident in full as soon as any byte of it is touched. */
-static size_t mapping_size(size_t need) {
-    size_t pages = hh_align_up(need, HH_OS_PAGE);
-    size_t whole = hh_align_up(pages, HH_SEGMENT_SIZE);
+static size_t block_span(size_t need) {
+    size_t pages = _hh_align_up(need, HH_OS_PAGE);
+    size_t whole = _hh_align_up(pages, HH_SEGMENT_SIZE);
     return whole - pages <= pages / 16 ? whole : pages;
 }
 
 static size_t purge_cache_locked(bool everything) {
     size_t released = 0;
-    uint64_t now = hh_clock_ms();
+    uint64_t now = _hh_clock_ms();
     for (size_t i = 0; i < cache_count;) {
-        if (everything || now - cache[i].freed_at_ms >= hh_cfg.release_delay_ms) {
-            hh_os_unmap(cache[i].base, cache[i].size);
+        if (everything || now - cache[i].freed_at_ms >= _hh_cfg.release_delay_ms) {
+            _hh_os_unmap(cache[i].base, cache[i].size);
             released += cache[i].size;
             cache_bytes -= cache[i].size;
             cache[i] = cache[--cache_count];
@@ -83,20 +99,27 @@ static size_t purge_cache_locked(bool everything) {
             i++;
         }
     }
+    set_cache_due_locked();
     return released;
 }
 
-size_t hh_large_purge(bool everything) {
-    hh_lock();
+void _hh_large_release_due(void) {
+    uint64_t due = atomic_load_explicit(&cache_due_ms, memory_order_relaxed);
+    if (HH_LIKELY(due == UINT64_MAX) || _hh_clock_ms() < due) return;
+    _hh_large_purge(false);
+}
+
+size_t _hh_large_purge(bool everything) {
+    _hh_lock();
     size_t released = purge_cache_locked(everything);
-    hh_unlock();
+    _hh_unlock();
     return released;
 }
 
 /* A cached mapping of at least `size` bytes and at most a quarter more. */
 static char *cache_take(size_t size, size_t *taken_size) {
     char *base = NULL;
-    hh_lock();
+    _hh_lock();
     for (size_t i = 0; i < cache_count; i++) {
         if (cache[i].size >= size && cache[i].size - size <= size / 4) {
             base = cache[i].base;
@@ -106,18 +129,19 @@ static char *cache_take(size_t size, size_t *taken_size) {
             break;
         }
     }
+    set_cache_due_locked();
     if (base == NULL) note_allocation_locked(size);
-    hh_unlock();
+    _hh_unlock();
     return base;
 }
 
 static bool cache_put(char *base, size_t size) {
     if (size > CACHE_BLOCK_MAX) return false;
-    hh_lock();
+    _hh_lock();
     purge_cache_locked(false);
     bool keep = churning(size);
     if (!keep) {
-        recent_frees[recent_next++ % RECENT_FREES] = (cached_mapping){NULL, size, hh_clock_ms()};
+        recent_frees[recent_next++ % RECENT_FREES] = (cached_mapping){NULL, size, _hh_clock_ms()};
     }
     while (keep && cache_count > 0 &&
            (cache_count == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES_MAX)) {
@@ -125,137 +149,201 @@ static bool cache_put(char *base, size_t size) {
         for (size_t i = 1; i < cache_count; i++) {
             if (cache[i].freed_at_ms < cache[oldest].freed_at_ms) oldest = i;
         }
-        hh_os_unmap(cache[oldest].base, cache[oldest].size);
+        _hh_os_unmap(cache[oldest].base, cache[oldest].size);
         cache_bytes -= cache[oldest].size;
         cache[oldest] = cache[--cache_count];
     }
     if (keep) {
-        cache[cache_count++] = (cached_mapping){base, size, hh_clock_ms()};
+        cache[cache_count++] = (cached_mapping){base, size, _hh_clock_ms()};
         cache_bytes += size;
     }
-    hh_unlock();
+    set_cache_due_locked();
+    _hh_unlock();
     return keep;
 }
 
-static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb) {
+static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
+                     bool small_pages) {
     char *user = base + lead;
-    hh_large *h = hh_large_of(user);
-    h->cookie = hh_large_cookie(user);
+    hh_large *h = _hh_large_of(user);
+    h->small_pages = small_pages;
+    h->cookie = _hh_large_cookie(user);
     h->map_base = base;
     h->map_size = map_size;
     h->usable = map_size - lead;
     h->alignment = alignment;
     h->hugetlb = hugetlb;
-    hh_granule_set(user, HH_GRANULE_LARGE);
+    _hh_granule_set(user, HH_GRANULE_LARGE);
     return user;
 }
 
-void *hh_large_alloc(size_t size, size_t alignment, bool zero) {
-    if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
-        errno = ENOMEM;
+/* A new mapping for a block of `span` bytes after a header page, the block
+ * aligned to `alignment` (at least 2 MiB); NULL if the kernel refuses or the
+ * granule map has no room for it. */
+static char *map_block(size_t span, size_t alignment, bool huge) {
+    bool hugetlb = false;
+    char *base = _hh_os_map_aligned(HH_OS_PAGE + span, alignment, HH_OS_PAGE, &hugetlb, huge);
+    if (base == NULL) return NULL;
+    if (!_hh_granule_reserve(base + HH_OS_PAGE, 1)) {
+        _hh_os_unmap(base, HH_OS_PAGE + span);
         return NULL;
     }
-    hh_init();
-    size_t lead, map_alignment, offset;
-    if (alignment < HH_SEGMENT_SIZE) {
-        lead = alignment > HH_LARGE_HEADER ? alignment : HH_LARGE_HEADER;
-        map_alignment = HH_SEGMENT_SIZE;
-        offset = 0;
-    } else { /* the header gets a 4 KiB page of its own before the block */
-        lead = HH_OS_PAGE;
-        map_alignment = alignment;
-        offset = HH_OS_PAGE;
+    return base;
+}
+
+/* Explicit huge pages: the header inside the first one (lead bytes before the
+ * block).  NULL when the kernel's pool is empty. */
+static void *alloc_hugetlb(size_t size, size_t alignment) {
+    size_t lead = alignment > HH_LARGE_HEADER ? alignment : HH_LARGE_HEADER;
+    size_t map_size = _hh_align_up(lead + size, HH_SEGMENT_SIZE);
+    bool hugetlb = true;
+    char *base = _hh_os_map_aligned(map_size, HH_SEGMENT_SIZE, 0, &hugetlb, true);
+    if (base == NULL) return NULL;
+    if (!hugetlb || !_hh_granule_reserve(base + lead, 1)) {
+        _hh_os_unmap(base, map_size);
+        return NULL;
     }
-    size_t size_needed = mapping_size(lead + size);
-    void *user;
-    size_t cached_size = 0;
-    char *base = offset == 0 ? cache_take(size_needed, &cached_size) : NULL;
-    if (base != NULL) {
-        user = install(base, cached_size, lead, alignment, false);
-        if (zero) memset(user, 0, size);
-    } else {
-        bool hugetlb = hh_cfg.thp == HH_THP_HUGETLB && offset == 0 &&
-                       (size_needed & HH_SEGMENT_MASK) == 0;
-        base = hh_os_map_aligned(size_needed, map_alignment, offset, &hugetlb);
-        if (base == NULL) {
-            errno = ENOMEM;
-            return NULL;
+    return install(base, map_size, lead, alignment, true, false);
+}
+
+void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
+    _hh_init();
+    if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2 || size > _hh_cfg.memory_limit) {
+        errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
+        return NULL;
+    }
+    _hh_segment_release_due();
+    _hh_large_release_due();
+    size_t map_alignment = alignment > HH_SEGMENT_SIZE ? alignment : HH_SEGMENT_SIZE;
+    void *user = NULL;
+    if (_hh_cfg.thp == HH_THP_HUGETLB && alignment < HH_SEGMENT_SIZE) {
+        user = alloc_hugetlb(size, alignment);
+    }
+    if (user == NULL) {
+        size_t span = block_span(size);
+        size_t cached_size = 0;
+        char *base = map_alignment == HH_SEGMENT_SIZE ? cache_take(HH_OS_PAGE + span, &cached_size)
+                                                      : NULL;
+        if (base != NULL) {
+            user = install(base, cached_size, HH_OS_PAGE, alignment, false,
+                           !_hh_os_huge_now(0));
+            if (zero) memset(user, 0, size);
+        } else {
+            bool huge = _hh_os_huge_now(span);
+            base = map_block(span, map_alignment, huge);
+            if (base == NULL) {
+                errno = ENOMEM;
+                return NULL;
+            }
+            user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false, !huge);
         }
-        user = install(base, size_needed, lead, alignment, hugetlb);
     }
-    atomic_fetch_add_explicit(&hh_gstats.large_allocs, 1, memory_order_relaxed);
-    if (HH_UNLIKELY(hh_stats_on)) hh_stats_count_alloc(hh_thread_heap, hh_large_of(user)->usable);
+    atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
+    _hh_os_count_committed((intptr_t)_hh_large_of(user)->usable);
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)_hh_large_of(user)->usable);
+    _hh_segment_promote_early();
     return user;
 }
 
-void hh_large_free(hh_large *large, void *user) {
-    if (HH_UNLIKELY(hh_stats_on)) hh_stats_in_use(-(int64_t)large->usable);
+void _hh_large_free(hh_large *large, void *user) {
+    atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
+    _hh_os_count_committed(-(intptr_t)large->usable);
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)large->usable);
     char *base = large->map_base;
     size_t size = large->map_size;
-    bool reusable = !large->hugetlb && ((uintptr_t)base & HH_SEGMENT_MASK) == 0;
+    bool reusable = !large->hugetlb && (size_t)((char *)user - base) == HH_OS_PAGE &&
+                    ((uintptr_t)user & HH_SEGMENT_MASK) == 0;
     large->cookie = 0; /* a second free of this pointer is caught */
-    hh_granule_set(user, HH_GRANULE_FOREIGN);
+    _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
-    hh_os_unmap(base, size);
+    _hh_os_unmap(base, size);
 }
 
-/* Moves the block to a fresh 2 MiB-aligned range of `new_size` bytes by
- * remapping its pages; NULL if the kernel would not. */
-static char *move_mapping(char *base, size_t old_size, size_t new_size) {
-    bool hugetlb = false;
-    char *target = hh_os_map_aligned(new_size, HH_SEGMENT_SIZE, 0, &hugetlb);
+/* Moves the block (its header page first) to a fresh place for `span` bytes by
+ * remapping its pages; NULL if the kernel would not.  The old range stops
+ * being ours inside mremap, so its granule is cleared before: another
+ * thread's mapping may land there the moment mremap returns, and its mark
+ * must not be wiped afterwards. */
+static char *move_mapping(hh_large *large, void *user, size_t span) {
+    char *target = map_block(span, HH_SEGMENT_SIZE, _hh_os_huge_now(0));
     if (target == NULL) return NULL;
-    void *moved = mremap(base, old_size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target);
+    char *base = large->map_base;
+    size_t old_size = large->map_size;
+    _hh_granule_set(user, HH_GRANULE_FOREIGN);
+    void *moved = mremap(base, old_size, HH_OS_PAGE + span, MREMAP_MAYMOVE | MREMAP_FIXED, target);
     if (moved == MAP_FAILED) {
-        hh_os_unmap(target, new_size);
+        _hh_granule_set(user, HH_GRANULE_LARGE);
+        _hh_os_unmap(target, HH_OS_PAGE + span);
         return NULL;
     }
-    hh_os_count_mapped(-(intptr_t)old_size); /* the old range is gone */
-    hh_os_advise(target, new_size);
+    HH_TEST_POINT("large_moved", user);
+    _hh_os_count_mapped(-(intptr_t)old_size); /* the old range is gone */
+    _hh_os_advise(target, HH_OS_PAGE + span, _hh_os_huge_now(0));
     return target;
 }
 
 /* Returns the block, resized where it is or moved by remapping; NULL when
  * neither is possible, and the caller allocates, copies and frees. */
-void *hh_large_realloc(hh_large *large, void *user, size_t size) {
+void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     size_t lead = (size_t)((char *)user - large->map_base);
-    hh_heap *heap = hh_thread_heap;
+    hh_heap *heap = _hh_thread_heap;
     if (size <= large->usable) {
         if (size <= HH_MEDIUM_MAX && size < large->usable / 2) return NULL; /* to a page */
         /* Shrink by whole 2 MiB units only, and only when that frees half. */
-        size_t keep = hh_align_up(lead + size, HH_SEGMENT_SIZE);
+        size_t keep = lead + _hh_align_up(size, HH_SEGMENT_SIZE);
         if (!large->hugetlb && keep <= large->map_size / 2) {
             size_t cut = large->map_size - keep;
-            hh_os_unmap(large->map_base + keep, cut);
+            _hh_os_unmap(large->map_base + keep, cut);
             large->map_size = keep;
             large->usable = keep - lead;
-            if (HH_UNLIKELY(hh_stats_on)) hh_stats_in_use(-(int64_t)cut);
+            _hh_os_count_committed(-(intptr_t)cut);
+            if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)cut);
         }
         return user;
     }
-    if (size > HH_MAX_ALLOC) return NULL;
-    size_t new_size = mapping_size(lead + size);
+    if (size > HH_MAX_ALLOC || size > _hh_cfg.memory_limit) return NULL;
+    /* hugetlb mappings, and blocks aligned beyond 2 MiB, are not remapped. */
+    if (large->hugetlb || lead != HH_OS_PAGE || ((uintptr_t)user & HH_SEGMENT_MASK) != 0) {
+        return NULL;
+    }
+    /* A block that grows by realloc is seen to fill what it gets: in a large
+     * heap it grows by whole 2 MiB units, so that no tail of it is left in
+     * 4 KiB pages that the next growth would have to collapse. */
+    bool huge = _hh_os_huge_now(size - large->usable);
+    size_t span = huge ? _hh_align_up(size, HH_SEGMENT_SIZE) : block_span(size);
+    size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable;
-    if (large->hugetlb) return NULL; /* hugetlb mappings are not remapped */
 
     int saved = errno;
     void *grown = mremap(large->map_base, large->map_size, new_size, 0);
     errno = saved;
     if (grown != MAP_FAILED) {
-        hh_os_count_mapped((intptr_t)(new_size - large->map_size));
-        hh_os_advise(large->map_base, new_size);
+        _hh_os_count_mapped((intptr_t)(new_size - large->map_size));
+        _hh_os_advise(large->map_base, new_size, _hh_os_huge_now(0));
         large->map_size = new_size;
         large->usable = new_size - lead;
         if (heap) heap->stats.mremap_in_place++;
     } else {
         size_t alignment = large->alignment; /* the header moves with the block */
-        char *target = move_mapping(large->map_base, large->map_size, new_size);
+        bool small_pages = large->small_pages;
+        char *target = move_mapping(large, user, span);
         errno = saved;
         if (target == NULL) return NULL;
-        hh_granule_set(user, HH_GRANULE_FOREIGN);
-        user = install(target, new_size, lead, alignment, false);
+        user = install(target, new_size, lead, alignment, false, small_pages);
+        large = _hh_large_of(user);
         if (heap) heap->stats.mremap_moves++;
     }
-    if (HH_UNLIKELY(hh_stats_on)) hh_stats_in_use((int64_t)(hh_large_of(user)->usable - old_usable));
+    if (huge && large->small_pages) {
+        /* Mapped while the heap was small, growing now that it is large:
+         * what it holds so far goes into huge pages too, once. */
+        large->small_pages = false;
+        _hh_os_collapse(user, _hh_align_up(old_usable, HH_SEGMENT_SIZE));
+    } else if (huge && (old_usable & HH_SEGMENT_MASK) != 0) {
+        /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */
+        _hh_os_collapse((char *)user + (old_usable & ~HH_SEGMENT_MASK), HH_SEGMENT_SIZE);
+    }
+    _hh_os_count_committed((intptr_t)(large->usable - old_usable));
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)(large->usable - old_usable));
+    _hh_segment_promote_early();
     return user;
 }

@@ -4,7 +4,14 @@
  *
  * It remembers its owner so that fork() called from a signal handler that
  * interrupted this very thread inside a slow path does not deadlock in the
- * prepare handler: the child starts with the lock reset either way. */
+ * prepare handler: the child starts with the lock reset either way.
+ *
+ * Between our fork prepare handler and fork() itself the lock is held by the
+ * forking thread with nothing half-done under it, and pthread_atfork prepare
+ * handlers registered before ours run in that interval.  If one of them
+ * allocates on a slow path, that thread takes the lock again: it may (a
+ * depth count), and only then.  Anywhere else taking it twice would mean
+ * entering a structure in the middle of an update, and spins as before. */
 #include <sched.h>
 
 #include "internal.h"
@@ -13,6 +20,8 @@ static atomic_int lock_word;
 static _Atomic(const void *) lock_owner;
 static __thread char thread_token __attribute__((tls_model("initial-exec")));
 static bool taken_for_fork;
+static _Atomic(const void *) fork_holder; /* the thread holding it across fork */
+static unsigned fork_depth;               /* its extra holds (that thread only) */
 
 static inline void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
@@ -22,7 +31,11 @@ static inline void cpu_relax(void) {
 #endif
 }
 
-void hh_lock(void) {
+void _hh_lock(void) {
+    if (HH_UNLIKELY(atomic_load_explicit(&fork_holder, memory_order_relaxed) == &thread_token)) {
+        fork_depth++;
+        return;
+    }
     unsigned spins = 0;
     while (atomic_exchange_explicit(&lock_word, 1, memory_order_acquire) != 0) {
         while (atomic_load_explicit(&lock_word, memory_order_relaxed) != 0) {
@@ -36,25 +49,35 @@ void hh_lock(void) {
     atomic_store_explicit(&lock_owner, &thread_token, memory_order_relaxed);
 }
 
-void hh_unlock(void) {
+void _hh_unlock(void) {
+    if (HH_UNLIKELY(fork_depth > 0) &&
+        atomic_load_explicit(&fork_holder, memory_order_relaxed) == &thread_token) {
+        fork_depth--;
+        return;
+    }
     atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&lock_word, 0, memory_order_release);
 }
 
-void hh_lock_before_fork(void) {
+void _hh_lock_before_fork(void) {
     if (atomic_load_explicit(&lock_owner, memory_order_relaxed) == &thread_token) {
         taken_for_fork = false; /* we interrupted ourselves: do not wait on us */
         return;
     }
-    hh_lock();
+    _hh_lock();
     taken_for_fork = true;
+    atomic_store_explicit(&fork_holder, &thread_token, memory_order_relaxed);
 }
 
-void hh_lock_after_fork_parent(void) {
-    if (taken_for_fork) hh_unlock();
+void _hh_lock_after_fork_parent(void) {
+    atomic_store_explicit(&fork_holder, NULL, memory_order_relaxed);
+    fork_depth = 0;
+    if (taken_for_fork) _hh_unlock();
 }
 
-void hh_lock_after_fork_child(void) {
+void _hh_lock_after_fork_child(void) {
+    atomic_store_explicit(&fork_holder, NULL, memory_order_relaxed);
+    fork_depth = 0;
     atomic_store_explicit(&lock_owner, NULL, memory_order_relaxed);
     atomic_store_explicit(&lock_word, 0, memory_order_release);
 }

@@ -17,79 +17,84 @@
 
 #define HH_API __attribute__((visibility("default")))
 
-static inline void *alloc(size_t size, bool zero) {
+static inline __attribute__((always_inline)) void *alloc(size_t size, bool zero) {
     if (HH_LIKELY(size <= HH_MEDIUM_MAX)) {
-        unsigned class_index = hh_size_class(size);
-        hh_heap *heap = hh_thread_heap;
+        unsigned class_index = _hh_size_class(size);
+        hh_heap *heap = _hh_thread_heap;
         if (HH_LIKELY(heap != NULL)) {
             hh_page *page = heap->queue[class_index];
-            if (HH_LIKELY(page->free != NULL)) return hh_page_pop(heap, page, zero);
+            if (HH_LIKELY(page->free != NULL)) return _hh_page_pop(heap, page, zero);
         }
-        return hh_alloc_slow(heap, class_index, zero);
+        return _hh_alloc_slow(heap, size, zero);
     }
-    return hh_large_alloc(size, 16, zero);
+    return _hh_large_alloc(size, 16, zero);
 }
 
-/* The page of a block in a segment, or a crash with a clear message: a
- * pointer that is not a live block would otherwise corrupt the heap. */
-static inline hh_page *checked_page(const void *ptr) {
-    hh_segment *segment = hh_segment_of(ptr);
-    hh_page *page = hh_page_of(segment, ptr);
-    if (HH_UNLIKELY(!atomic_load_explicit(&page->in_use, memory_order_relaxed) ||
-                    (const char *)ptr < page->area)) {
-        hh_fatal("free(): invalid pointer (not a live block; double free?)", ptr);
+/* The block that ptr is (or, on pages with aligned blocks, points into), or
+ * a stop with one line naming the pointer: a pointer that is not a live
+ * block would otherwise corrupt the heap.  `span` is 0 on a page not in use,
+ * so one comparison catches both a dead page and a pointer before or past
+ * the blocks; the multiply catches a pointer into the middle of a block. */
+static inline hh_block *checked_block(hh_page *page, void *ptr, const char *what) {
+    size_t offset = (size_t)((char *)ptr - page->area);
+    if (HH_UNLIKELY(offset >= atomic_load_explicit(&page->span, memory_order_relaxed))) {
+        _hh_fatal(what, ptr);
     }
-    return page;
+    size_t start = _hh_page_block_index(page, offset) * page->block_size;
+    if (HH_UNLIKELY(start != offset) &&
+        !atomic_load_explicit(&page->has_aligned, memory_order_relaxed)) {
+        _hh_fatal("free(): invalid pointer (inside a block, not its start)", ptr);
+    }
+    return (hh_block *)(page->area + start);
+}
+
+#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
+
+static inline hh_page *page_of(const void *ptr) {
+    return _hh_page_of(_hh_segment_of(ptr), ptr);
 }
 
 static inline hh_large *checked_large(const void *ptr) {
-    hh_large *large = hh_large_of(ptr);
-    if (HH_UNLIKELY(large->cookie != hh_large_cookie(ptr))) {
-        hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
+    hh_large *large = _hh_large_of(ptr);
+    if (HH_UNLIKELY(large->cookie != _hh_large_cookie(ptr))) {
+        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
     }
     return large;
 }
 
-static inline hh_block *block_start(const hh_page *page, void *ptr) {
-    if (HH_UNLIKELY(atomic_load_explicit(&page->has_aligned, memory_order_relaxed))) {
-        return hh_page_block_of(page, ptr);
-    }
-    return ptr;
-}
-
-static inline size_t usable_in_page(const hh_page *page, const void *ptr) {
-    const char *block = (const char *)block_start(page, (void *)ptr);
+static inline size_t usable_in_page(hh_page *page, void *ptr) {
+    const char *block = (const char *)checked_block(page, ptr, NOT_LIVE);
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 
 /* Every call below is in tail position, so that the common path needs no
  * stack frame. */
 static inline void free_in_page(void *ptr) {
-    hh_page *page = checked_page(ptr);
-    hh_block *block = block_start(page, ptr);
-    hh_heap *heap = hh_thread_heap;
+    hh_page *page = page_of(ptr);
+    hh_block *block = checked_block(page, ptr, NOT_LIVE);
+    hh_heap *heap = _hh_thread_heap;
     if (HH_LIKELY(heap != NULL &&
                   atomic_load_explicit(&page->heap, memory_order_relaxed) == heap)) {
-        if (HH_UNLIKELY(hh_stats_on)) {
-            hh_free_local_counted(heap, page, block);
+        if (HH_UNLIKELY(_hh_stats_on)) {
+            _hh_free_local_counted(heap, page, block);
             return;
         }
-        hh_free_local(heap, page, block);
+        _hh_free_local(heap, page, block);
         return;
     }
-    hh_free_remote(page, block);
+    _hh_free_remote(page, block);
 }
 
 HH_API void *hh_malloc(size_t size) { return alloc(size, false); }
 
 HH_API void hh_free(void *ptr) {
-    uint8_t kind = hh_granule_kind(ptr);
+    uint8_t kind = _hh_granule_kind(ptr);
     if (HH_LIKELY(kind == HH_GRANULE_SEGMENT)) {
         free_in_page(ptr);
     } else if (kind == HH_GRANULE_LARGE) {
-        hh_large_free(checked_large(ptr), ptr);
+        _hh_large_free(checked_large(ptr), ptr);
     } else if (ptr != NULL) {
-        hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
+        _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
     }
 }
 
@@ -116,22 +121,21 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
         hh_free(ptr);
         return NULL;
     }
-    hh_heap *heap = hh_thread_heap;
-    if (HH_UNLIKELY(hh_stats_on) && heap != NULL) heap->stats.reallocs++;
-    uint8_t kind = hh_granule_kind(ptr);
+    hh_heap *heap = _hh_thread_heap;
+    if (HH_UNLIKELY(_hh_stats_on) && heap != NULL) heap->stats.reallocs++;
+    uint8_t kind = _hh_granule_kind(ptr);
     if (kind == HH_GRANULE_SEGMENT) {
-        hh_page *page = checked_page(ptr);
-        size_t usable = usable_in_page(page, ptr);
+        size_t usable = usable_in_page(page_of(ptr), ptr);
         if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
         return move_block(ptr, usable, size);
     }
     if (kind == HH_GRANULE_LARGE) {
         hh_large *large = checked_large(ptr);
         size_t usable = large->usable;
-        void *resized = hh_large_realloc(large, ptr, size);
+        void *resized = _hh_large_realloc(large, ptr, size);
         return resized != NULL ? resized : move_block(ptr, usable, size);
     }
-    hh_fatal("realloc(): invalid pointer (not allocated by hugeheap)", ptr);
+    _hh_fatal("realloc(): invalid pointer (not allocated by hugeheap)", ptr);
 }
 
 HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
@@ -146,30 +150,31 @@ HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
 /* alignment: a power of two. */
 static void *alloc_aligned(size_t alignment, size_t size) {
     if (alignment <= 16) return alloc(size, false);
+    _hh_init(); /* the class tables below */
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
         errno = ENOMEM;
         return NULL;
     }
-    size_t rounded = hh_align_up(size ? size : 1, alignment);
+    size_t rounded = _hh_align_up(size ? size : 1, alignment);
     if (rounded <= HH_MEDIUM_MAX && alignment <= HH_SLICE_SIZE) {
         /* Pages start 64 KiB-aligned (4 KiB for the short first slice), so a
          * class whose size the alignment divides gives aligned blocks. */
-        unsigned c = hh_size_class(rounded);
-        bool page_aligned_enough = alignment <= 4096 || hh_class_slices[c] > 1;
-        if (hh_class_size[c] % alignment == 0 && page_aligned_enough) return alloc(rounded, false);
+        unsigned c = _hh_size_class(rounded);
+        bool page_aligned_enough = alignment <= 4096 || _hh_class_slices[c] > 1;
+        if (_hh_class_size[c] % alignment == 0 && page_aligned_enough) return alloc(rounded, false);
         size_t padded = size + alignment - 16;
         if (padded <= HH_MEDIUM_MAX) {
             char *block = alloc(padded, false);
             if (block == NULL) return NULL;
-            char *aligned = (char *)hh_align_up((uintptr_t)block, alignment);
+            char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
             if (aligned != block) {
-                hh_page *page = hh_page_of(hh_segment_of(block), block);
+                hh_page *page = _hh_page_of(_hh_segment_of(block), block);
                 atomic_store_explicit(&page->has_aligned, true, memory_order_relaxed);
             }
             return aligned;
         }
     }
-    return hh_large_alloc(size, alignment, false);
+    return _hh_large_alloc(size, alignment, false);
 }
 
 static size_t next_power_of_two(size_t x) {
@@ -208,14 +213,14 @@ HH_API void *hh_pvalloc(size_t size) {
         errno = ENOMEM;
         return NULL;
     }
-    return alloc_aligned(HH_OS_PAGE, size ? hh_align_up(size, HH_OS_PAGE) : HH_OS_PAGE);
+    return alloc_aligned(HH_OS_PAGE, size ? _hh_align_up(size, HH_OS_PAGE) : HH_OS_PAGE);
 }
 
 HH_API size_t hh_usable_size(void *ptr) {
-    uint8_t kind = hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_SEGMENT) return usable_in_page(checked_page(ptr), ptr);
+    uint8_t kind = _hh_granule_kind(ptr);
+    if (kind == HH_GRANULE_SEGMENT) return usable_in_page(page_of(ptr), ptr);
     if (kind == HH_GRANULE_LARGE) return checked_large(ptr)->usable;
-    if (ptr != NULL) hh_fatal("malloc_usable_size(): invalid pointer", ptr);
+    if (ptr != NULL) _hh_fatal("malloc_usable_size(): invalid pointer", ptr);
     return 0;
 }
 
@@ -232,38 +237,38 @@ HH_API void hh_free_aligned_sized(void *ptr, size_t alignment, size_t size) {
 
 HH_API int hh_trim(size_t pad) {
     (void)pad;
-    hh_init();
-    hh_heap_purge_local(hh_thread_heap);
-    size_t released = hh_segment_purge(true) + hh_large_purge(true);
+    _hh_init();
+    _hh_heap_purge_local(_hh_thread_heap);
+    size_t released = _hh_segment_purge(true) + _hh_large_purge(true);
     return released > 0;
 }
 
 HH_API void hh_print_stats(int fd) {
-    hh_init();
-    hh_stats_print(fd);
+    _hh_init();
+    _hh_stats_print(fd);
 }
 
 HH_API bool hh_owns(const void *ptr) {
-    uint8_t kind = hh_granule_kind(ptr);
+    uint8_t kind = _hh_granule_kind(ptr);
     if (kind == HH_GRANULE_SEGMENT) {
-        hh_page *page = hh_page_of(hh_segment_of(ptr), ptr);
-        return atomic_load_explicit(&page->in_use, memory_order_relaxed) &&
-               (const char *)ptr >= page->area;
+        hh_page *page = page_of(ptr);
+        size_t offset = (size_t)((const char *)ptr - page->area);
+        return offset < atomic_load_explicit(&page->span, memory_order_relaxed);
     }
-    if (kind == HH_GRANULE_LARGE) return hh_large_of(ptr)->cookie == hh_large_cookie(ptr);
+    if (kind == HH_GRANULE_LARGE) return _hh_large_of(ptr)->cookie == _hh_large_cookie(ptr);
     return false;
 }
 
 HH_API struct hh_mallinfo2 hh_mallinfo2(void) {
-    hh_init();
+    _hh_init();
     struct hh_mallinfo2 info;
     memset(&info, 0, sizeof info);
-    int64_t mapped = atomic_load_explicit(&hh_gstats.mapped, memory_order_relaxed);
+    int64_t mapped = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
     /* Bytes in use are counted only with HUGEHEAP_STATS; else report all as used. */
-    int64_t in_use = hh_stats_on ? atomic_load_explicit(&hh_gstats.in_use, memory_order_relaxed)
+    int64_t in_use = _hh_stats_on ? atomic_load_explicit(&_hh_gstats.in_use, memory_order_relaxed)
                                  : mapped;
     info.arena = (size_t)mapped;
-    info.usmblks = (size_t)atomic_load_explicit(&hh_gstats.mapped_peak, memory_order_relaxed);
+    info.usmblks = (size_t)atomic_load_explicit(&_hh_gstats.mapped_peak, memory_order_relaxed);
     info.uordblks = (size_t)(in_use > 0 ? in_use : 0);
     info.fordblks = mapped > in_use ? (size_t)(mapped - in_use) : 0;
     return info;

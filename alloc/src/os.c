@@ -1,7 +1,15 @@
 /* Everything libhugeheap asks of the kernel: aligned mappings, huge-page
  * advice, giving memory back.  Advice is given before the memory is first
  * touched, which is what lets the kernel back it with 2 MiB pages at fault
- * time in THP `madvise` mode instead of waiting for khugepaged. */
+ * time in THP `madvise` mode instead of waiting for khugepaged.
+ *
+ * The memory policy lives here too: a heap starts small, in 4 KiB pages
+ * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
+ * a small process costs what it would under glibc); once the pages and large
+ * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, every mapping made from then on is
+ * advised MADV_HUGEPAGE before its first touch, and the early segments are
+ * promoted (segment.c).  The switch is one way: a heap that was large once
+ * stays huge. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -15,14 +23,40 @@
 #define MAP_HUGE_2MB (21 << MAP_HUGE_SHIFT)
 #endif
 
-void hh_os_count_mapped(intptr_t delta) {
-    hh_counter_add(&hh_gstats.mapped, &hh_gstats.mapped_peak, delta);
+void _hh_os_count_mapped(intptr_t delta) {
+    _hh_counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
 }
 
-static void *map_plain(size_t size) {
-    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+/* Memory for blocks is mapped without MAP_NORESERVE: the kernel's
+ * overcommit check then refuses a request the machine can never provide
+ * (ENOMEM now, instead of the OOM killer later). */
+static void *map_plain(size_t size, bool reserve) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? 0 : MAP_NORESERVE);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+static atomic_bool heap_is_large; /* set once, when mapped memory reached the threshold */
+static atomic_bool promotion_due; /* the early segments still wait for their promotion */
+
+void _hh_os_count_committed(intptr_t delta) {
+    atomic_fetch_add_explicit(&_hh_gstats.committed, delta, memory_order_relaxed);
+}
+
+bool _hh_os_huge_now(size_t adding) {
+    if (_hh_cfg.thp == HH_THP_OFF) return false;
+    if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
+    int64_t used = atomic_load_explicit(&_hh_gstats.committed, memory_order_relaxed);
+    if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
+    if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
+        atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
+    }
+    return true;
+}
+
+bool _hh_os_take_promotion(void) {
+    if (HH_LIKELY(!atomic_load_explicit(&promotion_due, memory_order_relaxed))) return false;
+    return atomic_exchange_explicit(&promotion_due, false, memory_order_relaxed);
 }
 
 /* Explicit huge pages from the kernel's pool.  The pool is reserved at mmap
@@ -34,76 +68,86 @@ static void *map_hugetlb(size_t size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-void hh_os_advise(void *addr, size_t size) {
+void _hh_os_advise(void *addr, size_t size, bool huge) {
     int saved = errno;
-    if (hh_cfg.thp == HH_THP_OFF) {
-        /* Off means plain 4 KiB pages even where THP is `always`. */
-        madvise(addr, size, MADV_NOHUGEPAGE);
-    } else {
-        madvise(addr, size, MADV_HUGEPAGE);
-    }
+    /* Not huge means plain 4 KiB pages even where THP is `always`. */
+    madvise(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
     errno = saved;
 }
 
-void *hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb) {
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+/* Backs a range already in use with huge pages now (Linux 6.1+); older
+ * kernels answer EINVAL, and khugepaged collapses the range later, at its own
+ * pace, because it is advised huge. */
+void _hh_os_collapse(void *addr, size_t size) {
+    int saved = errno;
+    madvise(addr, size, MADV_COLLAPSE);
+    errno = saved;
+}
+
+void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
+                         bool huge) {
     int saved = errno;
     if (*hugetlb) {
         if (offset == 0 && alignment <= HH_SEGMENT_SIZE && (size & HH_SEGMENT_MASK) == 0) {
             void *p = map_hugetlb(size);
             if (p != NULL) {
-                hh_os_count_mapped((intptr_t)size);
+                _hh_os_count_mapped((intptr_t)size);
                 errno = saved;
                 return p;
             }
         }
         *hugetlb = false;
-        atomic_fetch_add_explicit(&hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
     }
     /* Over-reserve by the alignment, then cut off both ends. */
     if (size > SIZE_MAX - alignment) {
         errno = ENOMEM;
         return NULL;
     }
-    char *raw = map_plain(size + alignment);
+    char *raw = map_plain(size + alignment, true);
     if (raw == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    uintptr_t start = hh_align_up((uintptr_t)raw + offset, alignment) - offset;
+    uintptr_t start = _hh_align_up((uintptr_t)raw + offset, alignment) - offset;
     if (start < (uintptr_t)raw) start += alignment;
     size_t head = start - (uintptr_t)raw;
     size_t tail = alignment - head;
     if (head) munmap(raw, head);
     if (tail) munmap((char *)start + size, tail);
-    hh_os_advise((void *)start, size);
-    hh_os_count_mapped((intptr_t)size);
+    _hh_os_advise((void *)start, size, huge);
+    _hh_os_count_mapped((intptr_t)size);
     errno = saved;
     return (void *)start;
 }
 
-void hh_os_unmap(void *addr, size_t size) {
+void _hh_os_unmap(void *addr, size_t size) {
     int saved = errno;
     munmap(addr, size);
-    hh_os_count_mapped(-(intptr_t)size);
+    _hh_os_count_mapped(-(intptr_t)size);
     errno = saved;
 }
 
 /* Gives the memory back but keeps the address range: whole segments only,
  * so a huge page is never split. */
-void hh_os_decommit(void *addr, size_t size) {
+void _hh_os_decommit(void *addr, size_t size) {
     int saved = errno;
     madvise(addr, size, MADV_DONTNEED);
     errno = saved;
 }
 
-void *hh_os_map_metadata(size_t size) {
+void *_hh_os_map_metadata(size_t size) {
     int saved = errno;
-    void *p = map_plain(size);
+    void *p = map_plain(size, false);
     errno = saved;
     return p;
 }
 
-uint64_t hh_clock_ms(void) {
+uint64_t _hh_clock_ms(void) {
     struct timespec ts;
 #ifdef CLOCK_MONOTONIC_COARSE
     clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);

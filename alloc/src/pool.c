@@ -78,13 +78,13 @@ static void pool_unlock(hh_pool *pool) { atomic_store_explicit(&pool->lock, 0, m
 
 /* Around fork: every pool lock is held, so that the child finds none taken
  * half-way; pools are visited in slot order, always after the global lock. */
-void hh_pools_before_fork(void) {
+void _hh_pools_before_fork(void) {
     for (size_t i = 0; i < POOL_SLOTS; i++) {
         if (pools[i].alive) pool_lock(&pools[i]);
     }
 }
 
-void hh_pools_after_fork(void) {
+void _hh_pools_after_fork(void) {
     for (size_t i = 0; i < POOL_SLOTS; i++) {
         if (pools[i].alive) pool_unlock(&pools[i]);
     }
@@ -122,9 +122,9 @@ HH_API hh_pool *hh_pool_create(size_t object_size) {
         errno = EINVAL;
         return NULL;
     }
-    hh_init();
+    _hh_init();
     if (!atomic_load_explicit(&exit_key_ready, memory_order_acquire)) {
-        hh_lock();
+        _hh_lock();
         bool ready = atomic_load_explicit(&exit_key_ready, memory_order_relaxed);
 #if defined(HH_SHARED_LIBRARY)
         if (!ready && pthread_key_create == NULL) ready = true; /* no threads to see exit */
@@ -132,10 +132,10 @@ HH_API hh_pool *hh_pool_create(size_t object_size) {
         if (!ready && pthread_key_create(&exit_key, hand_back_pages) == 0) {
             atomic_store_explicit(&exit_key_ready, true, memory_order_release);
         }
-        hh_unlock();
+        _hh_unlock();
     }
     hh_pool *pool = NULL;
-    hh_lock();
+    _hh_lock();
     for (size_t i = 0; i < POOL_SLOTS; i++) {
         if (!pools[i].alive) {
             pool = &pools[i];
@@ -145,20 +145,20 @@ HH_API hh_pool *hh_pool_create(size_t object_size) {
     if (pool != NULL) {
         memset(pool, 0, sizeof *pool);
         pool->generation = next_generation++;
-        pool->object_size = hh_align_up(object_size, 16);
+        pool->object_size = _hh_align_up(object_size, 16);
         pool->alive = true;
     }
-    hh_unlock();
+    _hh_unlock();
     if (pool == NULL) errno = ENOMEM; /* every slot in use */
     return pool;
 }
 
 static pool_local *make_local(hh_pool *pool) {
     size_t slot = (size_t)(pool - pools);
-    hh_lock();
-    if (thread_locals == NULL) thread_locals = hh_meta_alloc_locked(POOL_SLOTS * sizeof(pool_local *));
-    pool_local *local = thread_locals ? hh_meta_alloc_locked(sizeof *local) : NULL;
-    hh_unlock();
+    _hh_lock();
+    if (thread_locals == NULL) thread_locals = _hh_meta_alloc_locked(POOL_SLOTS * sizeof(pool_local *));
+    pool_local *local = thread_locals ? _hh_meta_alloc_locked(sizeof *local) : NULL;
+    _hh_unlock();
     if (local == NULL) return NULL;
     memset(local, 0, sizeof *local);
     local->pool = pool;
@@ -213,10 +213,15 @@ static bool refill(pool_page *page) {
 /* A fresh page from the pool's regions (pool lock held). */
 static pool_page *carve_page(hh_pool *pool) {
     if (pool->region_next == pool->region_end) {
-        bool hugetlb = hh_cfg.thp == HH_THP_HUGETLB;
-        char *region = hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb);
+        bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
+        char *region = _hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb,
+                                            _hh_cfg.thp != HH_THP_OFF);
         if (region == NULL) return NULL;
-        hh_granule_set(region, HH_GRANULE_POOL);
+        if (!_hh_granule_reserve(region, POOL_REGION)) {
+            _hh_os_unmap(region, POOL_REGION);
+            return NULL;
+        }
+        _hh_granule_set(region, HH_GRANULE_POOL);
         ((pool_page *)region)->next_region = pool->regions;
         pool->regions = (pool_page *)region;
         pool->region_next = region;
@@ -228,8 +233,8 @@ static pool_page *carve_page(hh_pool *pool) {
     memset(page, 0, sizeof *page);
     page->next_region = keep;
     page->pool = pool;
-    page->area = (char *)page + hh_align_up(sizeof *page, 64);
-    page->capacity = (uint32_t)((POOL_PAGE - hh_align_up(sizeof *page, 64)) / pool->object_size);
+    page->area = (char *)page + _hh_align_up(sizeof *page, 64);
+    page->capacity = (uint32_t)((POOL_PAGE - _hh_align_up(sizeof *page, 64)) / pool->object_size);
     pool->pages++;
     return page;
 }
@@ -300,9 +305,9 @@ HH_API void *hh_pool_alloc(hh_pool *pool) {
 HH_API void hh_pool_free(hh_pool *pool, void *object) {
     if (object == NULL) return;
     pool_page *page = (pool_page *)((uintptr_t)object & ~(uintptr_t)(POOL_PAGE - 1));
-    if (hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool ||
+    if (_hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool ||
         (char *)object < page->area) {
-        hh_fatal("hh_pool_free(): object not from this pool", object);
+        _hh_fatal("hh_pool_free(): object not from this pool", object);
     }
     pool_local *local = local_for(pool);
     hh_block *block = object;
@@ -340,14 +345,14 @@ HH_API void hh_pool_destroy(hh_pool *pool) {
     pool_unlock(pool);
     while (region != NULL) {
         pool_page *next = region->next_region;
-        hh_granule_set(region, HH_GRANULE_FOREIGN);
-        hh_os_unmap(region, POOL_REGION);
+        _hh_granule_set(region, HH_GRANULE_FOREIGN);
+        _hh_os_unmap(region, POOL_REGION);
         region = next;
     }
-    hh_lock();
+    _hh_lock();
     pool->alive = false; /* locals of threads still holding it are stale from here */
     pool->generation = 0;
-    hh_unlock();
+    _hh_unlock();
 }
 
 HH_API void hh_pool_get_stats(const hh_pool *pool, hh_pool_stats *stats) {

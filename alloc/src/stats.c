@@ -8,10 +8,10 @@
 
 #include "internal.h"
 
-hh_global_stats hh_gstats;
+hh_global_stats _hh_gstats;
 
 /* Adds to a counter and raises its high-water mark. */
-void hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
+void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
     int64_t value = atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta;
     int64_t high = atomic_load_explicit(peak, memory_order_relaxed);
     while (value > high && !atomic_compare_exchange_weak_explicit(peak, &high, value,
@@ -20,19 +20,31 @@ void hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta
     }
 }
 
-void hh_stats_in_use(int64_t delta) {
-    hh_counter_add(&hh_gstats.in_use, &hh_gstats.in_use_peak, delta);
+void _hh_stats_in_use(int64_t delta) {
+    _hh_counter_add(&_hh_gstats.in_use, &_hh_gstats.in_use_peak, delta);
 }
 
-void hh_stats_count_alloc(hh_heap *heap, size_t bytes) {
+void _hh_stats_count_alloc(hh_heap *heap, size_t bytes) {
     if (heap != NULL) heap->stats.allocs++;
-    hh_stats_in_use((int64_t)bytes);
+    _hh_stats_in_use((int64_t)bytes);
 }
 
-void hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block) {
+void *_hh_page_pop_finish(hh_heap *heap, hh_page *page, hh_block *block, bool zero) {
+    if (zero) {
+        if (page->free_is_zero) {
+            block->next = NULL; /* the link is the only word ever written */
+        } else {
+            memset(block, 0, page->block_size);
+        }
+    }
+    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_count_alloc(heap, page->block_size);
+    return block;
+}
+
+void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block) {
     heap->stats.frees++;
-    hh_stats_in_use(-(int64_t)page->block_size);
-    hh_free_local(heap, page, block);
+    _hh_stats_in_use(-(int64_t)page->block_size);
+    _hh_free_local(heap, page, block);
 }
 
 /* ------------------------------------------------------------ formatting */
@@ -139,27 +151,30 @@ static void read_system_thp(char *out, size_t cap) {
 }
 
 static const char *mode_name(void) {
-    switch (hh_cfg.thp) {
+    switch (_hh_cfg.thp) {
     case HH_THP_OFF: return "off";
     case HH_THP_HUGETLB: return "hugetlb";
     default: return "on";
     }
 }
 
+#define LOAD(x) atomic_load_explicit(&_hh_gstats.x, memory_order_relaxed)
+
 typedef struct snapshot {
     hh_heap_stats heaps;
+    uint64_t allocs, frees; /* small and large, local and remote */
     uint64_t threads;
     memory_reading memory;
     char system_thp[16];
 } snapshot;
 
 static void take_snapshot(snapshot *s) {
-    hh_heap_stats_sum(&s->heaps, &s->threads);
+    _hh_heap_stats_sum(&s->heaps, &s->threads);
+    s->allocs = s->heaps.allocs + LOAD(large_allocs);
+    s->frees = s->heaps.frees + s->heaps.remote_frees + LOAD(large_frees);
     s->memory = read_memory();
     read_system_thp(s->system_thp, sizeof s->system_thp);
 }
-
-#define LOAD(x) atomic_load_explicit(&hh_gstats.x, memory_order_relaxed)
 
 static void format_json(text *t, const snapshot *s) {
     put(t, "{\"pid\":");
@@ -177,15 +192,19 @@ static void format_json(text *t, const snapshot *s) {
     put(t, ",\"in_use_peak_bytes\":");
     put_i64(t, LOAD(in_use_peak));
     put(t, ",\"allocs\":");
-    put_u64(t, s->heaps.allocs);
+    put_u64(t, s->allocs);
     put(t, ",\"frees\":");
-    put_u64(t, s->heaps.frees + s->heaps.remote_frees);
+    put_u64(t, s->frees);
     put(t, ",\"remote_frees\":");
     put_u64(t, s->heaps.remote_frees);
     put(t, ",\"reallocs\":");
     put_u64(t, s->heaps.reallocs);
     put(t, ",\"large_allocs\":");
     put_u64(t, LOAD(large_allocs));
+    put(t, ",\"large_frees\":");
+    put_u64(t, LOAD(large_frees));
+    put(t, ",\"segments_promoted\":");
+    put_u64(t, LOAD(segments_promoted));
     put(t, ",\"mremap_moves\":");
     put_u64(t, s->heaps.mremap_moves);
     put(t, ",\"mremap_in_place\":");
@@ -232,9 +251,9 @@ static void format_text(text *t, const snapshot *s) {
     put(t, " at peak; in use at peak ");
     put_mib(t, LOAD(in_use_peak));
     put(t, "\nhugeheap:   allocations ");
-    put_u64(t, s->heaps.allocs);
+    put_u64(t, s->allocs);
     put(t, ", frees ");
-    put_u64(t, s->heaps.frees + s->heaps.remote_frees);
+    put_u64(t, s->frees);
     put(t, " (");
     put_u64(t, s->heaps.remote_frees);
     put(t, " from other threads), reallocs ");
@@ -271,7 +290,7 @@ static void write_all(int fd, const text *t) {
 static void json_path(char *out, size_t cap) {
     text t;
     t.len = 0;
-    for (const char *p = hh_cfg.stats_json_path; *p; p++) {
+    for (const char *p = _hh_cfg.stats_json_path; *p; p++) {
         if (p[0] == '%' && p[1] == 'p') {
             put_u64(&t, (uint64_t)getpid());
             p++;
@@ -285,7 +304,7 @@ static void json_path(char *out, size_t cap) {
     out[len] = '\0';
 }
 
-void hh_stats_print(int fd) {
+void _hh_stats_print(int fd) {
     snapshot s;
     take_snapshot(&s);
     text t;
@@ -294,22 +313,22 @@ void hh_stats_print(int fd) {
     write_all(fd, &t);
 }
 
-void hh_stats_report_at_exit(void) {
-    if (!hh_stats_on) return;
+void _hh_stats_report_at_exit(void) {
+    if (!_hh_stats_on) return;
     snapshot s;
     take_snapshot(&s);
     text t;
-    if (hh_cfg.stats_print) {
+    if (_hh_cfg.stats_print) {
         t.len = 0;
         format_text(&t, &s);
         write_all(STDERR_FILENO, &t);
     }
-    if (hh_cfg.stats_json_path[0] != '\0') {
+    if (_hh_cfg.stats_json_path[0] != '\0') {
         char path[600];
         json_path(path, sizeof path);
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {
-            hh_warn("hugeheap: cannot open the HUGEHEAP_STATS json file for writing\n");
+            _hh_warn("hugeheap: cannot open the HUGEHEAP_STATS json file for writing\n");
             return;
         }
         t.len = 0;
@@ -319,4 +338,4 @@ void hh_stats_report_at_exit(void) {
     }
 }
 
-__attribute__((destructor)) static void hh_stats_destructor(void) { hh_stats_report_at_exit(); }
+__attribute__((destructor)) static void report_at_exit(void) { _hh_stats_report_at_exit(); }

@@ -125,6 +125,19 @@ def check_thp_off(args: argparse.Namespace) -> None:
            f"{values['huge_kb']} kB in huge pages with HUGEHEAP_THP=off")
 
 
+def check_small_heap(args: argparse.Namespace) -> None:
+    """A small heap stays in 4 KiB pages (what glibc would use), even where THP
+    is `always`; with the threshold at 0 the same heap is huge."""
+    if system_thp() not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{system_thp()}': small and huge look alike")
+    small = probe_touch(args, 12, {})
+    expect(small["huge_kb"] * 1024 < 2 * MIB,
+           f"{small['huge_kb']} kB in huge pages for a 12 MiB heap (threshold 32 MiB)")
+    huge = probe_touch(args, 12, {"HUGEHEAP_HUGE_THRESHOLD_MB": "0"})
+    expect(huge["huge_kb"] * 1024 >= 6 * MIB,
+           f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
+
+
 def check_hugetlb(args: argparse.Namespace) -> None:
     """HUGEHEAP_THP=hugetlb works whether or not the kernel's pool has pages."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -150,6 +163,7 @@ def check_environment(args: argparse.Namespace) -> None:
         "HUGEHEAP_STATS": ("verbose", "unknown HUGEHEAP_STATS value"),
         "GLIBC_THP_ALWAYS": ("yes", "unknown GLIBC_THP_ALWAYS value"),
         "HUGEHEAP_RELEASE_DELAY_MS": ("soon", "HUGEHEAP_RELEASE_DELAY_MS is not a number"),
+        "HUGEHEAP_HUGE_THRESHOLD_MB": ("big", "HUGEHEAP_HUGE_THRESHOLD_MB is not a number"),
     }
     for variable, (value, message) in cases.items():
         result = run([args.probe, "touch", "4"], env={"LD_PRELOAD": args.lib, variable: value})
@@ -329,6 +343,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "thp-coverage": check_thp_coverage,
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
+    "small-heap": check_small_heap,
     "environment": check_environment,
     "stats": check_stats,
     "real-python": check_real_python,

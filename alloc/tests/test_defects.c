@@ -1,0 +1,344 @@
+/* Defects a code read found in libhugeheap, each as a test that failed before
+ * its fix.  Races are made deterministic with the library's test points
+ * (HH_TEST_POINT, compiled into the test library only): a test stops a thread
+ * exactly inside the window, does what another thread could do there, and
+ * lets it go on.
+ *
+ *   test_defects NAME     one test (ctest runs each on its own: some need a
+ *                         fresh process, and a hang must not hide the others) */
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hugeheap.h"
+#include "internal.h"
+
+#define MiB ((size_t)1 << 20)
+
+/* ------------------------------------------------------------- test points */
+
+typedef void (*point_handler)(const void *arg);
+static const char *wanted_point;
+static _Atomic(point_handler) handler;
+
+static void dispatch(const char *point, const void *arg) {
+    point_handler h = atomic_load(&handler);
+    if (h != NULL && wanted_point != NULL && strcmp(point, wanted_point) == 0) h(arg);
+}
+
+static void arm(const char *point, point_handler h) {
+    wanted_point = point;
+    atomic_store(&handler, h);
+    atomic_store(&_hh_test_hook, dispatch);
+}
+
+static void disarm(void) { atomic_store(&handler, (point_handler)NULL); }
+
+/* -- (a) realloc moving a large block clears its old granule before mremap */
+
+static atomic_int moves_seen, moves_with_stale_mark;
+
+static void on_large_moved(const void *old_user) {
+    atomic_fetch_add(&moves_seen, 1);
+    /* The old range is unmapped now: another thread's mapping could be there
+     * already.  Our map must not claim it any more. */
+    if (_hh_granule_kind(old_user) != HH_GRANULE_FOREIGN) atomic_fetch_add(&moves_with_stale_mark, 1);
+}
+
+static void test_large_realloc_granule(void) {
+    arm("large_moved", on_large_moved);
+    void *blockers[8];
+    int rounds = 0;
+    char *p = hh_malloc(4 * MiB);
+    while (rounds < 8 && atomic_load(&moves_seen) == 0) {
+        blockers[rounds] = hh_malloc(4 * MiB); /* often right after p: growth must move */
+        rounds++;
+        p = hh_realloc(p, (size_t)(rounds + 1) * 16 * MiB);
+        CHECK(p != NULL);
+    }
+    disarm();
+    CHECK(atomic_load(&moves_seen) > 0);
+    CHECK(atomic_load(&moves_with_stale_mark) == 0);
+    hh_free(p);
+    for (int i = 0; i < rounds; i++) hh_free(blockers[i]);
+}
+
+/* -- (b) the granule map covers the 48-bit address space of AArch64 (and of
+ * x86-64 with 5-level paging when a program asks for high addresses) */
+
+static void test_granule_high_addresses(void) {
+    /* Below 2^47 as before, and in [2^47, 2^48) where AArch64's kernel puts
+     * mmap by default: the old map covered only the first. */
+    const uintptr_t addresses[] = {(uintptr_t)1 << 30, ((uintptr_t)1 << 47) - HH_SEGMENT_SIZE,
+                                   (uintptr_t)0xffffa0000000ull & ~(uintptr_t)HH_SEGMENT_MASK,
+                                   ((uintptr_t)1 << 48) - HH_SEGMENT_SIZE};
+    for (size_t i = 0; i < sizeof addresses / sizeof addresses[0]; i++) {
+        void *a = (void *)addresses[i];
+        CHECK(_hh_granule_reserve(a, HH_SEGMENT_SIZE));
+        _hh_granule_set(a, HH_GRANULE_SEGMENT);
+        CHECK(_hh_granule_kind(a) == HH_GRANULE_SEGMENT);
+        CHECK(_hh_granule_kind((char *)a + HH_SEGMENT_SIZE - 1) == HH_GRANULE_SEGMENT);
+        _hh_granule_set(a, HH_GRANULE_FOREIGN);
+        CHECK(_hh_granule_kind(a) == HH_GRANULE_FOREIGN);
+    }
+    /* Beyond the map: refused (the caller then fails with ENOMEM). */
+    errno = 0;
+    CHECK(!_hh_granule_reserve((void *)((uintptr_t)1 << 48), HH_SEGMENT_SIZE));
+    CHECK(errno == ENOMEM);
+    CHECK(_hh_granule_kind((void *)(((uintptr_t)1 << 52) + 4096)) == HH_GRANULE_FOREIGN);
+}
+
+/* -- (c) no memory for the granule map: ENOMEM, not an abort at start-up */
+
+static int low_address_space_child(void) {
+    errno = 0;
+    void *big = hh_malloc(512 * MiB);
+    int big_ok = big == NULL && errno == ENOMEM;
+    void *small = hh_malloc(100);
+    int small_ok = small != NULL || errno == ENOMEM;
+    hh_free(small);
+    return big_ok && small_ok ? 0 : 1;
+}
+
+static void test_granule_map_enomem(const char *self) {
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* Too little address space for a map of the whole address space (the
+         * old one reserved 64 MiB at the first allocation), enough to run. */
+        struct rlimit limit = {48 * MiB, 48 * MiB};
+        setrlimit(RLIMIT_AS, &limit);
+        execl(self, self, "low-address-space-child", (char *)NULL);
+        _exit(3);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFSIGNALED(status)) fprintf(stderr, "child killed by signal %d\n", WTERMSIG(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* -- (d) a page turned PENDING just before fork() reaches the child's pending
+ * stack (the remote freer, which would have pushed it, is gone there) */
+
+enum { FORK_BLOCK = 1024, FORK_BLOCKS = 400 };
+static void *fork_blocks[FORK_BLOCKS];
+static const hh_page *fork_page;
+static atomic_int fork_stage; /* 1: freer inside the window, 2: forked */
+
+static void on_remote_free_published(const void *page) {
+    if (page != fork_page) return;
+    atomic_store(&fork_stage, 1);
+    while (atomic_load(&fork_stage) != 2) sched_yield();
+}
+
+static void *free_first_block(void *arg) {
+    (void)arg;
+    hh_free(fork_blocks[0]);
+    return NULL;
+}
+
+static void test_fork_pending(void) {
+    for (int i = 0; i < FORK_BLOCKS; i++) fork_blocks[i] = hh_malloc(FORK_BLOCK);
+    fork_page = _hh_page_of(_hh_segment_of(fork_blocks[0]), fork_blocks[0]);
+    uintptr_t state = atomic_load(&((hh_page *)fork_page)->thread_free) & HH_PAGE_STATE_MASK;
+    CHECK(state == HH_PAGE_FULL); /* exhausted and out of the queue */
+    arm("remote_free_published", on_remote_free_published);
+    pthread_t freer;
+    pthread_create(&freer, NULL, free_first_block, NULL);
+    while (atomic_load(&fork_stage) != 1) sched_yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* The child's only thread: the freed block must come back to it. */
+        int reused = 0;
+        for (int i = 0; i < 4 * FORK_BLOCKS && !reused; i++) {
+            void *p = hh_malloc(FORK_BLOCK);
+            reused = p == fork_blocks[0];
+        }
+        _exit(reused ? 0 : 1);
+    }
+    atomic_store(&fork_stage, 2);
+    pthread_join(freer, NULL);
+    disarm();
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    for (int i = 1; i < FORK_BLOCKS; i++) hh_free(fork_blocks[i]);
+}
+
+/* -- (e) a thread that makes its heap while the first thread is inside
+ * late_init is still abandoned when it exits */
+
+static atomic_int late_stage; /* 1: the thread allocated, 2: it waits for late_init */
+static hh_heap *late_thread_heap, *next_thread_heap;
+static pthread_t late_thread;
+static bool late_test;
+
+static void *allocate_in_late_init(void *arg) {
+    (void)arg;
+    void *p = hh_malloc(100);
+    late_thread_heap = _hh_thread_heap;
+    hh_free(p);
+    atomic_store(&late_stage, 1);
+    return NULL;
+}
+
+static void on_late_init(const char *point, const void *arg) {
+    (void)arg;
+    if (strcmp(point, "late_init_wait") == 0) {
+        atomic_store(&late_stage, 2);
+    } else if (strcmp(point, "late_init_running") == 0) {
+        pthread_create(&late_thread, NULL, allocate_in_late_init, NULL);
+        while (atomic_load(&late_stage) == 0) sched_yield();
+    }
+}
+
+static void *note_heap(void *arg) {
+    (void)arg;
+    void *p = hh_malloc(100);
+    next_thread_heap = _hh_thread_heap;
+    hh_free(p);
+    return NULL;
+}
+
+static void test_late_init_heap(void) {
+    CHECK(late_test); /* the constructor below ran */
+    atomic_store(&_hh_test_hook, (_hh_test_hook_fn)NULL);
+    pthread_join(late_thread, NULL);
+    CHECK(late_thread_heap != NULL);
+    /* Its heap was abandoned at exit, so it is the next one handed out. */
+    pthread_t next;
+    pthread_create(&next, NULL, note_heap, NULL);
+    pthread_join(next, NULL);
+    CHECK(next_thread_heap == late_thread_heap);
+}
+
+/* -- (f) a pthread_atfork prepare handler registered before ours runs after
+ * ours, with our lock held: if it allocates on a slow path, fork must not
+ * deadlock */
+
+static bool atfork_test;
+
+static void prepare_that_allocates(void) {
+    if (!atfork_test) return;
+    void *big = hh_malloc(64 * MiB); /* large blocks take the global lock */
+    hh_free(big);
+}
+
+static void test_atfork_allocating(void) {
+    alarm(60); /* a deadlock ends the test instead of hanging ctest */
+    pid_t pid = fork();
+    if (pid == 0) _exit(0);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(pid > 0 && WIFEXITED(status));
+    alarm(0);
+}
+
+/* Before libhugeheap's constructor (default priority): the handlers are
+ * registered first and the test points set before late_init runs. */
+__attribute__((constructor(101))) static void before_hugeheap(void) {
+    const char *test = getenv("HH_DEFECT_TEST");
+    if (test != NULL && strcmp(test, "late-init-heap") == 0) {
+        late_test = true;
+        atomic_store(&_hh_test_hook, on_late_init);
+    }
+    if (test != NULL && strcmp(test, "atfork-allocating") == 0) {
+        atfork_test = true;
+        pthread_atfork(prepare_that_allocates, NULL, NULL);
+    }
+}
+
+/* -- issue 9: statistics */
+
+static void on_page_reused(const void *page) {
+    /* What the owner does when it takes the block back, retires the page and
+     * sets it up again for another size: page_init writes block_size. */
+    ((hh_page *)page)->block_size = 4096;
+}
+
+static hh_page *remote_page;
+static void *remote_block;
+
+static void *free_remote_block(void *arg) {
+    (void)arg;
+    hh_free(remote_block);
+    return NULL;
+}
+
+static void test_remote_free_stats(void) {
+    _hh_stats_on = true;
+    remote_block = hh_malloc(100); /* a 112-byte block */
+    remote_page = _hh_page_of(_hh_segment_of(remote_block), remote_block);
+    uint32_t size = remote_page->block_size;
+    int64_t before = atomic_load(&_hh_gstats.in_use);
+    arm("remote_free_published", on_page_reused);
+    pthread_t t;
+    pthread_create(&t, NULL, free_remote_block, NULL);
+    pthread_join(t, NULL);
+    disarm();
+    remote_page->block_size = size;
+    CHECK(size == 112);
+    CHECK(atomic_load(&_hh_gstats.in_use) - before == -(int64_t)size);
+}
+
+/* Allocations and frees as the statistics summary prints them. */
+static void printed_counts(unsigned long long *allocs, unsigned long long *frees) {
+    int fds[2];
+    if (pipe(fds) != 0) abort();
+    hh_print_stats(fds[1]);
+    close(fds[1]);
+    char text[4096];
+    ssize_t n = read(fds[0], text, sizeof text - 1);
+    close(fds[0]);
+    text[n > 0 ? n : 0] = '\0';
+    const char *a = strstr(text, "allocations "), *f = strstr(text, "frees ");
+    *allocs = a ? strtoull(a + 12, NULL, 10) : 0;
+    *frees = f ? strtoull(f + 6, NULL, 10) : 0;
+}
+
+static void test_large_free_stats(void) {
+    _hh_stats_on = true;
+    void *warm = hh_malloc(10); /* the thread's heap exists from here */
+    unsigned long long allocs0, frees0, allocs1, frees1;
+    printed_counts(&allocs0, &frees0);
+    for (int i = 0; i < 5; i++) hh_free(hh_malloc(8 * MiB));
+    hh_free(hh_malloc(100));
+    printed_counts(&allocs1, &frees1);
+    CHECK(allocs1 - allocs0 == 6);
+    CHECK(frees1 - frees0 == 6);
+    hh_free(warm);
+}
+
+int main(int argc, char **argv) {
+    const char *name = argc > 1 ? argv[1] : "";
+    if (strcmp(name, "low-address-space-child") == 0) return low_address_space_child();
+    if (strcmp(name, "large-realloc-granule") == 0) {
+        test_large_realloc_granule();
+    } else if (strcmp(name, "granule-high-addresses") == 0) {
+        test_granule_high_addresses();
+    } else if (strcmp(name, "granule-map-enomem") == 0) {
+        test_granule_map_enomem(argv[0]);
+    } else if (strcmp(name, "fork-pending") == 0) {
+        test_fork_pending();
+    } else if (strcmp(name, "late-init-heap") == 0) {
+        test_late_init_heap();
+    } else if (strcmp(name, "atfork-allocating") == 0) {
+        test_atfork_allocating();
+    } else if (strcmp(name, "remote-free-stats") == 0) {
+        test_remote_free_stats();
+    } else if (strcmp(name, "large-free-stats") == 0) {
+        test_large_free_stats();
+    } else {
+        fprintf(stderr, "usage: test_defects TEST (see the file for the names)\n");
+        return 2;
+    }
+    return check_summary();
+}

@@ -1,0 +1,170 @@
+/* Frees that cannot corrupt the heap: each misuse runs in a child process,
+ * which must stop with SIGABRT and one line on stderr that names the problem
+ * and the pointer (as glibc's "free(): double free detected" does).  And a
+ * request the machine can never provide is refused with ENOMEM. */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "hugeheap.h"
+
+typedef void (*misuse)(void);
+
+static int pointer_fd = -1; /* the child tells the parent which pointer it misuses */
+
+static void say_pointer(const void *p) {
+    char text[32];
+    int n = snprintf(text, sizeof text, "0x%016llx", (unsigned long long)(uintptr_t)p);
+    if (write(pointer_fd, text, (size_t)n) != n) _exit(2);
+}
+
+/* Runs f in a child; checks it aborted with one line containing `message`
+ * and the pointer f reported. */
+static void expect_abort(const char *name, misuse f, const char *message) {
+    int fds[2];
+    int shared[2];
+    if (pipe(fds) != 0 || pipe(shared) != 0) abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(shared[0]);
+        pointer_fd = shared[1];
+        f();
+        _exit(0); /* not reached if the misuse was caught */
+    }
+    close(fds[1]);
+    close(shared[1]);
+    char pointer[40] = "";
+    ssize_t got = read(shared[0], pointer, sizeof pointer - 1);
+    pointer[got > 0 ? got : 0] = '\0';
+    close(shared[0]);
+    char text[2048];
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(fds[0], text + len, sizeof text - 1 - len)) > 0) len += (size_t)n;
+    text[len] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+    /* One line of ours (qemu-user adds one of its own about the signal). */
+    const char *line = strstr(text, "hugeheap: ");
+    const char *end = line ? strchr(line, '\n') : NULL;
+    int one_line = end != NULL && strstr(end, "hugeheap: ") == NULL;
+    int named = line != NULL && strstr(line, message) != NULL && pointer[0] != '\0' &&
+                strstr(line, pointer) != NULL;
+    if (!aborted || !one_line || !named) {
+        fprintf(stderr, "%s: status %d, stderr: %s\n", name, status, text);
+    }
+    CHECK(aborted);
+    CHECK(one_line);
+    CHECK(named);
+}
+
+static void double_free_same_thread(void) {
+    void *keep = hh_malloc(48);
+    void *p = hh_malloc(48);
+    say_pointer(p);
+    hh_free(p);
+    hh_free(keep);
+    hh_free(p);
+}
+
+static void *free_argument(void *arg) {
+    hh_free(arg);
+    return NULL;
+}
+
+/* Freed by another thread, then again by the owner: the second free finds
+ * the block on the page's thread-free list. */
+static void double_free_other_thread(void) {
+    void *p = hh_malloc(200);
+    say_pointer(p);
+    pthread_t t;
+    pthread_create(&t, NULL, free_argument, p);
+    pthread_join(t, NULL);
+    hh_free(p);
+}
+
+/* Freed by its owner, then again by another thread. */
+static void double_free_remote_second(void) {
+    void *p = hh_malloc(200);
+    say_pointer(p);
+    hh_free(p);
+    pthread_t t;
+    pthread_create(&t, NULL, free_argument, p);
+    pthread_join(t, NULL);
+}
+
+static void double_free_large(void) {
+    void *p = hh_malloc(8 << 20);
+    say_pointer(p);
+    hh_free(p);
+    hh_free(p);
+}
+
+static void interior_pointer(void) {
+    char *p = hh_malloc(64);
+    say_pointer(p + 16);
+    hh_free(p + 16);
+}
+
+static void interior_pointer_medium(void) {
+    char *p = hh_malloc(100000);
+    say_pointer(p + 4096);
+    hh_free(p + 4096);
+}
+
+static void foreign_pointer(void) {
+    static char not_ours[64];
+    say_pointer(not_ours);
+    hh_free(not_ours);
+}
+
+/* A use after free writes over the freed block's link: the allocation that
+ * would follow it stops instead of handing out the written address. */
+static void corrupted_free_list(void) {
+    void *blocks[3];
+    for (int i = 0; i < 3; i++) blocks[i] = hh_malloc(32);
+    hh_free(blocks[1]);
+    hh_free(blocks[2]);
+    say_pointer(blocks[2]);
+    uintptr_t stray = (uintptr_t)&pointer_fd; /* a plain pointer, as an exploit would write */
+    memcpy(blocks[2], &stray, sizeof stray);
+    for (int i = 0; i < 5000; i++) hh_malloc(32); /* uses up the page, then its free list */
+}
+
+static void test_impossible_requests(void) {
+    errno = 0;
+    CHECK(hh_malloc((size_t)32 << 40) == NULL); /* 32 TiB */
+    CHECK(errno == ENOMEM);
+    errno = 0;
+    CHECK(hh_calloc((size_t)1 << 20, (size_t)1 << 25) == NULL);
+    CHECK(errno == ENOMEM);
+    void *p = hh_malloc(10 << 20);
+    errno = 0;
+    CHECK(hh_realloc(p, (size_t)32 << 40) == NULL);
+    CHECK(errno == ENOMEM);
+    hh_free(p); /* still ours after the failed realloc */
+}
+
+int main(void) {
+    expect_abort("double free", double_free_same_thread, "double free detected");
+    expect_abort("double free, first by another thread", double_free_other_thread,
+                 "double free detected");
+    expect_abort("double free, second by another thread", double_free_remote_second,
+                 "double free detected");
+    expect_abort("double free of a large block", double_free_large, "invalid pointer");
+    expect_abort("interior pointer", interior_pointer, "inside a block");
+    expect_abort("interior pointer, medium block", interior_pointer_medium, "inside a block");
+    expect_abort("foreign pointer", foreign_pointer, "not allocated by hugeheap");
+    expect_abort("corrupted free list", corrupted_free_list, "corrupted free list");
+    test_impossible_requests();
+    return check_summary();
+}
