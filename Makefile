@@ -9,7 +9,7 @@ PYTHON  ?= python3
 VENV    := .venv
 
 .PHONY: all deps build venv test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	test-python demo bench install clean
+	test-python demo bench before install clean
 
 all: build
 
@@ -71,7 +71,7 @@ test-aarch64: deps
 
 # The harness: its tests (real processes, real cgroups), lint and types.
 test-python: build
-	$(VENV)/bin/ruff check python bench scripts alloc/tests workloads
+	$(VENV)/bin/ruff check python bench scripts suites alloc/tests workloads
 	cd python && ../$(VENV)/bin/mypy
 	$(VENV)/bin/pytest python/tests
 
@@ -92,6 +92,16 @@ bench: build
 	  status=$$?; if [ $$status -le 1 ]; then \
 	    $(VENV)/bin/hugeheap report $(BENCH_DIR) --html $(BENCH_DIR)/report.html || status=$$?; \
 	  fi; exit $$status
+
+# libhugeheap as it was before libhugeheap 2 (commit 9766530), built beside
+# this checkout for the suites that compare with it (mode hugeheap-before).
+BEFORE_REVISION := 9766530
+before: $(BUILD)/before/lib/libhugeheap.so
+$(BUILD)/before/lib/libhugeheap.so:
+	@rm -rf $(BUILD)/before-src && mkdir -p $(BUILD)/before-src
+	@git archive $(BEFORE_REVISION) alloc CMakeLists.txt workloads suites bench | tar -x -C $(BUILD)/before-src
+	@cmake -S $(BUILD)/before-src -B $(BUILD)/before $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD)/before -j$(JOBS) --target hugeheap_shared
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
