@@ -25,7 +25,7 @@ $(VENV)/.installed: python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "hugeheap needs Python 3.11 or newer ($(PYTHON) is older)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev]'
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev,paper]'
 	@touch $@
 
 # The allocator's own tests, then its logic again under AddressSanitizer with
@@ -47,7 +47,7 @@ test-tsan: deps
 
 # The harness: its tests (real processes, real cgroups), lint and types.
 test-python: build
-	$(VENV)/bin/ruff check python bench scripts alloc/tests workloads
+	$(VENV)/bin/ruff check python bench scripts suites alloc/tests workloads
 	cd python && ../$(VENV)/bin/mypy
 	$(VENV)/bin/pytest python/tests
 

@@ -14,7 +14,7 @@ instances, under which limits, how often.
 
     [tools.minisat]
     command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model
-    adapter = "sat"                    # sat, smtlib, exitcode or regex:PATTERN
+    adapter = "sat"                    # how to read its answer: adapters.py lists them
     optional = true                    # if it is not installed: named, then skipped
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
 
@@ -51,7 +51,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
-from .adapters import check_adapter_name
+from .adapters import ADAPTERS, check_adapter_name
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
@@ -368,8 +368,9 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
         try:
             check_adapter_name(str(adapter))
         except HarnessError as error:
-            raise check.fail(str(error), 'write adapter = "sat", "smtlib", "exitcode" or '
-                             '"regex:PATTERN"', where, "adapter") from None
+            raise check.fail(str(error), f'write adapter = "{ADAPTERS[0]}" (or one of '
+                             f'{", ".join(ADAPTERS[1:])}, "regex:PATTERN")', where,
+                             "adapter") from None
         optional = values.get("optional", False)
         if not isinstance(optional, bool):
             raise check.fail(f"{where}.optional must be true or false", "write optional = true",
