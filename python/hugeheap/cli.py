@@ -81,7 +81,10 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--jobs", type=int, metavar="N", help="parallel runs, each on its own physical "
               "cores (default: the suite's jobs)")
 @click.option("--repeat", type=int, metavar="K", help="repetitions (default: the suite's)")
-def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None) -> None:
+@click.option("--quick", is_flag=True, help="only the instances the suite marks quick = true "
+              "(a campaign of its own, NAME-quick)")
+def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
+          quick: bool) -> None:
     """Run a campaign: every instance under every tool and allocator mode."""
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import LocalExecutor
@@ -91,7 +94,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
             if value is not None and value < 1:
                 raise HarnessError(f"{option} {value}: must be at least 1")
-        suite = load(suite_file)
+        suite = load(suite_file, quick)
         executor = LocalExecutor(jobs or suite.jobs)
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)

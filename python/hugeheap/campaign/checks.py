@@ -10,6 +10,7 @@ fraction of a second."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -32,7 +33,7 @@ def check(adapter: str, answer: Answer, instance: Path, model_text: str | None) 
                 answer = Answer("sat", model=model)
         if answer.verdict == "sat" and instance.suffix != ".cnf":
             return Answer("sat", "model not checked: the instance is not a .cnf file")
-        checker = check_sat_answer
+        checker: Callable[[Answer, Path], Answer] = check_sat_answer
     elif adapter == "maxsat":
         checker = check_maxsat_answer
     elif adapter == "mus":
