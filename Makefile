@@ -8,7 +8,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 PYTHON  ?= python3
 VENV    := .venv
 
-.PHONY: all deps build venv test test-native test-asan test-tsan test-python demo bench install clean
+.PHONY: all deps build venv test test-native test-asan test-tsan test-python demo bench paper-quick paper install clean
 
 all: build
 
@@ -68,6 +68,20 @@ bench: build
 	  status=$$?; if [ $$status -le 1 ]; then \
 	    $(VENV)/bin/hugeheap report $(BENCH_DIR) --html $(BENCH_DIR)/report.html || status=$$?; \
 	  fi; exit $$status
+
+# The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
+# each suite of suites/paper in its quick size (minutes each), or whole
+# (`make paper`); the same command resumes. Then the tables over all of them.
+PAPER_FAMILIES := sat asp smt maxsat mus modelchecking tabling
+PAPER_DIR := $(BUILD)/paper
+paper-quick paper: build
+	@quick=$(if $(filter paper-quick,$@),--quick,); suffix=$(if $(filter paper-quick,$@),-quick,); \
+	  for family in $(PAPER_FAMILIES); do \
+	    $(VENV)/bin/hugeheap bench suites/paper/$$family.toml $$quick \
+	      --out $(PAPER_DIR)/$$family$$suffix || exit $$?; \
+	  done; \
+	  $(VENV)/bin/hugeheap report $(foreach f,$(PAPER_FAMILIES),$(PAPER_DIR)/$(f)$$suffix) \
+	    --tables paper --pair system,hugeheap
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
