@@ -100,14 +100,20 @@ def _smaps_huge_bytes(start: int) -> int:
     return 0
 
 
+def _recycled_region(pages: int, huge: bool) -> _Region:
+    """A region over memory this process has just touched and freed: the
+    kernel hands those pages out first, and the host has backed them."""
+    warm = _Region(pages, huge)
+    for page in range(pages):
+        warm.touch(page, HUGE if huge else SMALL)
+    warm.close()
+    return _Region(pages, huge)
+
+
 def _recycled_huge_ms() -> tuple[float, bool]:
     """Median cost of huge pages the process just freed, and whether they were huge."""
     pages = CHUNK // HUGE
-    warm = _Region(pages, huge=True)
-    for page in range(pages):
-        warm.touch(page, HUGE)
-    warm.close()
-    again = _Region(pages, huge=True)
+    again = _recycled_region(pages, huge=True)
     try:
         times = [again.touch(page, HUGE) for page in range(pages)]
         backed = again.huge_bytes() >= HUGE
@@ -120,11 +126,7 @@ def _small_pages_ms() -> float:
     """Cost of 512 first touches of 4 KiB pages (recycled memory), less the
     cost of the same writes once the pages are there."""
     pages = 8
-    warm = _Region(pages, huge=False)  # so that the measured pages are recycled ones
-    for page in range(pages):
-        warm.touch(page, SMALL)
-    warm.close()
-    region = _Region(pages, huge=False)
+    region = _recycled_region(pages, huge=False)
     try:
         first = [region.touch(page, SMALL) for page in range(pages)]
         second = [region.touch(page, SMALL) for page in range(pages)]

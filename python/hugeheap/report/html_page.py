@@ -16,21 +16,10 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from ..files import write_whole
+from . import tables
 from .analysis import Analysis, memory_note
 from .failures import count_outcomes, explain
 from .paper import PairRow
-from .tables import (
-    LEGEND,
-    OUTCOME_HEADERS,
-    SUMMARY_HEADERS,
-    outcome_row,
-    paper_legend,
-    summary_row,
-    table2_headers,
-    table2_row,
-    table3_headers,
-    table3_row,
-)
 
 Paper = tuple[tuple[str, str], list[PairRow]]  # the pair of modes, and a row per tool
 
@@ -156,13 +145,13 @@ def _summary_tables(analysis: Analysis) -> str:
             continue
         parts.append(f"<h3>{_escaped(tool)}: {rows[0].instances} instances, "
                      f"{rows[0].common} solved by every mode</h3><table class='summary'><thead><tr>"
-                     + "".join(f"<th>{_escaped(h)}</th>" for h in SUMMARY_HEADERS)
+                     + "".join(f"<th>{_escaped(h)}</th>" for h in tables.SUMMARY_HEADERS)
                      + "</tr></thead><tbody>")
         for summary in rows:
-            cells = summary_row(summary, analysis.baseline)
+            cells = tables.summary_row(summary, analysis.baseline)
             parts.append("<tr>" + "".join(f"<td>{_escaped(c)}</td>" for c in cells) + "</tr>")
         parts.append("</tbody></table>")
-    parts.append(f"<p class='legend'>{_escaped(LEGEND)}</p>")
+    parts.append(f"<p class='legend'>{_escaped(tables.LEGEND)}</p>")
     return "\n".join(parts)
 
 
@@ -176,8 +165,8 @@ def _plain_table(headers: list[str], rows: list[list[str]], css: str) -> str:
 def _outcomes(analysis: Analysis) -> str:
     counts = count_outcomes(analysis)
     parts = [f"<h3>{_escaped(tool)}</h3>" + _plain_table(
-        OUTCOME_HEADERS, [outcome_row(c) for c in counts if c.tool == tool], "outcomes")
-        for tool in analysis.tools if any(c.tool == tool for c in counts)]
+        tables.OUTCOME_HEADERS, [tables.outcome_row(c) for c in counts if c.tool == tool],
+        "outcomes") for tool in analysis.tools if any(c.tool == tool for c in counts)]
     parts += [f"<p class='explain'>{_escaped(line)}</p>" for line in explain(analysis, counts)]
     return "\n".join(parts)
 
@@ -186,10 +175,12 @@ def _paper(paper: Paper) -> str:
     pair, rows = paper
     notes = sorted({r.tlb_note for r in rows if r.tlb_note})
     return ("<h3>Table 2: per tool</h3>"
-            + _plain_table(table2_headers(pair), [table2_row(r) for r in rows], "table2")
+            + _plain_table(tables.table2_headers(pair), [tables.table2_row(r) for r in rows],
+                           "table2")
             + "<h3>Table 3: per family and tool</h3>"
-            + _plain_table(table3_headers(pair), [table3_row(r) for r in rows], "table3")
-            + f"<p class='legend'>{_escaped(paper_legend(pair))}</p>"
+            + _plain_table(tables.table3_headers(pair), [tables.table3_row(r) for r in rows],
+                           "table3")
+            + f"<p class='legend'>{_escaped(tables.paper_legend(pair))}</p>"
             + (f"<p class='legend'>TLB misses not measured: {_escaped('; '.join(notes))}</p>"
                if notes else ""))
 

@@ -10,23 +10,12 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import HarnessError
+from . import tables
 from .analysis import Analysis, memory_note
 from .export import write_benchexec, write_csv
 from .failures import count_outcomes, explain
 from .html_page import write_html
 from .paper import PairRow, choose_pair, pair_rows
-from .tables import (
-    LEGEND,
-    OUTCOME_HEADERS,
-    SUMMARY_HEADERS,
-    outcome_row,
-    paper_legend,
-    summary_row,
-    table2_headers,
-    table2_row,
-    table3_headers,
-    table3_row,
-)
 
 out = Console(highlight=False)
 if not out.is_terminal:  # a file or a pipe: room for the whole table
@@ -47,9 +36,9 @@ def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
 def print_outcomes(analysis: Analysis) -> None:
     counts = count_outcomes(analysis)
     for tool in analysis.tools:
-        rows = [outcome_row(c) for c in counts if c.tool == tool]
+        rows = [tables.outcome_row(c) for c in counts if c.tool == tool]
         if rows:
-            out.print(_table(f"{tool}: how the runs ended", OUTCOME_HEADERS, rows))
+            out.print(_table(f"{tool}: how the runs ended", tables.OUTCOME_HEADERS, rows))
     for line in explain(analysis, counts):
         err.print(f"[bold yellow]{line}[/bold yellow]")
 
@@ -63,12 +52,12 @@ def print_summary(analysis: Analysis) -> None:
         table = Table(title=f"{tool}: {rows[0].instances} instances, {common} solved by every "
                       f"mode; CPU limit {analysis.cpu_limit:g} s; baseline {analysis.baseline}",
                       title_justify="left")
-        for header in SUMMARY_HEADERS:
+        for header in tables.SUMMARY_HEADERS:
             table.add_column(header, justify="left" if header == "mode" else "right")
         for summary in rows:
-            table.add_row(*summary_row(summary, analysis.baseline))
+            table.add_row(*tables.summary_row(summary, analysis.baseline))
         out.print(table)
-    out.print(LEGEND)
+    out.print(tables.LEGEND)
     notes = {s.tlb_note for s in analysis.summaries if s.tlb_note}
     if notes:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
@@ -88,24 +77,26 @@ def print_summary(analysis: Analysis) -> None:
 
 
 def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
-    out.print(_table("Table 2: per tool", table2_headers(pair), [table2_row(r) for r in rows]))
-    out.print(_table("Table 3: per family and tool", table3_headers(pair),
-                     [table3_row(r) for r in rows]))
-    out.print(paper_legend(pair))
+    out.print(_table("Table 2: per tool", tables.table2_headers(pair),
+                     [tables.table2_row(r) for r in rows]))
+    out.print(_table("Table 3: per family and tool", tables.table3_headers(pair),
+                     [tables.table3_row(r) for r in rows]))
+    out.print(tables.paper_legend(pair))
     notes = {r.tlb_note for r in rows if r.tlb_note}
     if notes:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
 
 
 def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None,
-         benchexec_dir: Path | None, tables: str | None = None, pair: str | None = None
+         benchexec_dir: Path | None, which_tables: str | None = None,
+         pair: str | None = None
          ) -> None:
     """The summary of each campaign in the terminal, the paper's tables over
     all of them if asked, then the files asked for (of one campaign)."""
     if len(analyses) > 1 and (html_file or csv_file or benchexec_dir):
         raise HarnessError("--html, --csv and --benchexec write one campaign: give one DIR")
     paper = None
-    if tables == "paper":
+    if which_tables == "paper":
         chosen = choose_pair(analyses, pair)
         paper = (chosen, [row for a in analyses for row in pair_rows(a, chosen)])
     elif pair is not None:

@@ -14,30 +14,20 @@ python-sat's RC2 reads) for suites/paper/maxsat.toml, on standard output.
 import random
 import sys
 
+from planted import numbers, planted_clauses
+
 
 def main() -> int:
-    words = sys.argv[1:]
-    try:
-        parts, size = int(words[0]), int(words[1])
-        ratio, seed = float(words[2]), int(words[3])
-        if len(words) != 4 or size < 3 or parts < 1:
-            raise ValueError
-    except (ValueError, IndexError):
-        print("usage: maxsat.py COMPONENTS VARIABLES HARD_RATIO SEED", file=sys.stderr)
+    given = numbers(sys.argv[1:], "iifi", "maxsat.py COMPONENTS VARIABLES HARD_RATIO SEED")
+    if given is None:
         return 2
+    parts, size, seed = int(given[0]), int(given[1]), int(given[3])
+    ratio = given[2]
     rng = random.Random(seed)
     variables = parts * size
     planted = [False] + [rng.random() < 0.5 for _ in range(variables)]
-    hard = []
-    for part in range(parts):
-        first = part * size + 1
-        made = 0
-        while made < int(ratio * size):
-            chosen = rng.sample(range(first, first + size), 3)
-            clause = [v if rng.random() < 0.5 else -v for v in chosen]
-            if any((lit > 0) == planted[abs(lit)] for lit in clause):
-                hard.append(clause)
-                made += 1
+    hard = [clause for part in range(parts)
+            for clause in planted_clauses(part * size + 1, size, int(ratio * size), planted, rng)]
     soft = []
     for v in range(1, variables + 1):
         value = planted[v] if rng.random() < 0.5 else not planted[v]

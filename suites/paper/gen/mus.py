@@ -13,25 +13,18 @@ heap with the whole formula), on standard output.
 import random
 import sys
 
+from planted import numbers, planted_clauses
+
 
 def main() -> int:
-    words = sys.argv[1:]
-    try:
-        variables, ratio, pigeons, seed = int(words[0]), float(words[1]), int(words[2]), \
-            int(words[3])
-        if len(words) != 4 or variables < 3 or pigeons < 1:
-            raise ValueError
-    except (ValueError, IndexError):
-        print("usage: mus.py VARIABLES RATIO PIGEONS SEED", file=sys.stderr)
+    given = numbers(sys.argv[1:], "ifii", "mus.py VARIABLES RATIO PIGEONS SEED")
+    if given is None:
         return 2
+    variables, pigeons, seed = int(given[0]), int(given[2]), int(given[3])
+    ratio = given[1]
     rng = random.Random(seed)
     planted = [False] + [rng.random() < 0.5 for _ in range(variables)]
-    clauses = []
-    while len(clauses) < int(ratio * variables):
-        chosen = rng.sample(range(1, variables + 1), 3)
-        clause = [v if rng.random() < 0.5 else -v for v in chosen]
-        if any((lit > 0) == planted[abs(lit)] for lit in clause):
-            clauses.append(clause)
+    clauses = planted_clauses(1, variables, int(ratio * variables), planted, rng)
 
     def sits(pigeon: int, hole: int) -> int:  # pigeon in 0..pigeons, hole in 0..pigeons-1
         return variables + 1 + pigeon * pigeons + hole
