@@ -35,8 +35,9 @@ def generate(tmp_path: Path, name: str, *argv: str) -> Path:
     return target
 
 
-def run(*argv: str | Path) -> tuple[int, str]:
-    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=120)
+def run(*argv: str | Path, cwd: Path | None = None) -> tuple[int, str]:
+    done = subprocess.run([str(a) for a in argv], capture_output=True, text=True, timeout=120,
+                          cwd=cwd)
     return done.returncode, done.stdout + done.stderr
 
 
@@ -103,7 +104,7 @@ def test_spin_verifier_holds_or_is_violated(tmp_path: Path, violated: bool) -> N
     words = ["promela.py", "counters", "2", "6", "1"] + (["violated"] if violated else [])
     pan = generate(tmp_path, "model.pan", *words)
     pan.chmod(0o755)
-    code, output = run(pan, "-m100000")
+    code, output = run(pan, "-m100000", cwd=tmp_path)  # a violation leaves a trail file
     answer = classify("spin", code, output)
     assert answer.verdict == ("violated" if violated else "holds")
     assert answer.value is not None and int(answer.value) > 10

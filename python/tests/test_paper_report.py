@@ -44,6 +44,12 @@ command = "minisat -verb=0 {{instance}} {{model}}"
 adapter = "sat"
 instances = ["*.cnf"]
 
+# Where a run starts: a directory of its own, not the harness's.
+[tools.where]
+command = "/bin/sh -c 'pwd; touch left-behind' {{instance}}"
+adapter = "regex:/(hugeheap-run)-[^/]+/cwd$"
+instances = ["*.cnf"]
+
 [[instances.generate]]
 name = "colour-{{seed}}.aspif"
 command = "{GEN}/asp.py mincolouring 40 70 3 {{seed}}"
@@ -116,6 +122,12 @@ def test_pair_mistakes_are_one_line(campaign: Path) -> None:
     assert done.returncode == 2 and "add --tables paper" in done.stderr
     done = cli("report", str(campaign), str(campaign), "--html", "x.html")
     assert done.returncode == 2 and "give one DIR" in done.stderr
+
+
+def test_a_run_starts_in_a_directory_of_its_own(campaign: Path) -> None:
+    runs = Store(campaign / "results.sqlite", readonly=True).runs()
+    assert {r.verdict for r in runs if r.tool == "where"} == {"hugeheap-run"}
+    assert not (campaign.parent / "left-behind").exists() and not Path("left-behind").exists()
 
 
 def test_optimum_costs_must_agree(campaign: Path) -> None:

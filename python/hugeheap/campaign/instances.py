@@ -22,6 +22,9 @@ class Instance:
 
 
 def prepare(suite: Suite, cache: Path) -> list[Instance]:
+    """Every instance, with an absolute path (a run starts in a directory of
+    its own)."""
+    cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
     taken = {i.name for i in instances}
     for generator in suite.generators:

@@ -32,6 +32,9 @@ instances, under which limits, how often.
     seeds = [1, 2, 3]
     quick = true                       # optional: in the quick size (`hugeheap bench --quick`)
 
+Each run starts in an empty directory of its own (what a tool writes into
+its working directory goes with the run); `{instance}` and `{model}` are
+absolute paths, the program is found relative to this file or in PATH.
 A generator writes its instance to standard output; an instance that is a
 program (it starts with an ELF header or `#!`) is made executable, so that a
 tool's command can run it (`command = "env {instance}"`).

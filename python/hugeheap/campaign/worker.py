@@ -48,13 +48,18 @@ def execute(spec: RunSpec) -> RunRecord | str:
     with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
         model_file = Path(scratch) / "model"
         output_file = Path(scratch) / "output"
+        # The tool starts in a directory of its own: what it writes there
+        # (Spin's trail files, say) goes with the run.
+        workdir = Path(scratch) / "cwd"
+        workdir.mkdir()
         argv = [word.replace("{model}", str(model_file)) for word in spec.argv]
         try:
             result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
                                       memory_bytes=spec.memory_bytes,
                                       cores=list(spec.cores) if spec.cores else None),
                          alloc=spec.alloc, output=str(output_file),
-                         group_prefix=spec.group_prefix, end_with_parent=True)
+                         group_prefix=spec.group_prefix, end_with_parent=True,
+                         cwd=str(workdir))
         except HarnessError as error:
             return f"{spec.tool} on {spec.instance} under {spec.mode}: {error}"
         with open(output_file, "rb") as f:
