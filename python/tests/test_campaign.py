@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -216,14 +217,21 @@ def test_a_model_that_does_not_hold_is_wrong(tmp_path: Path) -> None:
     assert details == [("wrong", "the model leaves clause 1 false: [1, -2]")]
 
 
-def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
-    suite = make_campaign(tmp_path, {"a": "sat"})
-    out = tmp_path / "camp"
+def refusal_after(suite: Path, out: Path, change: Callable[[], object]) -> str:
+    """What the harness says when the campaign in out, once run, is run again
+    after the change."""
     assert bench(suite, out).returncode == 0
-    suite.write_text(SUITE.replace('"20s"', '"30s"'))
+    change()
     refused = bench(suite, out)
     assert refused.returncode == 2
-    assert "holds a campaign of another suite (its limits differ" in refused.stderr
+    return refused.stderr
+
+
+def test_another_suite_in_the_same_directory_is_refused(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    said = refusal_after(suite, tmp_path / "camp",
+                         lambda: suite.write_text(SUITE.replace('"20s"', '"30s"')))
+    assert "holds a campaign of another suite (its limits differ" in said
 
 
 def test_too_many_jobs_is_an_error(tmp_path: Path) -> None:
@@ -337,12 +345,9 @@ seeds = [1]
     generator = tmp_path / "gen.sh"
     generator.write_text(GENERATOR)
     generator.chmod(0o755)
-    out = tmp_path / "camp"
-    assert bench(suite_file, out).returncode == 0
-    generator.write_text(GENERATOR.replace("c sat", "c sat, from a rebuilt generator"))
-    refused = bench(suite_file, out)
-    assert refused.returncode == 2
-    assert "(its generators differ" in refused.stderr
+    rebuilt = GENERATOR.replace("c sat", "c sat, from a rebuilt generator")
+    said = refusal_after(suite_file, tmp_path / "camp", lambda: generator.write_text(rebuilt))
+    assert "(its generators differ" in said
 
 
 def test_a_tool_runs_on_its_own_instances_only(tmp_path: Path) -> None:

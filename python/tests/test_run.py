@@ -42,12 +42,16 @@ def processes_with(marker: str, anywhere: bool = False) -> list[str]:
 def test_cpu_time_of_children_nobody_waited_for(cgroups_usable: str) -> None:
     script = (
         "import os, time\n"
+        "done, writing = os.pipe()\n"
         "for _ in range(2):\n"
         "    if os.fork() == 0:\n"
         "        end = time.process_time() + 0.6\n"
         "        while time.process_time() < end: pass\n"
         "        os._exit(0)\n"
-        "time.sleep(1.5)\n"  # the children finish; the parent exits without waiting
+        "os.close(writing)\n"
+        # End of file once both children have exited (however loaded the
+        # machine is); the parent exits without waiting for them.
+        "os.read(done, 1)\n"
         "os._exit(0)\n"
     )
     result = run([PY, "-c", script])
