@@ -9,7 +9,7 @@ PYTHON  ?= python3
 VENV    := .venv
 
 .PHONY: all deps build venv test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	test-python demo bench before install clean
+	test-python demo bench before paper-quick paper install clean
 
 all: build
 
@@ -26,7 +26,7 @@ $(VENV)/.installed: python/pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "hugeheap needs Python 3.11 or newer ($(PYTHON) is older)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev]'
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev,paper]'
 	@touch $@
 
 # The allocator's own tests, then its logic again under AddressSanitizer with
@@ -102,6 +102,20 @@ $(BUILD)/before/lib/libhugeheap.so:
 	@git archive $(BEFORE_REVISION) alloc CMakeLists.txt workloads suites bench | tar -x -C $(BUILD)/before-src
 	@cmake -S $(BUILD)/before-src -B $(BUILD)/before $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/before -j$(JOBS) --target hugeheap_shared
+
+# The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
+# each suite of suites/paper in its quick size (minutes each), or whole
+# (`make paper`); the same command resumes. Then the tables over all of them.
+PAPER_FAMILIES := sat asp smt maxsat mus modelchecking tabling
+PAPER_DIR := $(BUILD)/paper
+paper-quick paper: build
+	@quick=$(if $(filter paper-quick,$@),--quick,); suffix=$(if $(filter paper-quick,$@),-quick,); \
+	  for family in $(PAPER_FAMILIES); do \
+	    $(VENV)/bin/hugeheap bench suites/paper/$$family.toml $$quick \
+	      --out $(PAPER_DIR)/$$family$$suffix || exit $$?; \
+	  done; \
+	  $(VENV)/bin/hugeheap report $(foreach f,$(PAPER_FAMILIES),$(PAPER_DIR)/$(f)$$suffix) \
+	    --tables paper --pair system,hugeheap
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

@@ -81,7 +81,10 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--jobs", type=int, metavar="N", help="parallel runs, each on its own physical "
               "cores (default: the suite's jobs)")
 @click.option("--repeat", type=int, metavar="K", help="repetitions (default: the suite's)")
-def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None) -> None:
+@click.option("--quick", is_flag=True, help="only the instances the suite marks quick = true "
+              "(a campaign of its own, NAME-quick)")
+def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
+          quick: bool) -> None:
     """Run a campaign: every instance under every tool and allocator mode."""
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import LocalExecutor
@@ -91,7 +94,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
             if value is not None and value < 1:
                 raise HarnessError(f"{option} {value}: must be at least 1")
-        suite = load(suite_file)
+        suite = load(suite_file, quick)
         executor = LocalExecutor(jobs or suite.jobs)
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
@@ -108,21 +111,25 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
 
 
 @main.command()
-@click.argument("directory", metavar="DIR")
+@click.argument("directories", metavar="DIR...", nargs=-1, required=True)
+@click.option("--tables", type=click.Choice(["paper"]), help="also the THP-for-reasoners "
+              "paper's Tables 2 and 3 (over every DIR given)")
+@click.option("--pair", metavar="A,B", help="the modes the paper's tables compare (default: "
+              "the baseline and hugeheap)")
 @click.option("--html", "html_file", metavar="FILE", help="write the HTML report here")
 @click.option("--csv", "csv_file", metavar="FILE", help="write one row per run here")
 @click.option("--benchexec", "benchexec_dir", metavar="OUTDIR",
               help="write BenchExec result XML (one file per tool and mode) here")
-def report(directory: str, html_file: str | None, csv_file: str | None,
-           benchexec_dir: str | None) -> None:
-    """Summarise a campaign: tables in the terminal, and HTML, CSV or BenchExec XML."""
+def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
+           html_file: str | None, csv_file: str | None, benchexec_dir: str | None) -> None:
+    """Summarise campaigns: tables in the terminal, and HTML, CSV or BenchExec XML."""
     from .report.analysis import analyse
     from .report.view import show
     try:
-        analysis = analyse(Path(directory))
-        show(analysis, Path(html_file) if html_file else None,
+        analyses = [analyse(Path(directory)) for directory in directories]
+        show(analyses, Path(html_file) if html_file else None,
              Path(csv_file) if csv_file else None,
-             Path(benchexec_dir) if benchexec_dir else None)
+             Path(benchexec_dir) if benchexec_dir else None, tables, pair)
     except HarnessError as error:
         _fail(str(error))
 

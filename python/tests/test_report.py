@@ -40,7 +40,7 @@ def record(mode: str, instance: str, repetition: int, cputime: float | None) -> 
         memory_peak=(100 if mode == "base" else 150) * 2**20,
         huge_share=0.0 if mode == "base" else 0.9, tlb_misses=None, tlb_reason="not supported",
         reliable=True, warnings="[]", cores="0,1", start_time="2026-11-22T00:00:00+00:00",
-        output=None)
+        answer_value=None, output=None)
 
 
 def make_campaign(directory: Path, repetitions: int = 3) -> Path:

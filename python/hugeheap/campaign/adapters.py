@@ -1,33 +1,50 @@
-"""What a tool answered, and whether the answer holds.
+"""What a tool answered: each adapter reads a run's exit code and output, as
+BenchExec's tool-info modules do, and says the verdict and, where the answer
+carries one, the value that every run on the instance must agree on.
 
-Adapters read a run's exit code and output:
-  sat      SAT-competition output (`s SATISFIABLE` / `s UNSATISFIABLE`, `v` lines
-           with the model) or, without an `s` line, exit codes 10 / 20
-  smtlib   the first `sat` / `unsat` / `unknown` line
-  exitcode 0 is `done`, anything else `error`
-  a regular expression (`regex:PATTERN`): its first group is the answer
-A SAT answer's model is checked against the CNF: a model that leaves a clause
-false makes the answer `wrong`, whatever the tool claimed."""
+  sat       SAT-competition output (`s SATISFIABLE` / `s UNSATISFIABLE`, `v`
+            lines with the model) or, without an `s` line, exit codes 10 / 20
+  smtlib    the first `sat` / `unsat` / `unknown` line
+  asp       clasp and clingo: SATISFIABLE, UNSATISFIABLE, OPTIMUM FOUND (the
+            value: the optimum's cost, from `Optimization :`), UNKNOWN; without
+            a status line their exit codes 10 (satisfiable), 20 (unsatisfiable),
+            30 (optimum found)
+  maxsat    MaxSAT Evaluation output: `s OPTIMUM FOUND`, `o COST` (the value),
+            `v` model (literals, or the newer 0/1 string); `s UNSATISFIABLE`
+  mus       a MUS extractor's `v` line of clause numbers (python-sat's
+            musx.py); the value is the MUS's size
+  spin      Spin's pan: `errors: N` (0: `holds`, more: `violated`) and the
+            value `N states, stored`; an incomplete search answers nothing
+  pnexplore pnexplore's JSON: a complete exploration's `states` (the value),
+            `deadlock` where --check deadlock found one
+  hhtab     hhtab's --json: the value is the query's `answers`
+  exitcode  0 is `done`, anything else `error`
+  regex:PATTERN  the first group (or the group named `answer`) is the verdict,
+            `done` where there is no such group; a group named `value` is the
+            value, e.g. `regex:^(answers) (?P<value>\\d+)$` for a Prolog
+            program that prints how many answers its query has
+
+Checking an answer against its instance (a SAT model against the CNF, a
+MaxSAT model's cost against the WCNF, a MUS's clause numbers) is checks.py's;
+comparing answers across runs is verdicts.py's."""
 
 from __future__ import annotations
 
-import functools
+import json
 import re
 from dataclasses import dataclass
-from pathlib import Path
-
-import numpy as np
 
 from ..errors import HarnessError
 
-ADAPTERS = ("sat", "smtlib", "exitcode")
+ADAPTERS = ("sat", "smtlib", "asp", "maxsat", "mus", "spin", "pnexplore", "hhtab", "exitcode")
 
 
 @dataclass
 class Answer:
-    verdict: str  # sat, unsat, unknown, done, error, wrong, or what a regex captured
+    verdict: str  # sat, unsat, optimum, unknown, done, error, wrong, or an adapter's own word
     detail: str | None = None
     model: list[int] | None = None
+    value: str | None = None  # what every run on the instance must agree on (cost, states, ...)
 
 
 def check_adapter_name(name: str) -> None:
@@ -46,7 +63,7 @@ def check_adapter_name(name: str) -> None:
 
 def classify(adapter: str, exit_code: int | None, output: str) -> Answer:
     if adapter == "sat":
-        return _sat_competition_answer(exit_code, output)
+        return sat_competition_answer(exit_code, output)
     if adapter == "smtlib":
         for line in output.splitlines():
             word = line.strip()
@@ -56,14 +73,31 @@ def classify(adapter: str, exit_code: int | None, output: str) -> Answer:
     if adapter == "exitcode":
         return Answer("done" if exit_code == 0 else "error", f"exit code {exit_code}")
     if adapter.startswith("regex:"):
-        match = re.search(adapter[len("regex:"):], output, re.M)
-        if match is None:
-            return Answer("unknown", "the expression matched nothing")
-        return Answer(match.group(1))
-    raise HarnessError(f"unknown adapter {adapter!r}")
+        return _regex_answer(adapter[len("regex:"):], output)
+    reader = _READERS.get(adapter)
+    if reader is None:
+        raise HarnessError(f"unknown adapter {adapter!r}")
+    return reader(exit_code, output)
 
 
-def _sat_competition_answer(exit_code: int | None, output: str) -> Answer:
+def _regex_answer(pattern: str, output: str) -> Answer:
+    match = re.search(pattern, output, re.M)
+    if match is None:
+        return Answer("unknown", "the expression matched nothing")
+    named = match.groupdict()
+    value = named.get("value")
+    if "answer" in named:
+        verdict = named["answer"]
+    else:
+        value_index = match.re.groupindex.get("value")
+        others = [i for i in range(1, match.re.groups + 1) if i != value_index]
+        verdict = match.group(others[0]) if others else "done"
+    if verdict is None:
+        return Answer("unknown", "the answer group matched nothing")
+    return Answer(verdict, value=value)
+
+
+def sat_competition_answer(exit_code: int | None, output: str) -> Answer:
     verdict = None
     model: list[int] = []
     for line in output.splitlines():
@@ -79,111 +113,129 @@ def _sat_competition_answer(exit_code: int | None, output: str) -> Answer:
     return Answer(verdict, model=model if verdict == "sat" and model else None)
 
 
-def read_cnf(path: Path) -> tuple[int, list[list[int]]]:
-    """(variables, clauses) of a DIMACS CNF file; a clear error if it is not one."""
-    variables = -1
-    clauses: list[list[int]] = []
-    clause: list[int] = []
-    with open(path) as f:
-        for number, line in enumerate(f, 1):
-            line = line.strip()
-            if not line or line.startswith("c") or line.startswith("%"):
+# clasp's exit codes are bits: 1 interrupted, 10 a model found, 20 the search
+# space exhausted (so 30: optimum found, 20: unsatisfiable), 33 out of memory,
+# 65 error, 128 not run.
+_ASP_STATUS = {"SATISFIABLE": "sat", "UNSATISFIABLE": "unsat", "OPTIMUM FOUND": "optimum",
+               "UNKNOWN": "unknown"}
+_ASP_EXIT = {10: "sat", 20: "unsat", 30: "optimum"}
+
+
+def _asp_answer(exit_code: int | None, output: str) -> Answer:
+    verdict = None
+    cost = None
+    for line in output.splitlines():
+        text = line.strip()
+        if text in _ASP_STATUS:
+            verdict = _ASP_STATUS[text]
+        elif text.startswith("Optimization"):
+            # The summary's `Optimization : 3 1` (levels), or each model's `Optimization: 3`.
+            cost = " ".join(text.split(":", 1)[1].split())
+    if verdict is None:
+        verdict = _ASP_EXIT.get(exit_code or 0, "unknown")
+    if verdict == "optimum":
+        if not cost:
+            return Answer("unknown", "OPTIMUM FOUND without an Optimization line")
+        return Answer("optimum", f"cost {cost}", value=cost)
+    if verdict == "unknown" and exit_code is not None and exit_code & 1:
+        return Answer("unknown", f"interrupted (exit code {exit_code})"
+                      + (f", best cost so far {cost}" if cost else ""))
+    return Answer(verdict)
+
+
+def _maxsat_answer(exit_code: int | None, output: str) -> Answer:
+    status = cost = None
+    model: list[int] = []
+    for line in output.splitlines():
+        if line.startswith("s "):
+            status = line[2:].strip()
+        elif line.startswith("o "):
+            cost = line[2:].strip()  # the last one counts: solvers print improving costs
+        elif line.startswith("v "):
+            words = line[2:].split()
+            if len(words) == 1 and set(words[0]) <= {"0", "1"} and len(words[0]) > 1:
+                # The 2020 format: one character per variable, 1 true.
+                model = [i if c == "1" else -i for i, c in enumerate(words[0], 1)]
+            else:
+                model.extend(int(w) for w in words if w.lstrip("-").isdigit() and w != "0")
+    if status == "OPTIMUM FOUND":
+        if cost is None or not cost.isdigit():
+            return Answer("unknown", "OPTIMUM FOUND without an 'o COST' line")
+        return Answer("optimum", f"cost {cost}", model or None, value=cost)
+    if status == "UNSATISFIABLE":
+        return Answer("unsat")
+    if status == "SATISFIABLE":
+        return Answer("unknown", f"a solution of cost {cost} found, optimality not proven")
+    return Answer("unknown", "no 's' line" if status is None else f"s {status}")
+
+
+def _mus_answer(exit_code: int | None, output: str) -> Answer:
+    clauses: list[int] = []
+    seen = False
+    for line in output.splitlines():
+        if line.startswith("v ") or line == "v":
+            seen = True
+            clauses.extend(int(w) for w in line[1:].split() if w.isdigit() and w != "0")
+    if exit_code not in (0, None):
+        return Answer("error", f"exit code {exit_code}")
+    if not seen:
+        return Answer("unknown", "no MUS printed (a satisfiable formula has none)")
+    return Answer("mus", f"{len(clauses)} clauses", clauses, value=str(len(clauses)))
+
+
+_STORED = re.compile(r"^\s*(\d+) states, stored", re.M)
+_ERRORS = re.compile(r"errors: (\d+)")
+
+
+def _spin_answer(exit_code: int | None, output: str) -> Answer:
+    stored = _STORED.search(output)
+    errors = _ERRORS.search(output)
+    if "out of memory" in output:
+        return Answer("unknown", "pan ran out of memory")
+    if stored is None or errors is None:
+        return Answer("unknown", "no 'errors:' and 'states, stored' lines")
+    if "Search not completed" in output and errors.group(1) == "0":
+        return Answer("unknown", "search not completed (raise pan's -m depth limit)")
+    verdict = "holds" if errors.group(1) == "0" else "violated"
+    return Answer(verdict, f"{errors.group(1)} errors, {stored.group(1)} states stored",
+                  value=stored.group(1))
+
+
+def _last_json_object(output: str) -> dict[str, object] | None:
+    """The last line of the output that is a JSON object."""
+    for line in reversed(output.splitlines()):
+        line = line.strip()
+        if line.startswith("{"):
+            try:
+                found = json.loads(line)
+            except json.JSONDecodeError:
                 continue
-            if line.startswith("p"):
-                parts = line.split()
-                if len(parts) != 4 or parts[1] != "cnf":
-                    raise HarnessError(f"{path}:{number}: not a 'p cnf VARIABLES CLAUSES' line")
-                variables = int(parts[2])
-                continue
-            for token in line.split():
-                try:
-                    literal = int(token)
-                except ValueError:
-                    raise HarnessError(f"{path}:{number}: '{token}' is not a literal") from None
-                if literal == 0:
-                    clauses.append(clause)
-                    clause = []
-                else:
-                    clause.append(literal)
-    if clause:
-        clauses.append(clause)
-    if variables < 0:
-        raise HarnessError(f"{path}: no 'p cnf' header")
-    return variables, clauses
+            if isinstance(found, dict):
+                return found
+    return None
 
 
-def model_from_file(text: str) -> tuple[str | None, list[int]]:
-    """A model file as minisat writes it (`SAT` then the literals, or `UNSAT`),
-    or in SAT-competition form (`s` and `v` lines)."""
-    lines = text.split("\n", 1)
-    first = lines[0].strip()
-    if first in ("SAT", "UNSAT", "INDET"):
-        verdict = {"SAT": "sat", "UNSAT": "unsat"}.get(first)
-        rest = lines[1] if len(lines) > 1 else ""
-        model = [int(t) for t in rest.split() if t.lstrip("-").isdigit()]
-        if model and model[-1] == 0:
-            model.pop()
-        return verdict, model
-    answer = _sat_competition_answer(None, text)
-    return (answer.verdict if answer.verdict != "unknown" else None), answer.model or []
+def _pnexplore_answer(exit_code: int | None, output: str) -> Answer:
+    found = _last_json_object(output)
+    if found is None:
+        return Answer("unknown", "no JSON object in the output")
+    if found.get("deadlock") is True:
+        return Answer("deadlock", "a deadlock was found")
+    states = found.get("states")
+    if found.get("complete") is not True or not isinstance(states, int):
+        return Answer("unknown", f"exploration not complete: {found.get('stopped') or '?'}")
+    return Answer("states", f"{states} states", value=str(states))
 
 
-@functools.lru_cache(maxsize=2)
-def _formula(path: Path, mtime_ns: int) -> tuple[int, np.ndarray, np.ndarray]:
-    """(variables, literals, start of each clause) of a CNF, as arrays: checking a
-    model of a million clauses takes a fraction of a second."""
-    variables = -1
-    with open(path) as f:
-        body = []
-        for line in f:
-            if line[:1] in ("c", "%", "\n", ""):
-                continue
-            if line.startswith("p"):
-                parts = line.split()
-                if len(parts) == 4 and parts[1] == "cnf" and parts[2].isdigit():
-                    variables = int(parts[2])
-                continue
-            body.append(line)
-    try:
-        literals = np.array(" ".join(body).split(), dtype=np.int64)
-    except ValueError:
-        read_cnf(path)  # names the line
-        raise
-    if variables < 0:
-        read_cnf(path)
-    if len(literals) and int(literals[-1]) != 0:
-        literals = np.append(literals, 0)
-    ends = np.flatnonzero(literals == 0)
-    starts = np.concatenate(([0], ends[:-1] + 1)) if len(ends) else np.zeros(0, np.int64)
-    return variables, literals, starts
+def _hhtab_answer(exit_code: int | None, output: str) -> Answer:
+    found = _last_json_object(output)
+    answers = found.get("answers") if found else None
+    if exit_code not in (0, None):
+        return Answer("error", f"exit code {exit_code}")
+    if not isinstance(answers, int):
+        return Answer("unknown", "no JSON object with 'answers'")
+    return Answer("answers", f"{answers} answers", value=str(answers))
 
 
-def check_sat_answer(answer: Answer, cnf: Path) -> Answer:
-    """A `sat` answer whose model does not satisfy the formula becomes `wrong`.
-    A `sat` answer without a model stays `sat` with a note that it is unchecked."""
-    if answer.verdict != "sat":
-        return answer
-    if not answer.model:
-        return Answer("sat", "no model printed: not checked")
-    model = np.asarray(answer.model, dtype=np.int64)
-    _, literals, starts = _formula(cnf, cnf.stat().st_mtime_ns)
-    size = int(max(np.abs(model).max(), np.abs(literals).max(initial=0))) + 1
-    true_positive = np.zeros(size, dtype=bool)
-    true_negative = np.zeros(size, dtype=bool)
-    true_positive[model[model > 0]] = True
-    true_negative[-model[model < 0]] = True
-    if np.any(true_positive & true_negative):
-        return Answer("wrong", "the model sets a variable both true and false")
-    if len(starts) == 0:
-        return Answer("sat", "model checked", answer.model)
-    holds = np.where(literals > 0, true_positive[np.abs(literals)],
-                     true_negative[np.abs(literals)])
-    # A clause is satisfied when one of its literals holds; the 0 closing each
-    # clause never holds, so an empty clause is never satisfied.
-    satisfied = np.logical_or.reduceat(holds, starts)
-    if not satisfied.all():
-        index = int(np.flatnonzero(~satisfied)[0])
-        end = int(starts[index + 1] - 1) if index + 1 < len(starts) else len(literals) - 1
-        clause = [int(x) for x in literals[starts[index]:end]]
-        return Answer("wrong", f"the model leaves clause {index + 1} false: {clause}")
-    return Answer("sat", "model checked", answer.model)
+_READERS = {"asp": _asp_answer, "maxsat": _maxsat_answer, "mus": _mus_answer,
+            "spin": _spin_answer, "pnexplore": _pnexplore_answer, "hhtab": _hhtab_answer}

@@ -1,7 +1,8 @@
 """The instances of a campaign: the suite's files as they are, and the output
 of its generator commands, made once and cached in the campaign directory
 (a generated file is kept with the command that made it, and made again only
-when the command changes)."""
+when the command changes). A generated program (an ELF file or a script) is
+made executable, so that a tool can run it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,9 @@ class Instance:
 
 
 def prepare(suite: Suite, cache: Path) -> list[Instance]:
+    """Every instance, with an absolute path (a run starts in a directory of
+    its own)."""
+    cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
     taken = {i.name for i in instances}
     for generator in suite.generators:
@@ -55,6 +59,11 @@ def _generate(argv: list[str], program: str, target: Path, directory: Path) -> P
         message = done.stderr.decode(errors="replace").strip().splitlines()
         raise HarnessError(f"the generator {' '.join(argv)} failed (exit code {done.returncode})"
                            + (f": {message[-1]}" if message else ""))
+    with open(partial, "rb") as made:
+        head = made.read(4)
+    if head == b"\x7fELF" or head[:2] == b"#!":
+        partial.chmod(0o755)
     os.replace(partial, target)  # a generator stopped halfway leaves no instance behind
     recipe.write_text(command)
     return target
+

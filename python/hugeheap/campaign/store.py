@@ -10,7 +10,10 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "1"
+SCHEMA_VERSION = "2"
+# Columns a schema added, for reading and upgrading older campaigns: schema 2
+# keeps the value an answer claims (an optimum's cost, the states stored).
+_ADDED = {"2": ["answer_value"]}
 
 
 @dataclass
@@ -23,6 +26,7 @@ class RunRecord:
     termination_reason: str | None
     verdict: str  # the adapter's answer: sat, unsat, unknown, done, error, wrong, ...
     verdict_detail: str | None
+    answer_value: str | None  # what every run on the instance must agree on, if anything
     exit_code: int | None
     signal: int | None
     cputime: float | None
@@ -68,11 +72,15 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self._create()
             version = self.meta("schema")
+            if version == "1" and not readonly:
+                self._upgrade_from_1()
+                version = SCHEMA_VERSION
         except sqlite3.DatabaseError as error:
             raise HarnessError(f"{path}: not a campaign database ({error})") from None
-        if version != SCHEMA_VERSION:
+        self.missing_columns = set(_ADDED["2"]) if version == "1" else set()
+        if version not in (SCHEMA_VERSION, "1"):
             raise HarnessError(f"{path}: written by another version of hugeheap (schema "
-                               f"{version}, this one reads {SCHEMA_VERSION})")
+                               f"{version}, this one reads 1 and {SCHEMA_VERSION})")
 
     def _create(self) -> None:
         columns = ", ".join(
@@ -85,6 +93,13 @@ class Store:
             self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, "
                             "PRIMARY KEY (tool, instance, mode, repetition))")
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+
+    def _upgrade_from_1(self) -> None:
+        with self.db:
+            self.db.execute("BEGIN")
+            for column in _ADDED["2"]:
+                self.db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -111,7 +126,9 @@ class Store:
         return {(t, i, m, int(r)) for t, i, m, r in rows}
 
     def runs(self) -> list[RunRecord]:
-        rows = self.db.execute(f"SELECT {', '.join(_COLUMNS)} FROM runs "
+        # A campaign of an older schema, read only: its runs claimed no values.
+        columns = [f"NULL AS {c}" if c in self.missing_columns else c for c in _COLUMNS]
+        rows = self.db.execute(f"SELECT {', '.join(columns)} FROM runs "
                                "ORDER BY tool, instance, mode, repetition")
         records = []
         for row in rows:

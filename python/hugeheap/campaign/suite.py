@@ -14,7 +14,7 @@ instances, under which limits, how often.
 
     [tools.minisat]
     command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model
-    adapter = "sat"                    # sat, smtlib, exitcode or regex:PATTERN
+    adapter = "sat"                    # how to read its answer: adapters.py lists them
     optional = true                    # if it is not installed: named, then skipped
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
 
@@ -30,6 +30,14 @@ instances, under which limits, how often.
     name = "random-{seed}.cnf"
     command = "hh-randksat 5000 21000 3 {seed}"  # run in this file's directory
     seeds = [1, 2, 3]
+    quick = true                       # optional: in the quick size (`hugeheap bench --quick`)
+
+Each run starts in an empty directory of its own (what a tool writes into
+its working directory goes with the run); `{instance}` and `{model}` are
+absolute paths, the program is found relative to this file or in PATH.
+A generator writes its instance to standard output; an instance that is a
+program (it starts with an ELF header or `#!`) is made executable, so that a
+tool's command can run it (`command = "env {instance}"`).
 
 Everything is checked before anything runs, and each mistake is one
 HarnessError naming the file, the line where there is one, and the fix."""
@@ -51,7 +59,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
-from .adapters import check_adapter_name
+from .adapters import ADAPTERS, check_adapter_name
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
@@ -61,7 +69,7 @@ _KEYS: dict[str, set[str]] = {
     "tool": {"command", "adapter", "optional", "instances"},
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate"},
-    "generate": {"name", "command", "seeds"},
+    "generate": {"name", "command", "seeds", "quick"},
 }
 
 
@@ -84,6 +92,7 @@ class Generator:
     argv: list[str]  # with {seed}, as written
     seeds: list[int]
     program: str  # argv[0], resolved
+    quick: bool = False  # in the quick size
 
 
 @dataclass
@@ -189,8 +198,10 @@ class _Checker:
         return value
 
 
-def load(path: str | Path) -> Suite:
-    """Reads and checks a suite file; raises HarnessError for the first mistake."""
+def load(path: str | Path, quick: bool = False) -> Suite:
+    """Reads and checks a suite file; raises HarnessError for the first mistake.
+    quick: only the generated instances marked `quick = true` (and the files),
+    as a campaign of its own (its name ends in -quick)."""
     path = Path(path)
     try:
         text = path.read_text()
@@ -227,6 +238,12 @@ def load(path: str | Path) -> Suite:
     check.known_keys(instances, "instances", "instances")
     files = _files(check, instances, path.resolve().parent)
     generators = _generators(check, instances, path.resolve().parent)
+    if quick:
+        generators = [g for g in generators if g.quick]
+        if not generators:
+            raise check.fail("--quick: no [[instances.generate]] is marked quick = true",
+                             "mark the small ones quick = true, or leave out --quick",
+                             "instances")
     if not files and not generators:
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
@@ -241,7 +258,8 @@ def load(path: str | Path) -> Suite:
                                  f"(the instances: {', '.join(names[:5])}"
                                  f"{', ...' if len(names) > 5 else ''})",
                                  "fix the pattern", f"tools.{tool.name}", "instances")
-    return Suite(path=path.resolve(), text=text, name=str(campaign.get("name", path.stem)),
+    name = str(campaign.get("name", path.stem)) + ("-quick" if quick else "")
+    return Suite(path=path.resolve(), text=text, name=name,
                  modes=modes, tools=tools, skipped_tools=skipped, files=files,
                  generators=generators, cpu_s=cpu_s, wall_s=wall_s, memory_bytes=memory,
                  repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
@@ -368,8 +386,9 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
         try:
             check_adapter_name(str(adapter))
         except HarnessError as error:
-            raise check.fail(str(error), 'write adapter = "sat", "smtlib", "exitcode" or '
-                             '"regex:PATTERN"', where, "adapter") from None
+            raise check.fail(str(error), f'write adapter = "{ADAPTERS[0]}" (or one of '
+                             f'{", ".join(ADAPTERS[1:])}, "regex:PATTERN")', where,
+                             "adapter") from None
         optional = values.get("optional", False)
         if not isinstance(optional, bool):
             raise check.fail(f"{where}.optional must be true or false", "write optional = true",
@@ -465,5 +484,9 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
             raise check.fail(f"the generator '{argv[0]}' is not found",
                              "build or install it, or give its path relative to the suite "
                              "file", where, "command", index)
-        generators.append(Generator(name, argv, list(seeds), program))
+        quick = values.get("quick", False)
+        if not isinstance(quick, bool):
+            raise check.fail(f"{where}.quick must be true or false", "write quick = true",
+                             where, "quick", index)
+        generators.append(Generator(name, argv, list(seeds), program, quick))
     return generators

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..measure import machine
+from ..measure import firsttouch, machine
 from ..measure.allocators import REPO_ROOT
 from ..measure.cgroups import usable_version
 from .suite import Suite
@@ -58,8 +59,11 @@ def _checkout_of(path: Path) -> Path | None:
 
 def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
     """The machine (measure.machine's facts) with the versions of what the
-    suite measures: its allocator libraries and tools."""
+    suite measures (its allocator libraries and tools) and what memory costs
+    on it now (first touch of huge and small pages)."""
     info: dict[str, Any] = dict(machine.describe())
+    touch = firsttouch.measure()
+    info["first_touch"] = {**asdict(touch), "lazy_host": touch.lazy_host}
     info["thp"] = machine.thp_settings()
     info["cgroups"], reasons = usable_version()
     if info["cgroups"] is None:

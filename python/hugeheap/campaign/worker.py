@@ -1,6 +1,7 @@
 """One run of a campaign, as a worker process does it: measure the tool with
-hugeheap run's library, classify its answer, check a SAT model against the
-formula, and keep the output compressed in the campaign directory.
+hugeheap run's library, classify its answer, check it against the instance
+where the instance can prove it wrong (checks.py), and keep the output
+compressed in the campaign directory.
 
 Workers are processes of their own (the runner forks the tool from a single
 thread), and die with the harness: a harness killed with SIGKILL takes its
@@ -19,7 +20,8 @@ from pathlib import Path
 
 from ..errors import HarnessError
 from ..measure.runner import Limits, die_with_parent, run
-from .adapters import Answer, check_sat_answer, classify, model_from_file
+from .adapters import Answer, classify
+from .checks import check
 from .plan import RunSpec
 from .store import RunRecord
 
@@ -46,13 +48,18 @@ def execute(spec: RunSpec) -> RunRecord | str:
     with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
         model_file = Path(scratch) / "model"
         output_file = Path(scratch) / "output"
+        # The tool starts in a directory of its own: what it writes there
+        # (Spin's trail files, say) goes with the run.
+        workdir = Path(scratch) / "cwd"
+        workdir.mkdir()
         argv = [word.replace("{model}", str(model_file)) for word in spec.argv]
         try:
             result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
                                       memory_bytes=spec.memory_bytes,
                                       cores=list(spec.cores) if spec.cores else None),
                          alloc=spec.alloc, output=str(output_file),
-                         group_prefix=spec.group_prefix, end_with_parent=True)
+                         group_prefix=spec.group_prefix, end_with_parent=True,
+                         cwd=str(workdir))
         except HarnessError as error:
             return f"{spec.tool} on {spec.instance} under {spec.mode}: {error}"
         with open(output_file, "rb") as f:
@@ -62,13 +69,15 @@ def execute(spec: RunSpec) -> RunRecord | str:
         _compress(output_file, Path(spec.output_dir) / kept)
         if model_file.exists():
             _compress(model_file, Path(spec.output_dir) / kept.replace(".log.gz", ".model.gz"))
-    if result.status != "ok" and answer.verdict in ("sat", "unsat"):
+    if result.status != "ok" and answer.verdict not in ("unknown", "error", "wrong"):
         # An answer printed before a limit struck is not one the run gave within it.
-        answer = Answer("unknown", f"answered {answer.verdict}, but {result.status}")
+        shown = answer.verdict + (f" {answer.value}" if answer.value is not None else "")
+        answer = Answer("unknown", f"answered {shown}, but {result.status}")
     return RunRecord(
         tool=spec.tool, instance=spec.instance, mode=spec.mode, repetition=spec.repetition,
         status=result.status, termination_reason=result.termination_reason,
-        verdict=answer.verdict, verdict_detail=answer.detail, exit_code=result.exit_code,
+        verdict=answer.verdict, verdict_detail=answer.detail, answer_value=answer.value,
+        exit_code=result.exit_code,
         signal=result.signal, cputime=result.cputime_s, cputime_user=result.cputime_user_s,
         cputime_system=result.cputime_system_s, walltime=result.walltime_s,
         memory_peak=result.memory_peak_bytes, huge_share=result.huge_share,
@@ -79,24 +88,8 @@ def execute(spec: RunSpec) -> RunRecord | str:
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:
     answer = classify(spec.adapter, exit_code, output)
-    if spec.adapter != "sat":
-        return answer
-    if model_file.exists():
-        verdict, model = model_from_file(model_file.read_text(errors="replace"))
-        if answer.verdict == "unknown" and verdict is not None:
-            answer = Answer(verdict)
-        if answer.verdict == "sat" and model:
-            answer = Answer("sat", model=model)
-    if not spec.instance_path.endswith(".cnf"):
-        if answer.verdict == "sat":
-            answer.detail = "model not checked: the instance is not a .cnf file"
-    else:
-        try:
-            answer = check_sat_answer(answer, Path(spec.instance_path))
-        except (HarnessError, OSError, ValueError) as error:
-            return Answer(answer.verdict, f"model not checked: {error}")
-    answer.model = None  # checked; the record keeps the verdict, the file keeps the model
-    return answer
+    model_text = model_file.read_text(errors="replace") if model_file.exists() else None
+    return check(spec.adapter, answer, Path(spec.instance_path), model_text)
 
 
 def _compress(source: Path, target: Path) -> None:

@@ -1,11 +1,13 @@
-"""`hugeheap doctor`: what this machine offers for measurement, and what
-would add the rest."""
+"""`hugeheap doctor`: what this machine offers for measurement, what would
+add the rest, and what memory costs on it (first touch of huge and small
+pages: what a THP measurement here can show)."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
-from . import machine, perf
+from . import firsttouch, machine, perf
 from .allocators import MODES, resolve
 from .cgroups import CgroupV1, discover, usable_version, v2_controllers
 
@@ -27,9 +29,11 @@ def diagnose() -> dict[str, Any]:
         modes[name] = {"available": mode.missing is None, "library": mode.library,
                        "problem": mode.missing}
     tlb = perf.unavailable_reason()
+    touch = firsttouch.measure()
     return {
         "machine": machine.describe(),
         "cgroups": cgroup,
         "tlb_counters": {"available": tlb is None, "problem": tlb},
         "allocators": modes,
+        "first_touch": {**asdict(touch), "lazy_host": touch.lazy_host},
     }

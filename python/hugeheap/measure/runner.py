@@ -90,11 +90,12 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
         stdin: str | None = None, output: str | None = None,
         extra_env: dict[str, str] | None = None, measure_tlb: bool = True,
         tool_stdout: IO[bytes] | int | None = None, group_prefix: str = "hugeheap",
-        end_with_parent: bool = False) -> RunResult:
+        end_with_parent: bool = False, cwd: str | None = None) -> RunResult:
     """Runs the command once, measured; HarnessError for bad input, before
     anything starts. alloc: a resolved mode (default: the system allocator);
     group_prefix names the run's cgroup (cgroups.end_leftover_groups finds it);
-    end_with_parent: the tool is killed if the calling process dies first."""
+    end_with_parent: the tool is killed if the calling process dies first;
+    cwd: the directory the tool starts in (default: this process's)."""
     limits = limits or Limits()
     alloc = alloc or resolve("system")
     if alloc.missing:
@@ -104,10 +105,12 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
     for path, option in ((stdin, "--stdin"), (output, "--output")):
         if path is not None and os.path.isdir(path):
             raise HarnessError(f"{option} {path}: is a directory")
+    if cwd is not None and not os.path.isdir(cwd):
+        raise HarnessError(f"the run's directory {cwd} is not a directory")
     held = _Held()
     try:
         prepared = _prepare(held, command, program, limits, alloc, stdin, output, extra_env,
-                            measure_tlb, tool_stdout, group_prefix, end_with_parent)
+                            measure_tlb, tool_stdout, group_prefix, end_with_parent, cwd)
         executed = _execute(held, prepared)
         return _collect(held, prepared, executed)
     finally:
@@ -209,13 +212,14 @@ class _Prepared:
     reliable: bool
     info: dict[str, object]
     thp: dict[str, str | None]
+    cwd: str | None
 
 
 def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
              alloc: AllocatorMode, stdin: str | None, output: str | None,
              extra_env: dict[str, str] | None, measure_tlb: bool,
              tool_stdout: IO[bytes] | int | None, group_prefix: str,
-             end_with_parent: bool) -> _Prepared:
+             end_with_parent: bool, cwd: str | None) -> _Prepared:
     """Opens the files, makes the cgroup with its limits and the TLB counter
     file, each recorded in held as soon as it exists."""
     stdin_file: IO[bytes] | int = (held.open(stdin, "rb", "--stdin") if stdin is not None
@@ -247,7 +251,7 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
             argv = perf.wrap(argv, held.tlb_file)
     return _Prepared(command, argv, env, limits, alloc, stdin_file, stdout, end_with_parent,
                      tlb_reason, warnings, group is not None, machine.describe(),
-                     machine.thp_settings())
+                     machine.thp_settings(), cwd)
 
 
 # ----------------------------------------------------------------- execute
@@ -283,7 +287,7 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
         process = subprocess.Popen(
             prepared.argv, env=prepared.env, stdin=prepared.stdin, stdout=prepared.stdout,
             stderr=subprocess.STDOUT if prepared.stdout is not None else None,
-            preexec_fn=enter_group, start_new_session=True)
+            preexec_fn=enter_group, start_new_session=True, cwd=prepared.cwd)
     except OSError as error:
         # The program is there but would not start (format, permission, ...):
         # a measured outcome of the run, not a harness error.

@@ -8,6 +8,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from .firsttouch import what_it_means
 from .runner import RunResult
 
 err = Console(stderr=True)
@@ -66,6 +67,8 @@ def print_doctor(info: dict[str, Any]) -> None:
     tlb = info["tlb_counters"]
     out.print("[bold]TLB[/bold]      " + ("counters available" if tlb["available"]
                                            else f"not measurable: {tlb['problem']}"))
+    touch = info["first_touch"]
+    out.print(f"[bold]memory[/bold]   {what_it_means(touch)} ({touch['note']})")
     table = Table(title="allocator modes")
     table.add_column("mode")
     table.add_column("available")

@@ -19,6 +19,7 @@ from typing import Any
 from ..campaign.store import RunRecord, Store
 from ..campaign.verdicts import Disagreement, judge, solved
 from ..errors import HarnessError
+from ..measure.firsttouch import what_it_means
 from . import stats
 
 
@@ -76,6 +77,8 @@ class Analysis:
     machine: list[dict[str, Any]] = field(default_factory=list)
     unreliable_runs: int = 0
     missing_runs: int = 0  # to make every cell as repeated as the most repeated one
+    directory: Path | None = None
+    commands: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # argv, adapter
 
 
 def _median(values: list[float]) -> float | None:
@@ -127,7 +130,10 @@ def analyse(directory: Path) -> Analysis:
         modes = json.loads(store.meta("modes") or "[]")
         cpu_limit = float(store.meta("cpu_limit_s") or 0)
         name = store.meta("suite_name") or directory.name
-        planned = json.loads(store.meta("identity") or "{}").get("instances", [])
+        identity = json.loads(store.meta("identity") or "{}")
+        planned = identity.get("instances", [])
+        commands = {name: (entry[0], entry[1])
+                    for name, entry in identity.get("tools", {}).items()}
         tool_instances = json.loads(store.meta("tool_instances") or "{}")
     finally:
         store.close()
@@ -156,7 +162,8 @@ def analyse(directory: Path) -> Analysis:
     missing = sum(most - (cells[(t, m, i)].repetitions if (t, m, i) in cells else 0)
                   for t in tools for m in modes for i in tool_instances.get(t, instances))
     return Analysis(name, baseline, tools, modes, cpu_limit, runs, cells, instances, summaries,
-                    disagreements, machine, sum(1 for r in runs if not r.reliable), missing)
+                    disagreements, machine, sum(1 for r in runs if not r.reliable), missing,
+                    directory, commands)
 
 
 def summarise(tool: str, mode: str, baseline: str, instances: list[str], common: list[str],
@@ -195,3 +202,11 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
         huge_share=statistics.median(shares) if shares else None,
         tlb_ratio=tlb_ratio if mode != baseline else None,
         tlb_note=tlb_note)
+
+
+def memory_note(analysis: Analysis) -> str | None:
+    """What the first-touch cost of memory on the campaign's machine allows to
+    conclude (from the latest session's record), if it was measured."""
+    latest = analysis.machine[-1] if analysis.machine else {}
+    facts = latest.get("first_touch")
+    return what_it_means(facts) if isinstance(facts, dict) else None

@@ -1,7 +1,9 @@
 """The HTML report: one self-contained file (plotly's script embedded, no
-network fetch) with the summary tables, a cactus plot and log-log scatter
-plots per tool, a sortable and filterable per-instance table, and the machine
-the campaign ran on."""
+network fetch) with the summary tables, how the runs ended (and why a tool
+solved nothing), the paper's Tables 2 and 3 when asked for, a cactus plot and
+log-log scatter plots per tool, a sortable and filterable per-instance table,
+and the machine the campaign ran on with what its memory costs allow to
+conclude."""
 
 from __future__ import annotations
 
@@ -14,8 +16,12 @@ import plotly.graph_objects as go
 from plotly.offline import get_plotlyjs
 
 from ..files import write_whole
-from .analysis import Analysis
-from .tables import LEGEND, SUMMARY_HEADERS, summary_row
+from . import tables
+from .analysis import Analysis, memory_note
+from .failures import count_outcomes, explain
+from .paper import PairRow
+
+Paper = tuple[tuple[str, str], list[PairRow]]  # the pair of modes, and a row per tool
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -28,6 +34,8 @@ th { background: #f3f3f3; }
 #instances th.sorted-up::after { content: " \\25B2"; }
 #instances th.sorted-down::after { content: " \\25BC"; }
 .wrong { color: #b00; font-weight: bold; } .legend { color: #555; max-width: 60em; }
+.explain { color: #a60; font-weight: bold; } .memory { max-width: 60em; background: #f6f6e8;
+  padding: 0.5em; }
 .plots { display: flex; flex-wrap: wrap; gap: 1em; } .plot { width: 520px; height: 460px; }
 #filter { font-size: 1em; padding: 0.3em; width: 24em; }
 """
@@ -137,14 +145,44 @@ def _summary_tables(analysis: Analysis) -> str:
             continue
         parts.append(f"<h3>{_escaped(tool)}: {rows[0].instances} instances, "
                      f"{rows[0].common} solved by every mode</h3><table class='summary'><thead><tr>"
-                     + "".join(f"<th>{_escaped(h)}</th>" for h in SUMMARY_HEADERS)
+                     + "".join(f"<th>{_escaped(h)}</th>" for h in tables.SUMMARY_HEADERS)
                      + "</tr></thead><tbody>")
         for summary in rows:
-            cells = summary_row(summary, analysis.baseline)
+            cells = tables.summary_row(summary, analysis.baseline)
             parts.append("<tr>" + "".join(f"<td>{_escaped(c)}</td>" for c in cells) + "</tr>")
         parts.append("</tbody></table>")
-    parts.append(f"<p class='legend'>{_escaped(LEGEND)}</p>")
+    parts.append(f"<p class='legend'>{_escaped(tables.LEGEND)}</p>")
     return "\n".join(parts)
+
+
+def _plain_table(headers: list[str], rows: list[list[str]], css: str) -> str:
+    return (f"<table class='{css}'><thead><tr>"
+            + "".join(f"<th>{_escaped(h)}</th>" for h in headers) + "</tr></thead><tbody>"
+            + "".join("<tr>" + "".join(f"<td>{_escaped(c)}</td>" for c in row) + "</tr>"
+                      for row in rows) + "</tbody></table>")
+
+
+def _outcomes(analysis: Analysis) -> str:
+    counts = count_outcomes(analysis)
+    parts = [f"<h3>{_escaped(tool)}</h3>" + _plain_table(
+        tables.OUTCOME_HEADERS, [tables.outcome_row(c) for c in counts if c.tool == tool],
+        "outcomes") for tool in analysis.tools if any(c.tool == tool for c in counts)]
+    parts += [f"<p class='explain'>{_escaped(line)}</p>" for line in explain(analysis, counts)]
+    return "\n".join(parts)
+
+
+def _paper(paper: Paper) -> str:
+    pair, rows = paper
+    notes = sorted({r.tlb_note for r in rows if r.tlb_note})
+    return ("<h3>Table 2: per tool</h3>"
+            + _plain_table(tables.table2_headers(pair), [tables.table2_row(r) for r in rows],
+                           "table2")
+            + "<h3>Table 3: per family and tool</h3>"
+            + _plain_table(tables.table3_headers(pair), [tables.table3_row(r) for r in rows],
+                           "table3")
+            + f"<p class='legend'>{_escaped(tables.paper_legend(pair))}</p>"
+            + (f"<p class='legend'>TLB misses not measured: {_escaped('; '.join(notes))}</p>"
+               if notes else ""))
 
 
 def _number(value: float | None, pattern: str) -> str:
@@ -188,7 +226,7 @@ def _machine(analysis: Analysis) -> str:
     for key, value in plain.items():
         parts.append(f"<tr><th>{_escaped(key)}</th>"
                      f"<td class='text'>{_escaped(json.dumps(value))}</td></tr>")
-    for key in ("thp", "allocators", "tools"):
+    for key in ("thp", "first_touch", "allocators", "tools"):
         for name, value in (latest.get(key) or {}).items():
             parts.append(f"<tr><th>{_escaped(key)}: {_escaped(name)}</th><td class='text'>"
                          f"{_escaped(json.dumps(value))}</td></tr>")
@@ -203,7 +241,7 @@ def _machine(analysis: Analysis) -> str:
     return "\n".join(parts)
 
 
-def render(analysis: Analysis) -> str:
+def render(analysis: Analysis, paper: Paper | None = None) -> str:
     plots = []
     for number, tool in enumerate(analysis.tools):
         if not any(key[0] == tool for key in analysis.cells):
@@ -221,6 +259,9 @@ def render(analysis: Analysis) -> str:
     if analysis.missing_runs:
         wrong += (f"<p class='wrong'>The campaign is not complete: {analysis.missing_runs} runs "
                   "are missing (an instance without runs counts as unsolved).</p>")
+    note = memory_note(analysis)
+    memory = f"<p class='memory'>{_escaped(note)}</p>" if note else ""
+    tables = f"<h2 id='paper'>The paper's tables</h2>\n{_paper(paper)}" if paper else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <title>hugeheap report: {_escaped(analysis.name)}</title>
@@ -233,18 +274,23 @@ modes (baseline <b>{_escaped(analysis.baseline)}</b>), {len(analysis.instances)}
 CPU limit {analysis.cpu_limit:g} s (PAR-2 counts an unsolved instance as
 {2 * analysis.cpu_limit:g} s).</p>
 {wrong}
+{memory}
 <h2 id="summary">Summary</h2>
 {_summary_tables(analysis)}
+<h2 id="outcomes">How the runs ended</h2>
+{_outcomes(analysis)}
+{tables}
 <h2 id="plots">Plots</h2>
 {"".join(plots)}
 <h2 id="per-instance">Per instance</h2>
 {_instance_table(analysis)}
 <h2 id="machine">Machine</h2>
+{memory}
 {_machine(analysis)}
 <script>{_TABLE_SCRIPT}</script>
 </body></html>
 """
 
 
-def write_html(analysis: Analysis, path: Path) -> None:
-    write_whole(path, render(analysis))
+def write_html(analysis: Analysis, path: Path, paper: Paper | None = None) -> None:
+    write_whole(path, render(analysis, paper))

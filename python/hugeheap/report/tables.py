@@ -1,9 +1,12 @@
-"""The summary table of a campaign as both the terminal and the HTML page
-show it: its headings, the cells of one mode's line, and the legend."""
+"""The tables of a campaign as both the terminal and the HTML page show them:
+the summary (headings, one mode's line, legend), how the runs ended, and the
+paper's Tables 2 and 3."""
 
 from __future__ import annotations
 
 from .analysis import ModeSummary
+from .failures import OutcomeCounts
+from .paper import PairRow
 
 
 def shown(value: float | None, pattern: str = "{:.2f}", missing: str = "-") -> str:
@@ -38,3 +41,52 @@ LEGEND = ("common s, user/sys s: CPU seconds on the instances every mode solved 
           "(instances resampled); Wilcoxon p: paired signed-rank test; peak mem: geometric mean "
           "of mode / baseline peak memory; huge: median share of the heap in huge pages; TLB: "
           "geometric mean of mode / baseline dTLB misses.")
+
+
+OUTCOME_HEADERS = ["mode", "runs", "solved", "unsolved", "timeout", "memout", "error", "wrong"]
+
+
+def outcome_row(c: OutcomeCounts) -> list[str]:
+    """How one tool's runs under one mode ended."""
+    error = str(c.counts["error"]) + (f" ({c.error_cause})" if c.counts["error"] and
+                                      c.error_cause else "")
+    return [c.mode, str(c.runs), str(c.counts["solved"]), str(c.counts["unsolved"]),
+            str(c.counts["timeout"]), str(c.counts["memout"]), error, str(c.counts["wrong"])]
+
+
+def table2_headers(pair: tuple[str, str]) -> list[str]:
+    first, second = pair
+    return ["family", "tool", f"# {first}", f"# {second}", "both", f"t {first} s",
+            f"t {second} s", "saved", "user saved", f"TLB {first}", f"TLB {second}", "r_tlb"]
+
+
+def table2_row(row: PairRow) -> list[str]:
+    """The paper's Table 2 for one tool: solved, time on the instances both
+    modes solved, saved, TLB misses and their ratio (in %)."""
+    return [row.family, row.tool, str(row.solved[0]), str(row.solved[1]), str(row.common),
+            shown(row.time[0] if row.time else None), shown(row.time[1] if row.time else None),
+            shown(row.saved_percent, "{:+.1f}%"), shown(row.user_saved_percent, "{:+.1f}%"),
+            shown(row.tlb[0] if row.tlb else None, "{:.3g}", "n/a"),
+            shown(row.tlb[1] if row.tlb else None, "{:.3g}", "n/a"),
+            shown(row.tlb_percent, "{:.2f}%", "n/a")]
+
+
+def table3_headers(pair: tuple[str, str]) -> list[str]:
+    first, second = pair
+    return ["family", "tool", "both", f"t {first} s", f"t {second} s", "saved"]
+
+
+def table3_row(row: PairRow) -> list[str]:
+    """The paper's Table 3 for one family and tool."""
+    return [row.family, row.tool, str(row.common), shown(row.time[0] if row.time else None),
+            shown(row.time[1] if row.time else None), shown(row.saved_percent, "{:+.1f}%")]
+
+
+def paper_legend(pair: tuple[str, str]) -> str:
+    first, second = pair
+    return (f"Tables 2 and 3 of the THP-for-reasoners paper, {first} (without) against {second} "
+            f"(with): # solved under each mode; both: instances both solved; t: CPU seconds "
+            "there (median of the repetitions; the paper: hours of wall time); saved: "
+            f"(t {first} - t {second}) / t {first}; user saved: the same for user time alone "
+            "(it carries the TLB effect); TLB: dTLB and iTLB misses there, r_tlb their ratio "
+            f"{second} / {first}.")

@@ -1,5 +1,6 @@
-"""The report wing in the terminal: `hugeheap report`'s summary tables, and
-the files asked for."""
+"""The report wing in the terminal: `hugeheap report`'s summary tables, how
+the runs ended and why a tool solved nothing, what the machine's memory
+costs allow to conclude, the paper's Tables 2 and 3, and the files asked for."""
 
 from __future__ import annotations
 
@@ -8,15 +9,38 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from .analysis import Analysis
+from ..errors import HarnessError
+from . import tables
+from .analysis import Analysis, memory_note
 from .export import write_benchexec, write_csv
+from .failures import count_outcomes, explain
 from .html_page import write_html
-from .tables import LEGEND, SUMMARY_HEADERS, summary_row
+from .paper import PairRow, choose_pair, pair_rows
 
 out = Console(highlight=False)
 if not out.is_terminal:  # a file or a pipe: room for the whole table
     out = Console(highlight=False, width=200)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
+    table = Table(title=title, title_justify="left")
+    for header in headers:
+        text = header in ("mode", "family", "tool")
+        table.add_column(header, justify="left" if text else "right")
+    for row in rows:
+        table.add_row(*row)
+    return table
+
+
+def print_outcomes(analysis: Analysis) -> None:
+    counts = count_outcomes(analysis)
+    for tool in analysis.tools:
+        rows = [tables.outcome_row(c) for c in counts if c.tool == tool]
+        if rows:
+            out.print(_table(f"{tool}: how the runs ended", tables.OUTCOME_HEADERS, rows))
+    for line in explain(analysis, counts):
+        err.print(f"[bold yellow]{line}[/bold yellow]")
 
 
 def print_summary(analysis: Analysis) -> None:
@@ -28,12 +52,12 @@ def print_summary(analysis: Analysis) -> None:
         table = Table(title=f"{tool}: {rows[0].instances} instances, {common} solved by every "
                       f"mode; CPU limit {analysis.cpu_limit:g} s; baseline {analysis.baseline}",
                       title_justify="left")
-        for header in SUMMARY_HEADERS:
+        for header in tables.SUMMARY_HEADERS:
             table.add_column(header, justify="left" if header == "mode" else "right")
         for summary in rows:
-            table.add_row(*summary_row(summary, analysis.baseline))
+            table.add_row(*tables.summary_row(summary, analysis.baseline))
         out.print(table)
-    out.print(LEGEND)
+    out.print(tables.LEGEND)
     notes = {s.tlb_note for s in analysis.summaries if s.tlb_note}
     if notes:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
@@ -46,12 +70,44 @@ def print_summary(analysis: Analysis) -> None:
                   "(rusage only): their CPU time and memory may miss descendants[/yellow]")
     for disagreement in analysis.disagreements:
         err.print(f"[bold red]WRONG ANSWERS: {disagreement.describe()}[/bold red]")
+    print_outcomes(analysis)
+    note = memory_note(analysis)
+    if note:
+        out.print(note)
 
 
-def show(analysis: Analysis, html_file: Path | None, csv_file: Path | None,
-         benchexec_dir: Path | None) -> None:
-    """The summary in the terminal, then the files asked for."""
-    print_summary(analysis)
+def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
+    out.print(_table("Table 2: per tool", tables.table2_headers(pair),
+                     [tables.table2_row(r) for r in rows]))
+    out.print(_table("Table 3: per family and tool", tables.table3_headers(pair),
+                     [tables.table3_row(r) for r in rows]))
+    out.print(tables.paper_legend(pair))
+    notes = {r.tlb_note for r in rows if r.tlb_note}
+    if notes:
+        out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
+
+
+def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None,
+         benchexec_dir: Path | None, which_tables: str | None = None,
+         pair: str | None = None
+         ) -> None:
+    """The summary of each campaign in the terminal, the paper's tables over
+    all of them if asked, then the files asked for (of one campaign)."""
+    if len(analyses) > 1 and (html_file or csv_file or benchexec_dir):
+        raise HarnessError("--html, --csv and --benchexec write one campaign: give one DIR")
+    paper = None
+    if which_tables == "paper":
+        chosen = choose_pair(analyses, pair)
+        paper = (chosen, [row for a in analyses for row in pair_rows(a, chosen)])
+    elif pair is not None:
+        raise HarnessError("--pair chooses the modes of --tables paper: add --tables paper")
+    for analysis in analyses:
+        if len(analyses) > 1:
+            out.rule(f"campaign {analysis.name}")
+        print_summary(analysis)
+    if paper:
+        print_paper_tables(*paper)
+    analysis = analyses[0]
     if csv_file:
         write_csv(analysis, csv_file)
         out.print(f"runs (CSV): {csv_file}")
@@ -59,5 +115,5 @@ def show(analysis: Analysis, html_file: Path | None, csv_file: Path | None,
         files = write_benchexec(analysis, benchexec_dir)
         out.print(f"BenchExec results: {len(files)} files in {benchexec_dir}")
     if html_file:
-        write_html(analysis, html_file)
+        write_html(analysis, html_file, paper)
         out.print(f"HTML report: {html_file.resolve()}")
