@@ -1,6 +1,8 @@
 """results.sqlite of a campaign: one row per finished run, each committed in a
 transaction of its own as the run ends (WAL mode), so a harness killed at any
-moment leaves every finished run and no half-written one."""
+moment leaves every finished run and no half-written one. Only the command
+that runs the campaign writes it: a cluster's tasks write files of their own
+that it merges (SQLite over a network filesystem is not safe)."""
 
 from __future__ import annotations
 
@@ -38,6 +40,10 @@ class RunRecord:
     cores: str
     start_time: str
     output: str | None  # the compressed output, relative to the campaign directory
+    # JSON: {"host", "facts": measure.machine.node_facts(), and where the
+    # executor placed the run, e.g. "slurm": {...}}; None in campaigns stored
+    # before hugeheap recorded it
+    node: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -50,6 +56,7 @@ _TYPES = {"repetition": "INTEGER NOT NULL", "exit_code": "INTEGER", "signal": "I
           "walltime": "REAL NOT NULL", "cputime": "REAL", "cputime_user": "REAL",
           "cputime_system": "REAL", "huge_share": "REAL"}
 _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores", "start_time"}
+LATER_COLUMNS = ["node"]  # added to older stores when opened to write; read as NULL from them
 
 
 class Store:
@@ -68,11 +75,13 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self._create()
             version = self.meta("schema")
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as error:
             raise HarnessError(f"{path}: not a campaign database ({error})") from None
         if version != SCHEMA_VERSION:
             raise HarnessError(f"{path}: written by another version of hugeheap (schema "
                                f"{version}, this one reads {SCHEMA_VERSION})")
+        self._selected = ", ".join(c if c in present else f"NULL AS {c}" for c in _COLUMNS)
 
     def _create(self) -> None:
         columns = ", ".join(
@@ -85,6 +94,10 @@ class Store:
             self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, "
                             "PRIMARY KEY (tool, instance, mode, repetition))")
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+            for name in LATER_COLUMNS:
+                if name not in present:
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -110,8 +123,15 @@ class Store:
         rows = self.db.execute("SELECT tool, instance, mode, repetition FROM runs")
         return {(t, i, m, int(r)) for t, i, m, r in rows}
 
+    def block_nodes(self, tool: str, instance: str, repetition: int) -> list[str | None]:
+        """The node of every stored run of one block (all modes of one tool,
+        instance and repetition)."""
+        rows = self.db.execute("SELECT node FROM runs WHERE tool = ? AND instance = ? AND "
+                               "repetition = ?", (tool, instance, repetition))
+        return [node for (node,) in rows]
+
     def runs(self) -> list[RunRecord]:
-        rows = self.db.execute(f"SELECT {', '.join(_COLUMNS)} FROM runs "
+        rows = self.db.execute(f"SELECT {self._selected} FROM runs "
                                "ORDER BY tool, instance, mode, repetition")
         records = []
         for row in rows:
