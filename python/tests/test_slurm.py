@@ -250,3 +250,56 @@ def test_a_task_takes_the_cores_of_its_allocation() -> None:
     assert cores == [1] and how["cores_from"].startswith("the job's CPU_IDs")
     cores, how = allocation_cores(env, {0, 1}, "n", "7", lambda job, node: None)
     assert cores == [0] and how["cores_from"].startswith("guessed")
+
+
+def test_ctrl_c_cancels_the_array_and_keeps_finished_runs(slurm: LocalSlurm, tmp_path: Path,
+                                                          cgroups_usable: str) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat", "c": "slow"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    harness, orphan = start_until_slow_run(suite, out, flag, (*SLURM, "--max-array-tasks", "1"))
+    wait_for(lambda: len(rows(out)) == 2)
+    harness.send_signal(signal.SIGINT)
+    _, stderr = harness.communicate(timeout=120)
+    assert harness.returncode == 130, stderr
+    assert "stopped: 2 of 4 runs finished and kept" in stderr and "Traceback" not in stderr
+    array = (out / "slurm" / "s1" / "job").read_text().strip()
+    assert slurm.command("squeue", "--noheader", f"--jobs={array}") == ""
+    wait_for(lambda: not alive(orphan), timeout=30)
+    assert not leftover_groups(out) and len(rows(out)) == 2
+
+
+def test_a_killed_command_leaves_an_array_the_next_one_cancels(
+        slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    options = (*SLURM, "--max-array-tasks", "1")
+    harness, orphan = start_until_slow_run(suite, out, flag, options)
+    wait_for(lambda: len(rows(out)) == 4)
+    before = rows(out)
+    harness.send_signal(signal.SIGKILL)
+    harness.wait()
+    assert alive(orphan)  # the array goes on without its command
+    flag.unlink()
+    resumed = bench(suite, out, options=options)
+    assert resumed.returncode == 0, resumed.stderr
+    assert "ended 1 run(s) that a killed harness left going" in resumed.stderr
+    assert not alive(orphan)
+    after = rows(out)
+    assert len(after) == 8 and len({r[:4] for r in after}) == 8
+    assert all(r in after for r in before)
+
+
+def test_a_task_that_cannot_start_stops_the_campaign_with_its_log(slurm: LocalSlurm,
+                                                                  tmp_path: Path) -> None:
+    """Here Python cannot start on the node (a PYTHONHOME that is not there)."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "sat"})
+    out = tmp_path / "camp"
+    done = bench(suite, out, options=(*SLURM, "--slurm-option=--export=ALL,PYTHONHOME=/none"))
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert lines[-1].startswith("hugeheap: Slurm task ") and "failed before it ran anything; " \
+        f"its log {out.resolve()}/slurm/s1/task-" in lines[-1], done.stderr
+    assert lines[-1].endswith("says: ModuleNotFoundError: No module named 'encodings'")
+    assert "Traceback" not in done.stderr and rows(out) == []

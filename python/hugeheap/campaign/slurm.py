@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import shlex
 import signal
 import sys
@@ -118,17 +119,17 @@ class SlurmExecutor(Executor):
     def end_leftovers(self, directory: Path) -> int:
         """Cancels the arrays that a killed command of this campaign left in the
         queue and waits until they are gone (their finished runs are merged by
-        run); returns how many of their tasks were still queued or running."""
+        run); returns how many runs they had in flight (one per running task)."""
         arrays = slurm_commands.jobs_named(job_name(directory))
         if not arrays:
             return 0
-        live = [s for s in slurm_commands.queue(arrays).values() if not s.ended]
+        running = [s for s in slurm_commands.queue(arrays).values() if s.state == "RUNNING"]
         slurm_commands.cancel(arrays)
         deadline = time.monotonic() + CANCEL_WAIT_S
         while time.monotonic() < deadline and \
                 any(not s.ended for s in slurm_commands.queue(arrays).values()):
             time.sleep(POLL_S)
-        return len(live)
+        return len(running)
 
     def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
         previous = signal.signal(signal.SIGTERM, interrupt)
@@ -400,8 +401,12 @@ class _Session:
 
 
 def _last_line(path: Path) -> str:
+    """The line of a task's log that says most: the last naming an error, else
+    the last."""
     try:
-        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        lines = [line.strip() for line in path.read_text(errors="replace").splitlines()
+                 if line.strip()]
     except OSError as error:
         return f"(cannot read it: {error.strerror})"
-    return lines[-1].strip() if lines else "(nothing)"
+    errors = [line for line in lines if re.search(r"error|not found|no such", line, re.I)]
+    return (errors or lines or ["(nothing)"])[-1]
