@@ -6,8 +6,10 @@ set -u
 
 # Build: without these nothing compiles.
 build_pkgs=(gcc g++ make cmake binutils libc6-dev python3 python3-venv)
-# Tests and benchmarks: real reasoners, the peer allocators, a browser for the report.
-test_pkgs=(minisat cadical cryptominisat z3 picosat libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 chromium)
+# Tests and benchmarks: real reasoners, the peer allocators, a browser for the report,
+# and a Slurm cluster of this machine alone for the tests of the Slurm executor.
+test_pkgs=(minisat cadical cryptominisat z3 picosat libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 chromium
+           slurm-wlm munge)
 
 missing=()
 for pkg in "${build_pkgs[@]}" "${test_pkgs[@]}"; do
