@@ -303,3 +303,32 @@ def test_a_task_that_cannot_start_stops_the_campaign_with_its_log(slurm: LocalSl
         f"its log {out.resolve()}/slurm/s1/task-" in lines[-1], done.stderr
     assert lines[-1].endswith("says: ModuleNotFoundError: No module named 'encodings'")
     assert "Traceback" not in done.stderr and rows(out) == []
+
+
+def test_a_requeued_task_goes_on_where_it_stopped(slurm: LocalSlurm, tmp_path: Path,
+                                                  cgroups_usable: str) -> None:
+    """Slurm requeues a task (here by hand; on a cluster after a node failure):
+    it starts again and runs only what it had not finished."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    harness, orphan = start_until_slow_run(suite, out, flag, (*SLURM, "--max-array-tasks", "1"))
+    wait_for(lambda: len(rows(out)) == 4)
+    before = rows(out)
+    array = (out / "slurm" / "s1" / "job").read_text().strip()
+    flag.unlink()
+    slurm.command("scontrol", "requeue", f"{array}_0")
+    # Slurm holds a requeued job back for a while (its BeginTime): not here.
+    wait_for(lambda: "PENDING" in slurm.command("squeue", "--noheader", "--format=%T",
+                                                 f"--jobs={array}"))
+    slurm.command("scontrol", "update", f"JobId={array}_0", "StartTime=now")
+    _, stderr = harness.communicate(timeout=300)
+    assert harness.returncode == 0, stderr
+    after = rows(out)
+    assert len(after) == 8 and len({r[:4] for r in after}) == 8
+    assert all(r in after for r in before)
+    assert "submitted again" not in stderr  # the requeued task did the rest itself
+    log = (out / "slurm" / "s1" / "task-0.log").read_text()
+    assert "started again (restart 1): 4 runs were done before" in log
+    assert log.count("task 0 on ") == 2  # the log of the first start is kept
+    assert not alive(orphan)

@@ -172,6 +172,7 @@ class _Session:
     tasks: list[_Task] = field(default_factory=list)  # not ended yet
     states: dict[tuple[str, int], TaskState] = field(default_factory=dict)
     asked: float = 0.0  # when the queue was last asked
+    answered: bool = True  # whether it answered then
     stopped: bool = False
 
     def run(self, blocks: list[list[RunSpec]]) -> bool:
@@ -215,6 +216,7 @@ class _Session:
         array = slurm_commands.submit(str(script), [
             *self.executor.resources, f"--array=0-{count - 1}",
             f"--job-name={job_name(self.directory)}", f"--output={submission}/task-%a.log",
+            "--open-mode=append",  # a requeued task's log keeps what its first start said
             f"--chdir={os.getcwd()}", f"--time={limit}", *self.executor.options])
         write_whole(submission / "job", array + "\n")
         now = time.monotonic()
@@ -288,8 +290,10 @@ class _Session:
         try:
             self.states = slurm_commands.queue(sorted({t.array for t in self.tasks}))
         except HarnessError as error:  # a controller's hiccup: ask again later
+            self.answered = False
             self.sink.queue(f"queue: {error}")
             return
+        self.answered = True
         counts = Counter[str]()
         reasons = Counter[str]()
         for task in self.tasks:
@@ -308,8 +312,9 @@ class _Session:
         state = self.states.get((task.array, task.index))
         if state is not None:
             return state.ended
-        # Unknown to the controller: ended long ago, or never shown.
-        return task.seen_in_queue or time.monotonic() - task.submitted > UNSEEN_WAIT_S
+        # Unknown to the controller that answered: ended long ago, or never shown.
+        return self.answered and (task.seen_in_queue or
+                                  time.monotonic() - task.submitted > UNSEEN_WAIT_S)
 
     def _state_of(self, task: _Task) -> str:
         state = self.states.get((task.array, task.index))

@@ -29,6 +29,7 @@ from ..errors import HarnessError
 from ..measure import machine
 from ..measure.cgroups import discover, end_leftover_groups, usable_version
 from . import slurm_commands, slurm_files
+from .plan import RunKey, RunSpec
 from .worker import execute_reporting
 
 
@@ -75,8 +76,11 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
         task, f"{env.get('SLURM_ARRAY_JOB_ID', job_id)}_{task}",
         {"host": machine.describe()["hostname"], "facts": machine.node_facts(),
          "slurm": placement})
+    done = _resume(submission, task, specs, report)
     slurm_files.write_report(submission, report)  # the task has started: its node is known
     for spec in specs:
+        if spec.key in done:
+            continue
         # The node's cgroups are named after the task's job, so that a later
         # task on this node can tell a dead task's leftovers from a live one's.
         placed = replace(spec, cores=tuple(cores), group_prefix=f"{spec.group_prefix}_j{job_id}")
@@ -90,6 +94,24 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
         slurm_files.write_report(submission, report)
     report.complete = True
     slurm_files.write_report(submission, report)
+
+
+def _resume(submission: Path, task: int, specs: list[RunSpec], report: slurm_files.Report
+            ) -> set[RunKey]:
+    """A task that Slurm requeued (after a node failure, say) starts again:
+    it keeps the runs its earlier start reported and returns their keys."""
+    try:
+        earlier = slurm_files.read_report(submission, task, {spec.key for spec in specs})
+    except slurm_files.MalformedReport as error:
+        print(f"the report of an earlier start {error}: starting afresh", file=sys.stderr)
+        return set()
+    if earlier is None:
+        return set()
+    report.runs, report.not_run = earlier.runs, earlier.not_run
+    done = {run.key for run in earlier.runs} | {key for key, _ in earlier.not_run}
+    print(f"started again (restart {os.environ.get('SLURM_RESTART_COUNT', '?')}): "
+          f"{len(done)} runs were done before", file=sys.stderr)
+    return done
 
 
 def allocation_cores(env: dict[str, str], affinity: set[int], node: str, job_id: str,
