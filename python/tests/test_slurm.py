@@ -14,6 +14,8 @@ import shutil
 import signal
 import sqlite3
 import statistics
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -121,61 +123,77 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
                               for run in runs)
     assert difference <= noise, (difference, noise, here, there)
 
+@dataclass
+class InFlight:
+    """A campaign on one Slurm task: a (sat) and b (unsat) finished and
+    merged, c's slow run in flight, d still to do."""
+    suite: Path
+    out: Path
+    flag: Path  # c is slow while it exists
+    harness: subprocess.Popen[str]
+    orphan: int  # a process c's run started
+    before: list[tuple[object, ...]]  # the rows stored so far
 
-def test_a_cancelled_array_resumes_without_losing_or_repeating_a_run(
-        slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
+    @property
+    def array(self) -> str:
+        return (self.out / "slurm" / "s1" / "job").read_text().strip()
+
+
+ONE_TASK = (*SLURM, "--max-array-tasks", "1")
+
+
+def in_flight(tmp_path: Path) -> InFlight:
     suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
     out = tmp_path / "camp"
     flag = tmp_path / "slow.flag"
-    options = (*SLURM, "--max-array-tasks", "1")
-    harness, orphan = start_until_slow_run(suite, out, flag, options)
+    harness, orphan = start_until_slow_run(suite, out, flag, ONE_TASK)
     wait_for(lambda: len(rows(out)) == 4)  # a and b: merged as they finished
-    before = rows(out)
-    array = (out / "slurm" / "s1" / "job").read_text().strip()
-    slurm.command("scancel", array)
-    _, stderr = harness.communicate(timeout=120)
-    assert harness.returncode == 130, stderr
-    assert f"Slurm job array {array} was cancelled from outside" in stderr
-    assert "stopped: 4 of 8 runs finished and kept" in stderr
-    wait_for(lambda: not alive(orphan), timeout=30)  # the run in flight was ended
-    assert rows(out) == before
+    return InFlight(suite, out, flag, harness, orphan, rows(out))
 
-    flag.unlink()
-    resumed = bench(suite, out, options=options)
-    assert resumed.returncode == 0, resumed.stderr
-    after = rows(out)
-    keys = [r[:4] for r in after]
-    assert len(after) == 8 and len(set(keys)) == 8, "every run once"
-    assert all(r in after for r in before), "finished runs kept as they were"
+
+def every_run_once_and_kept(campaign: InFlight) -> None:
+    after = rows(campaign.out)
+    assert len(after) == 8 and len({r[:4] for r in after}) == 8, "every run once"
+    assert all(r in after for r in campaign.before), "finished runs kept as they were"
     assert all(r[4] == "ok" for r in after)
-    assert not leftover_groups(out)
+
+
+def test_a_cancelled_array_resumes_without_losing_or_repeating_a_run(
+        slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
+    campaign = in_flight(tmp_path)
+    slurm.command("scancel", campaign.array)
+    _, stderr = campaign.harness.communicate(timeout=120)
+    assert campaign.harness.returncode == 130, stderr
+    assert f"Slurm job array {campaign.array} was cancelled from outside" in stderr
+    assert "stopped: 4 of 8 runs finished and kept" in stderr
+    wait_for(lambda: not alive(campaign.orphan), timeout=30)  # the run in flight was ended
+    assert rows(campaign.out) == campaign.before
+
+    campaign.flag.unlink()
+    resumed = bench(campaign.suite, campaign.out, options=ONE_TASK)
+    assert resumed.returncode == 0, resumed.stderr
+    every_run_once_and_kept(campaign)
+    assert not leftover_groups(campaign.out)
 
 
 def test_a_task_killed_with_sigkill_leaves_its_runs_merged_and_the_rest_rerun(
         slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
-    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
-    out = tmp_path / "camp"
-    flag = tmp_path / "slow.flag"
-    harness, orphan = start_until_slow_run(suite, out, flag, (*SLURM, "--max-array-tasks", "1"))
-    wait_for(lambda: len(rows(out)) == 4)
-    before = rows(out)
-    tool = parent_of(orphan)  # the tool's shell, started by the task
+    campaign = in_flight(tmp_path)
+    tool = parent_of(campaign.orphan)  # the tool's shell, started by the task
     task = parent_of(tool)
     assert "hugeheap.campaign.slurm_task" in Path(f"/proc/{task}/cmdline").read_text()
-    flag.unlink()  # the slow run goes fast when it runs again
+    campaign.flag.unlink()  # the slow run goes fast when it runs again
     os.kill(task, signal.SIGKILL)
-    _, stderr = harness.communicate(timeout=180)
-    assert harness.returncode == 0, stderr
+    _, stderr = campaign.harness.communicate(timeout=180)
+    assert campaign.harness.returncode == 0, stderr
     assert "ended FAILED with 4 of its runs not done" in stderr
     assert "4 run(s) submitted again" in stderr
-    after = rows(out)
-    assert len(after) == 8 and len({r[:4] for r in after}) == 8
-    assert all(r in after for r in before)
+    every_run_once_and_kept(campaign)
     # The killed task's run left its cgroup on the node (and a process in it,
     # unless Slurm ended the process first); the next task there ended both.
-    wait_for(lambda: not alive(orphan), timeout=30)
-    assert not leftover_groups(out)
-    log = (out / "slurm" / "s2" / "task-0.log").read_text()
+    wait_for(lambda: not alive(campaign.orphan), timeout=30)
+    assert not leftover_groups(campaign.out)
+    log = (campaign.out / "slurm" / "s2" / "task-0.log").read_text()
     assert "ended 1 run(s) that dead tasks left on this node" in log
 
 
@@ -271,24 +289,16 @@ def test_ctrl_c_cancels_the_array_and_keeps_finished_runs(slurm: LocalSlurm, tmp
 
 def test_a_killed_command_leaves_an_array_the_next_one_cancels(
         slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
-    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
-    out = tmp_path / "camp"
-    flag = tmp_path / "slow.flag"
-    options = (*SLURM, "--max-array-tasks", "1")
-    harness, orphan = start_until_slow_run(suite, out, flag, options)
-    wait_for(lambda: len(rows(out)) == 4)
-    before = rows(out)
-    harness.send_signal(signal.SIGKILL)
-    harness.wait()
-    assert alive(orphan)  # the array goes on without its command
-    flag.unlink()
-    resumed = bench(suite, out, options=options)
+    campaign = in_flight(tmp_path)
+    campaign.harness.send_signal(signal.SIGKILL)
+    campaign.harness.wait()
+    assert alive(campaign.orphan)  # the array goes on without its command
+    campaign.flag.unlink()
+    resumed = bench(campaign.suite, campaign.out, options=ONE_TASK)
     assert resumed.returncode == 0, resumed.stderr
     assert "ended 1 run(s) that a killed harness left going" in resumed.stderr
-    assert not alive(orphan)
-    after = rows(out)
-    assert len(after) == 8 and len({r[:4] for r in after}) == 8
-    assert all(r in after for r in before)
+    assert not alive(campaign.orphan)
+    every_run_once_and_kept(campaign)
 
 
 def test_a_task_that_cannot_start_stops_the_campaign_with_its_log(slurm: LocalSlurm,
@@ -309,26 +319,19 @@ def test_a_requeued_task_goes_on_where_it_stopped(slurm: LocalSlurm, tmp_path: P
                                                   cgroups_usable: str) -> None:
     """Slurm requeues a task (here by hand; on a cluster after a node failure):
     it starts again and runs only what it had not finished."""
-    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
-    out = tmp_path / "camp"
-    flag = tmp_path / "slow.flag"
-    harness, orphan = start_until_slow_run(suite, out, flag, (*SLURM, "--max-array-tasks", "1"))
-    wait_for(lambda: len(rows(out)) == 4)
-    before = rows(out)
-    array = (out / "slurm" / "s1" / "job").read_text().strip()
-    flag.unlink()
+    campaign = in_flight(tmp_path)
+    array = campaign.array
+    campaign.flag.unlink()
     slurm.command("scontrol", "requeue", f"{array}_0")
     # Slurm holds a requeued job back for a while (its BeginTime): not here.
     wait_for(lambda: "PENDING" in slurm.command("squeue", "--noheader", "--format=%T",
                                                  f"--jobs={array}"))
     slurm.command("scontrol", "update", f"JobId={array}_0", "StartTime=now")
-    _, stderr = harness.communicate(timeout=300)
-    assert harness.returncode == 0, stderr
-    after = rows(out)
-    assert len(after) == 8 and len({r[:4] for r in after}) == 8
-    assert all(r in after for r in before)
+    _, stderr = campaign.harness.communicate(timeout=300)
+    assert campaign.harness.returncode == 0, stderr
+    every_run_once_and_kept(campaign)
     assert "submitted again" not in stderr  # the requeued task did the rest itself
-    log = (out / "slurm" / "s1" / "task-0.log").read_text()
+    log = (campaign.out / "slurm" / "s1" / "task-0.log").read_text()
     assert "started again (restart 1): 4 runs were done before" in log
     assert log.count("task 0 on ") == 2  # the log of the first start is kept
-    assert not alive(orphan)
+    assert not alive(campaign.orphan)
