@@ -244,6 +244,23 @@ def test_a_bad_partition_is_one_clear_error(slurm: LocalSlurm, tmp_path: Path) -
     assert not (tmp_path / "camp").exists()
 
 
+def test_no_cluster_is_one_clear_error(tmp_path: Path) -> None:
+    if shutil.which("sinfo") is None:
+        pytest.skip("Slurm's client commands are not installed")
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    conf = tmp_path / "slurm.conf"
+    done = bench(suite, tmp_path / "camp", env={"SLURM_CONF": str(conf)}, options=SLURM)
+    assert done.returncode == 2
+    assert done.stderr == (f"hugeheap: --executor slurm: SLURM_CONF={conf}: no such file (it "
+                           "should name the cluster's slurm.conf)\n")
+    conf.write_text("")
+    done = bench(suite, tmp_path / "camp", env={"SLURM_CONF": str(conf)}, options=SLURM)
+    assert done.returncode == 2
+    assert done.stderr == ("hugeheap: `sinfo` failed: Unable to process configuration file "
+                           f"({conf}: a client of the cluster needs its slurm.conf there, "
+                           "or SLURM_CONF)\n")
+
+
 def test_doctor_sees_the_cluster_and_a_node(slurm: LocalSlurm, cgroups_usable: str) -> None:
     done = cli("doctor", "--slurm", "--json")
     assert done.returncode == 0, done.stdout + done.stderr

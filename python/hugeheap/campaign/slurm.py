@@ -66,11 +66,9 @@ class SlurmExecutor(Executor):
 
     def __init__(self, suite: Suite, partition: str | None, account: str | None,
                  max_array_tasks: int, options: list[str]) -> None:
-        missing = slurm_commands.missing_clients()
-        if missing:
-            raise HarnessError(f"--executor slurm: {', '.join(missing)} not found: install "
-                               "Slurm's client commands (Debian package slurm-client) on this "
-                               "machine, or run where they are")
+        problem = slurm_commands.client_problem()
+        if problem:
+            raise HarnessError(f"--executor slurm: {problem}")
         if max_array_tasks < 1:
             raise HarnessError(f"--max-array-tasks {max_array_tasks}: must be at least 1")
         found = slurm_commands.partitions()

@@ -5,6 +5,7 @@ HarnessError line that quotes Slurm's own message."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -21,9 +22,18 @@ ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEM
          "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
 
 
-def missing_clients() -> list[str]:
-    """The client commands that are not on PATH."""
-    return [name for name in CLIENTS if shutil.which(name) is None]
+def client_problem() -> str | None:
+    """Why this machine cannot be a client of a cluster: commands not on PATH,
+    or a SLURM_CONF that names no file (Slurm's commands would retry it for a
+    minute). None when it can try."""
+    missing = [name for name in CLIENTS if shutil.which(name) is None]
+    if missing:
+        return (f"{', '.join(missing)} not found: install Slurm's client commands (Debian "
+                "package slurm-client) on this machine, or run where they are")
+    conf = os.environ.get("SLURM_CONF")
+    if conf is not None and not os.path.isfile(conf):
+        return f"SLURM_CONF={conf}: no such file (it should name the cluster's slurm.conf)"
+    return None
 
 
 def _call(argv: list[str], stdin: str | None = None, timeout: float = ANSWER_WITHIN_S
@@ -43,7 +53,11 @@ def _said(done: subprocess.CompletedProcess[str]) -> str:
     """Slurm's message: its last line of error output, without the program's name."""
     lines = [line for line in (done.stderr or done.stdout).splitlines() if line.strip()]
     last = lines[-1] if lines else f"exit code {done.returncode}"
-    return re.sub(r"^\w+: error: ", "", last).strip()
+    said = re.sub(r"^\w+: (error|fatal): ", "", last).strip()
+    if "configuration" in said:  # no slurm.conf, or not one that reads
+        conf = os.environ.get("SLURM_CONF", "/etc/slurm/slurm.conf")
+        said += f" ({conf}: a client of the cluster needs its slurm.conf there, or SLURM_CONF)"
+    return said
 
 
 def _output(argv: list[str], stdin: str | None = None) -> str:

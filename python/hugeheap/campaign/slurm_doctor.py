@@ -21,10 +21,9 @@ def diagnose(partition: str | None) -> dict[str, Any]:
                             "partitions": [], "probed_partition": None, "node": None,
                             "problems": []}
     problems: list[str] = info["problems"]
-    missing = slurm_commands.missing_clients()
-    if missing:
-        problems.append(f"{', '.join(missing)} not found: install Slurm's client commands "
-                        "(Debian package slurm-client), with a slurm.conf naming the cluster")
+    problem = slurm_commands.client_problem()
+    if problem:
+        problems.append(problem)
         return info
     try:
         info["cluster"] = slurm_commands.config().get("ClusterName")
