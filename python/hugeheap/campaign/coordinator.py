@@ -207,15 +207,18 @@ def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
 def unpaired(record: RunRecord, block_nodes: list[str | None]) -> str | None:
     """Why the run may not join the stored runs of its block (the other modes
     of its tool, instance and repetition): they ran on a node whose facts
-    differ. None when it may."""
+    differ. None when it may. A fact only one of them records (a run stored
+    before hugeheap recorded it) is no difference."""
     mine = _facts(record.node)
     for node in block_nodes:
         theirs = _facts(node)
-        if mine is None or theirs is None or mine == theirs:
+        if mine is None or theirs is None:
             continue
-        differ = ", ".join(f"{key} {mine.get(key)} here, {theirs.get(key)} there"
-                           for key in sorted(mine.keys() | theirs.keys())
-                           if mine.get(key) != theirs.get(key))
+        differ = ", ".join(f"{key} {mine[key]} here, {theirs[key]} there"
+                           for key in sorted(mine.keys() & theirs.keys())
+                           if mine[key] != theirs[key])
+        if not differ:
+            continue
         host = json.loads(node or "{}").get("host")
         return (f"{record.tool}/{record.mode}/{record.instance}#{record.repetition}: not stored: "
                 f"the other modes of its block ran on a node unlike this one ({differ}; "
