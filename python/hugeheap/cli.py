@@ -83,24 +83,50 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--repeat", type=int, metavar="K", help="repetitions (default: the suite's)")
 @click.option("--quick", is_flag=True, help="only the instances the suite marks quick = true "
               "(a campaign of its own, NAME-quick)")
+@click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
+              show_default=True, help="where runs go: workers on this machine, or Slurm job "
+              "arrays (DIR must be on a filesystem the nodes share)")
+@click.option("--partition", metavar="P", help="Slurm partition (default: the cluster's)")
+@click.option("--account", metavar="A", help="Slurm account to charge")
+@click.option("--max-array-tasks", type=int, metavar="N", help="tasks per Slurm job array "
+              "(default 100); each runs many blocks of runs")
+@click.option("--slurm-option", "slurm_options", multiple=True, metavar="OPT",
+              help="passed to sbatch as is, after hugeheap's own (repeatable), e.g. "
+              "--slurm-option=--qos=short")
 def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
-          quick: bool) -> None:
+          quick: bool, executor: str, partition: str | None, account: str | None,
+          max_array_tasks: int | None, slurm_options: tuple[str, ...]) -> None:
     """Run a campaign: every instance under every tool and allocator mode."""
     from .campaign.coordinator import default_directory, run_campaign
-    from .campaign.executors import LocalExecutor
+    from .campaign.executors import Executor, LocalExecutor
+    from .campaign.slurm import DEFAULT_ARRAY_TASKS, SlurmExecutor
     from .campaign.suite import load
     from .campaign.view import ProgressView, print_outcome, print_skipped
     try:
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
             if value is not None and value < 1:
                 raise HarnessError(f"{option} {value}: must be at least 1")
+        slurm_only = [name for name, given in (
+            ("--partition", partition), ("--account", account),
+            ("--max-array-tasks", max_array_tasks is not None),
+            ("--slurm-option", slurm_options))
+            if given]
+        if executor == "local" and slurm_only:
+            raise HarnessError(f"{slurm_only[0]} is for --executor slurm")
+        if executor == "slurm" and jobs is not None:
+            raise HarnessError("--jobs is for the local executor; on Slurm every array task "
+                               "is one job (--max-array-tasks bounds how many)")
         suite = load(suite_file, quick)
-        executor = LocalExecutor(jobs or suite.jobs)
+        runner: Executor = (
+            LocalExecutor(jobs or suite.jobs) if executor == "local" else
+            SlurmExecutor(suite, partition, account,
+                          DEFAULT_ARRAY_TASKS if max_array_tasks is None else max_array_tasks,
+                          list(slurm_options)))
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
         with ProgressView(directory) as view:
-            outcome = run_campaign(suite, directory, executor, repeat or suite.repetitions,
-                                   view.advanced, view.started)
+            outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,
+                                   view.advanced, view.started, view.note)
     except HarnessError as error:
         _fail(str(error))
     except KeyboardInterrupt:  # outside the runs (e.g. while generating instances)
@@ -136,8 +162,23 @@ def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
 
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the report as one JSON object")
-def doctor(as_json: bool) -> None:
+@click.option("--slurm", is_flag=True, help="instead: whether campaigns can run on the Slurm "
+              "cluster (client commands, partitions, a node of the partition)")
+@click.option("--partition", metavar="P", help="with --slurm: the partition whose node to "
+              "probe (default: the cluster's)")
+def doctor(as_json: bool, slurm: bool, partition: str | None) -> None:
     """What this machine offers for measurement."""
+    if partition is not None and not slurm:
+        _fail("--partition is for doctor --slurm")
+    if slurm:
+        from .campaign.slurm_doctor import diagnose as diagnose_slurm
+        from .campaign.view import print_slurm_doctor
+        found = diagnose_slurm(partition)
+        if as_json:
+            click.echo(json.dumps(found, indent=1))
+        else:
+            print_slurm_doctor(found)
+        sys.exit(1 if found["problems"] else 0)
     from .measure.doctor import diagnose
     from .measure.view import print_doctor
     info = diagnose()

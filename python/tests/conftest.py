@@ -1,6 +1,10 @@
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+from slurm_cluster import LocalSlurm, unavailable
 
 from hugeheap.measure.cgroups import create_run_group
 
@@ -13,3 +17,25 @@ def cgroups_usable() -> str:
         pytest.skip("no cgroup can be made here: " + "; ".join(reasons))
     group.remove()
     return group.version
+
+
+@pytest.fixture(scope="session")
+def slurm() -> Iterator[LocalSlurm]:
+    """A real Slurm cluster of this one machine, for the whole session; the
+    hugeheap commands the tests start reach it through SLURM_CONF. Skips,
+    saying why, without root or without Slurm and munge installed."""
+    reason = unavailable()
+    if reason:
+        pytest.skip(reason)
+    cluster = LocalSlurm()
+    cluster.start()
+    before = os.environ.get("SLURM_CONF")
+    os.environ["SLURM_CONF"] = str(cluster.conf)
+    try:
+        yield cluster
+    finally:
+        if before is None:
+            os.environ.pop("SLURM_CONF", None)
+        else:
+            os.environ["SLURM_CONF"] = before
+        cluster.stop()

@@ -10,120 +10,29 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hugeheap_cli import CLI, cli
+from campaign_helpers import (
+    SUITE,
+    TOOL,
+    alive,
+    bench,
+    leftover_groups,
+    make_campaign,
+    rows,
+    start_until_slow_run,
+    wait_for,
+)
+from hugeheap_cli import cli
 
 from hugeheap.campaign.coordinator import run_campaign
 from hugeheap.campaign.executors import LocalExecutor
-from hugeheap.campaign.plan import group_prefix
 from hugeheap.campaign.store import Store
 from hugeheap.campaign.suite import load
-from hugeheap.measure.cgroups import discover
+from hugeheap.measure import machine
 from hugeheap.report.analysis import analyse
-
-# Answers what the instance's first line says; `slow` sleeps in a child of
-# its own while the flag file exists, so that a run is in flight when the
-# harness is killed, with a process that outlives the tool's main process.
-TOOL = """#!/bin/sh
-case "$(head -n1 "$1")" in
-  "c sat") echo "s SATISFIABLE"; echo "v 1 -2 0"; exit 10;;
-  "c badmodel") echo "s SATISFIABLE"; echo "v -1 2 0"; exit 10;;
-  "c unsat") echo "s UNSATISFIABLE"; exit 20;;
-  "c slow")
-    if [ -e "$HH_TEST_FLAG" ]; then
-      sleep 300 & echo $! > "$HH_TEST_FLAG.pid"; wait
-    fi
-    echo "s UNSATISFIABLE"; exit 20;;
-esac
-echo "s UNKNOWN"; exit 0
-"""
-
-SUITE = """
-[campaign]
-modes = ["system", "hugeheap"]
-seed = 7
-
-[limits]
-cpu_time = "20s"
-memory = "512MiB"
-
-[tools.fake]
-command = "./tool.sh {instance}"
-adapter = "sat"
-
-[instances]
-files = ["inst/*.cnf"]
-"""
-
-
-def make_campaign(tmp_path: Path, answers: dict[str, str], suite: str = SUITE) -> Path:
-    (tmp_path / "inst").mkdir()
-    for name, answer in answers.items():
-        (tmp_path / "inst" / f"{name}.cnf").write_text(f"c {answer}\np cnf 2 1\n1 -2 0\n")
-    tool = tmp_path / "tool.sh"
-    tool.write_text(TOOL)
-    tool.chmod(0o755)
-    (tmp_path / "suite.toml").write_text(suite)
-    return tmp_path / "suite.toml"
-
-
-def start_bench(suite: Path, out: Path, env: dict[str, str] | None = None
-                ) -> subprocess.Popen[str]:
-    return subprocess.Popen([*CLI, "bench", str(suite), "--out", str(out)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**os.environ, **(env or {})})
-
-
-def bench(suite: Path, out: Path, env: dict[str, str] | None = None
-          ) -> subprocess.CompletedProcess[str]:
-    return cli("bench", str(suite), "--out", str(out), env=env, timeout=300)
-
-
-def rows(out: Path) -> list[tuple[object, ...]]:
-    db = sqlite3.connect(f"file:{out / 'results.sqlite'}?mode=ro", uri=True)
-    try:
-        assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
-        return db.execute("SELECT tool, instance, mode, repetition, status, verdict, "
-                          "start_time, walltime FROM runs ORDER BY 1, 2, 3, 4").fetchall()
-    finally:
-        db.close()
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
-
-
-def leftover_groups(out: Path) -> list[Path]:
-    found = discover()
-    parents = ([found.v2] if found.v2 else []) + list(found.v1.values())
-    return [p for parent in parents for p in parent.glob(group_prefix(out) + "_*")]
-
-
-def wait_for(condition: object, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():  # type: ignore[operator]
-        assert time.monotonic() < deadline, "timed out"
-        time.sleep(0.05)
-
-
-def start_until_slow_run(suite: Path, out: Path, flag: Path
-                         ) -> tuple[subprocess.Popen[str], int]:
-    """Starts a campaign and waits until its `slow` run is in flight; returns
-    the harness and the pid of the process the slow run started."""
-    flag.write_text("")
-    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)})
-    pid_file = Path(f"{flag}.pid")
-    wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
-    return harness, int(pid_file.read_text())
 
 
 def test_a_campaign_runs_every_mode_and_checks_models(tmp_path: Path) -> None:
@@ -367,3 +276,47 @@ instances = ["inst/b.*"]
     summaries = {(s.tool, s.mode): s for s in analyse(out).summaries}
     assert summaries[("picky", "system")].instances == 1
     assert summaries[("fake", "system")].instances == 3
+
+
+def test_a_block_is_not_paired_across_unlike_nodes(tmp_path: Path) -> None:
+    """The other mode of the block ran where THP was `always` (here, a stored
+    run altered so): the run done here is not stored beside it."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"})
+    out = tmp_path / "camp"
+    assert bench(suite, out).returncode == 0
+    db = sqlite3.connect(out / "results.sqlite")
+    (text,) = db.execute("SELECT node FROM runs WHERE mode = 'system' AND instance = "
+                         "'inst/a.cnf'").fetchone()
+    node = json.loads(text)
+    assert node["facts"] == machine.node_facts()
+    node["host"] = "elsewhere"
+    node["facts"]["thp"]["enabled"] = "always"
+    with db:
+        db.execute("UPDATE runs SET node = ? WHERE mode = 'system' AND instance = 'inst/a.cnf'",
+                   (json.dumps(node),))
+        db.execute("DELETE FROM runs WHERE mode = 'hugeheap'")
+    db.close()
+    refused = bench(suite, out)
+    assert refused.returncode == 1
+    assert ("fake/hugeheap/inst/a.cnf#0: not stored: the other modes of its block ran on a "
+            "node unlike this one (thp {") in refused.stderr
+    assert "'always'" in refused.stderr and "that node: elsewhere)" in refused.stderr
+    # b's block ran on one node: its run is stored.
+    assert [(r[1], r[2]) for r in rows(out)] == [
+        ("inst/a.cnf", "system"), ("inst/b.cnf", "hugeheap"), ("inst/b.cnf", "system")]
+
+
+def test_a_store_from_before_nodes_were_recorded_still_opens(tmp_path: Path) -> None:
+    path = tmp_path / "results.sqlite"
+    store = Store(path)
+    store.db.execute("ALTER TABLE runs DROP COLUMN node")  # as hugeheap wrote it before
+    store.db.execute("INSERT INTO runs (tool, instance, mode, repetition, status, verdict, "
+                     "walltime, reliable, warnings, cores, start_time) VALUES "
+                     "('t', 'i', 'system', 0, 'ok', 'sat', 1.0, 1, '[]', '0', 'now')")
+    store.close()
+    old = Store(path, readonly=True)
+    assert [r.node for r in old.runs()] == [None]
+    old.close()
+    upgraded = Store(path)
+    assert upgraded.block_nodes("t", "i", 0) == [None]
+    upgraded.close()

@@ -6,8 +6,10 @@ row per finished run), suite.toml (the suite as first run), machine.json
 (what the machine was at each start), instances/ (generated instances) and
 outputs/ (each run's output, gzip-compressed). A `.harness.lock` keeps two
 harnesses apart. It plans what is missing (plan.py), hands the blocks to an
-executor (executors.py: local workers, or a cluster) and commits every run the
-executor delivers."""
+executor (executors.py: local workers, or slurm.py: a cluster's job arrays)
+and commits every run the executor delivers, unless the run's node differs
+from where the other modes of its block ran: paired runs are compared only
+on alike nodes."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..files import write_whole
-from .executors import Executor
+from .executors import Executor, Sink
 from .instances import Instance, prepare
 from .plan import plan, planned_runs
 from .store import RunRecord, Store
@@ -41,6 +43,7 @@ class Progress:
     unsolved: int = 0
     failed: int = 0
     harness_errors: list[str] = field(default_factory=list)
+    queue: str = ""  # where the runs wait, as the executor last saw it (a cluster's queue)
 
 
 @dataclass
@@ -139,10 +142,11 @@ def _record_machine(suite: Suite, directory: Path, executor: Executor) -> None:
 
 def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
                  on_progress: Callable[[Progress], None] | None = None,
-                 on_start: Callable[[Progress, int], None] | None = None) -> Outcome:
+                 on_start: Callable[[Progress, int], None] | None = None,
+                 on_note: Callable[[str], None] | None = None) -> Outcome:
     """Runs what is missing of the campaign on the executor; Ctrl-C
     (KeyboardInterrupt) or SIGTERM ends the runs in flight and keeps every
-    finished one."""
+    finished one. on_note: an event of the executor worth a line of its own."""
     directory.mkdir(parents=True, exist_ok=True)
     lock = _Lock(directory)
     try:
@@ -167,7 +171,13 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
                 if on_progress:
                     on_progress(progress)
 
-            interrupted = executor.run(blocks, directory, deliver)
+            def queue(state: str) -> None:
+                progress.queue = state
+                if on_progress:
+                    on_progress(progress)
+
+            sink = Sink(deliver, queue, on_note or (lambda line: None))
+            interrupted = executor.run(blocks, directory, sink)
             disagreements = judge(store.runs())
         finally:
             store.close()
@@ -178,6 +188,10 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
 
 
 def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
+    if not isinstance(result, str):
+        problem = unpaired(result, store.block_nodes(result.tool, result.instance,
+                                                      result.repetition))
+        result = problem or result
     if isinstance(result, str):
         progress.harness_errors.append(result)
         progress.failed += 1
@@ -188,6 +202,37 @@ def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
         progress.unsolved += 1
     if failed(result):
         progress.failed += 1
+
+
+def unpaired(record: RunRecord, block_nodes: list[str | None]) -> str | None:
+    """Why the run may not join the stored runs of its block (the other modes
+    of its tool, instance and repetition): they ran on a node whose facts
+    differ. None when it may. A fact only one of them records (a run stored
+    before hugeheap recorded it) is no difference."""
+    mine = _facts(record.node)
+    for node in block_nodes:
+        theirs = _facts(node)
+        if mine is None or theirs is None:
+            continue
+        differ = ", ".join(f"{key} {mine[key]} here, {theirs[key]} there"
+                           for key in sorted(mine.keys() & theirs.keys())
+                           if mine[key] != theirs[key])
+        if not differ:
+            continue
+        host = json.loads(node or "{}").get("host")
+        return (f"{record.tool}/{record.mode}/{record.instance}#{record.repetition}: not stored: "
+                f"the other modes of its block ran on a node unlike this one ({differ}; "
+                f"that node: {host}), and paired runs are compared on alike nodes only; run "
+                "the campaign on identical nodes with the same settings (one --partition of "
+                "them), or give another --out")
+    return None
+
+
+def _facts(node: str | None) -> dict[str, Any] | None:
+    if node is None:
+        return None
+    facts = json.loads(node).get("facts")
+    return facts if isinstance(facts, dict) else None
 
 
 def default_directory(suite: Suite) -> Path:

@@ -1,12 +1,13 @@
 """Executors: where the planned runs of a campaign are measured. The
-coordinator hands an executor the blocks still to do and a `deliver` function;
-the executor runs each block on one set of cores, in order, and delivers every
-finished run (a RunRecord) or a message saying why the harness could not do a
-run (not a measurement: such a run is not stored and runs again on resume).
+coordinator hands an executor the blocks still to do and a Sink; the executor
+runs each block on one set of cores, in order, and delivers every finished run
+(a RunRecord) or a message saying why the harness could not do a run (not a
+measurement: such a run is not stored and runs again on resume).
 
 The local executor runs blocks on worker processes of this machine, one per
-disjoint set of whole physical cores. A cluster executor (Slurm) is the other
-kind: the planner, the store, resume and the report do not change with it."""
+disjoint set of whole physical cores. The Slurm executor (slurm.py) runs them
+in a cluster's job arrays: the planner, the store, resume and the report do
+not change with it."""
 
 from __future__ import annotations
 
@@ -14,11 +15,10 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
-import traceback
 from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +26,17 @@ from ..measure.cgroups import end_leftover_groups
 from . import topology
 from .plan import RunSpec, group_prefix
 from .store import RunRecord
-from .worker import execute, start_worker
+from .worker import execute_reporting, start_worker
 
-Delivery = Callable[[RunRecord | str], None]
+
+@dataclass
+class Sink:
+    """Where an executor reports to."""
+    deliver: Callable[[RunRecord | str], None]  # a finished run, or why one was not done
+    # The state of a queue the runs wait in (a cluster's), shown beside the
+    # progress bar; empty where there is none.
+    queue: Callable[[str], None] = lambda state: None
+    note: Callable[[str], None] = lambda line: None  # an event worth a line of its own
 
 
 class Executor(ABC):
@@ -44,7 +52,7 @@ class Executor(ABC):
         returns how many it found."""
 
     @abstractmethod
-    def run(self, blocks: list[list[RunSpec]], directory: Path, deliver: Delivery) -> bool:
+    def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
         """Runs the blocks, delivering every run as it finishes; True when
         interrupted (Ctrl-C or SIGTERM: the runs in flight are ended, every
         finished one has been delivered)."""
@@ -64,10 +72,10 @@ class LocalExecutor(Executor):
     def end_leftovers(self, directory: Path) -> int:
         return end_leftover_groups(group_prefix(directory))
 
-    def run(self, blocks: list[list[RunSpec]], directory: Path, deliver: Delivery) -> bool:
+    def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
         pending = deque(deque(block) for block in blocks)
         workers: list[_Worker] = []
-        previous = signal.signal(signal.SIGTERM, _interrupt)
+        previous = signal.signal(signal.SIGTERM, interrupt)
         try:
             workers = [_Worker(job_cores) for job_cores in self.cores]
             busy: dict[Any, _Worker] = {}  # by connection
@@ -96,7 +104,7 @@ class LocalExecutor(Executor):
                     except EOFError:  # the worker died (out of memory?): replace it
                         result = f"{running.describe()}: the worker process died"
                         workers[workers.index(worker)] = worker.replacement()
-                    deliver(result)
+                    sink.deliver(result)
         except KeyboardInterrupt:
             for worker in workers:
                 worker.kill()  # its tool dies with it (PDEATHSIG); its cgroup is ended below
@@ -109,7 +117,8 @@ class LocalExecutor(Executor):
             signal.signal(signal.SIGTERM, previous)
 
 
-def _interrupt(signum: int, frame: object) -> None:
+def interrupt(signum: int, frame: object) -> None:
+    """A SIGTERM handler: stops the campaign as Ctrl-C does."""
     raise KeyboardInterrupt
 
 
@@ -123,13 +132,7 @@ def _serve(connection: multiprocessing.connection.Connection, parent: int) -> No
             return
         if spec is None:
             return
-        try:
-            result: RunRecord | str = execute(spec)
-        except Exception as error:  # a bug of ours: say where, keep the campaign going
-            where = traceback.extract_tb(error.__traceback__)[-1]
-            result = (f"{spec.describe()}: internal error {type(error).__name__}: {error} "
-                      f"(at {Path(where.filename).name}:{where.lineno}); please report it")
-        connection.send(result)
+        connection.send(execute_reporting(spec))
 
 
 class _Worker:

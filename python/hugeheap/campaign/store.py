@@ -1,6 +1,8 @@
 """results.sqlite of a campaign: one row per finished run, each committed in a
 transaction of its own as the run ends (WAL mode), so a harness killed at any
-moment leaves every finished run and no half-written one."""
+moment leaves every finished run and no half-written one. Only the command
+that runs the campaign writes it: a cluster's tasks write files of their own
+that it merges (SQLite over a network filesystem is not safe)."""
 
 from __future__ import annotations
 
@@ -11,9 +13,7 @@ from pathlib import Path
 from ..errors import HarnessError
 
 SCHEMA_VERSION = "2"
-# Columns a schema added, for reading and upgrading older campaigns: schema 2
-# keeps the value an answer claims (an optimum's cost, the states stored).
-_ADDED = {"2": ["answer_value"]}
+READABLE_VERSIONS = ("1", SCHEMA_VERSION)
 
 
 @dataclass
@@ -42,6 +42,10 @@ class RunRecord:
     cores: str
     start_time: str
     output: str | None  # the compressed output, relative to the campaign directory
+    # JSON: {"host", "facts": measure.machine.node_facts(), and where the
+    # executor placed the run, e.g. "slurm": {...}}; None in campaigns stored
+    # before hugeheap recorded it
+    node: str | None = None
 
     @property
     def key(self) -> tuple[str, str, str, int]:
@@ -54,6 +58,11 @@ _TYPES = {"repetition": "INTEGER NOT NULL", "exit_code": "INTEGER", "signal": "I
           "walltime": "REAL NOT NULL", "cputime": "REAL", "cputime_user": "REAL",
           "cputime_system": "REAL", "huge_share": "REAL"}
 _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores", "start_time"}
+# Columns later versions added, each nullable: an older store gains them when
+# it is opened to write (and becomes schema 2), and reads them as NULL when
+# only read. answer_value (schema 2): the value an answer claims (an optimum's
+# cost, the states stored); node: where the run ran.
+LATER_COLUMNS = ["answer_value", "node"]
 
 
 class Store:
@@ -72,15 +81,15 @@ class Store:
                 self.db.execute("PRAGMA synchronous=NORMAL")
                 self._create()
             version = self.meta("schema")
-            if version == "1" and not readonly:
-                self._upgrade_from_1()
-                version = SCHEMA_VERSION
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
         except sqlite3.DatabaseError as error:
             raise HarnessError(f"{path}: not a campaign database ({error})") from None
-        self.missing_columns = set(_ADDED["2"]) if version == "1" else set()
-        if version not in (SCHEMA_VERSION, "1"):
+        if version not in READABLE_VERSIONS:
             raise HarnessError(f"{path}: written by another version of hugeheap (schema "
-                               f"{version}, this one reads 1 and {SCHEMA_VERSION})")
+                               f"{version}, this one reads {', '.join(READABLE_VERSIONS)})")
+        self.missing_columns = set(_COLUMNS) - present
+        self._selected = ", ".join(f"NULL AS {c}" if c in self.missing_columns else c
+                                   for c in _COLUMNS)
 
     def _create(self) -> None:
         columns = ", ".join(
@@ -93,13 +102,13 @@ class Store:
             self.db.execute(f"CREATE TABLE IF NOT EXISTS runs ({columns}, "
                             "PRIMARY KEY (tool, instance, mode, repetition))")
             self.db.execute("INSERT OR IGNORE INTO meta VALUES ('schema', ?)", (SCHEMA_VERSION,))
-
-    def _upgrade_from_1(self) -> None:
-        with self.db:
-            self.db.execute("BEGIN")
-            for column in _ADDED["2"]:
-                self.db.execute(f"ALTER TABLE runs ADD COLUMN {column} TEXT")
-            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (SCHEMA_VERSION,))
+            present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
+            for name in LATER_COLUMNS:
+                if name not in present:
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+            self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema' AND value IN "
+                            f"({', '.join('?' for _ in READABLE_VERSIONS)})",
+                            (SCHEMA_VERSION, *READABLE_VERSIONS))
 
     def meta(self, key: str) -> str | None:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -125,10 +134,15 @@ class Store:
         rows = self.db.execute("SELECT tool, instance, mode, repetition FROM runs")
         return {(t, i, m, int(r)) for t, i, m, r in rows}
 
+    def block_nodes(self, tool: str, instance: str, repetition: int) -> list[str | None]:
+        """The node of every stored run of one block (all modes of one tool,
+        instance and repetition)."""
+        rows = self.db.execute("SELECT node FROM runs WHERE tool = ? AND instance = ? AND "
+                               "repetition = ?", (tool, instance, repetition))
+        return [node for (node,) in rows]
+
     def runs(self) -> list[RunRecord]:
-        # A campaign of an older schema, read only: its runs claimed no values.
-        columns = [f"NULL AS {c}" if c in self.missing_columns else c for c in _COLUMNS]
-        rows = self.db.execute(f"SELECT {', '.join(columns)} FROM runs "
+        rows = self.db.execute(f"SELECT {self._selected} FROM runs "
                                "ORDER BY tool, instance, mode, repetition")
         records = []
         for row in rows:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console
 from rich.progress import (
@@ -32,7 +33,8 @@ class ProgressView:
         self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
                             MofNCompleteColumn(), TextColumn("unsolved {task.fields[unsolved]}"),
                             TextColumn("[red]failed {task.fields[failed]}"), TimeElapsedColumn(),
-                            TextColumn("left"), TimeRemainingColumn(), console=err)
+                            TextColumn("left"), TimeRemainingColumn(),
+                            TextColumn("{task.fields[queue]}"), console=err)
         self.task: TaskID | None = None
         self.last_line = time.monotonic()
 
@@ -51,16 +53,21 @@ class ProgressView:
             err.print(f"resuming {self.directory}: {progress.already} of {progress.total} runs "
                       "were finished before")
         self.task = self.bar.add_task("runs", total=progress.total, completed=progress.already,
-                                      unsolved=0, failed=0)
+                                      unsolved=0, failed=0, queue="")
 
     def advanced(self, progress: CampaignProgress) -> None:
         if self.task is not None:
             self.bar.update(self.task, completed=progress.already + progress.done,
-                            unsolved=progress.unsolved, failed=progress.failed)
+                            unsolved=progress.unsolved, failed=progress.failed,
+                            queue=progress.queue)
         if not err.is_terminal and time.monotonic() - self.last_line >= 30:
             self.last_line = time.monotonic()
             err.print(f"runs {progress.already + progress.done}/{progress.total}, unsolved "
-                      f"{progress.unsolved}, failed {progress.failed}")
+                      f"{progress.unsolved}, failed {progress.failed}"
+                      + (f"; {progress.queue}" if progress.queue else ""))
+
+    def note(self, line: str) -> None:
+        err.print(f"[yellow]{line}[/yellow]")
 
 
 def print_skipped(skipped_tools: list[tuple[str, str]]) -> None:
@@ -85,3 +92,27 @@ def print_outcome(outcome: Outcome) -> int:
     err.print(f"campaign {directory}: {finished} of {outcome.planned} runs finished "
               f"({outcome.ran} now); `hugeheap report {directory}` summarises it")
     return 1 if outcome.harness_errors or outcome.disagreements else 0
+
+
+def print_slurm_doctor(info: dict[str, Any]) -> None:
+    """What `hugeheap doctor --slurm` found, on stdout."""
+    out = Console(highlight=False, soft_wrap=True)
+    out.print(f"[bold]sbatch[/bold]      {info['sbatch'] or 'not found'}")
+    if info["cluster"]:
+        out.print(f"[bold]cluster[/bold]     {info['cluster']}")
+    for p in info["partitions"]:
+        limit = "no time limit" if p["time_limit_s"] is None else \
+            f"time limit {p['time_limit_s'] / 3600:g} h"
+        out.print(f"[bold]partition[/bold]   {p['name']}{' (default)' if p['default'] else ''}: "
+                  f"{'up' if p['up'] else 'DOWN'}, {p['nodes']} node(s), {limit}")
+    node = info["node"]
+    if node:
+        facts = node["facts"]
+        out.print(f"[bold]a node[/bold]      {node['host']} of {info['probed_partition']}: "
+                  f"{facts['cpu_model']}, kernel {facts['kernel']}, glibc {facts['glibc']}, "
+                  f"THP {facts['thp']['enabled']}; cgroups for runs: "
+                  f"{node['cgroups'] or 'no'}; hugeheap {node['hugeheap']} ({node['python']})")
+    for problem in info["problems"]:
+        out.print(f"[red]problem[/red]     {problem}")
+    if not info["problems"]:
+        out.print("campaigns can run here: hugeheap bench SUITE --out DIR --executor slurm")

@@ -16,9 +16,12 @@ import os
 import shutil
 import signal
 import tempfile
+import traceback
 from pathlib import Path
+from typing import Any
 
 from ..errors import HarnessError
+from ..measure import machine
 from ..measure.runner import Limits, die_with_parent, run
 from .adapters import Answer, classify
 from .checks import check
@@ -42,9 +45,22 @@ def output_name(spec: RunSpec) -> str:
     return f"{spec.tool}/{spec.mode}/{safe}.r{spec.repetition}.log.gz"
 
 
-def execute(spec: RunSpec) -> RunRecord | str:
+def execute_reporting(spec: RunSpec, placement: dict[str, Any] | None = None
+                      ) -> RunRecord | str:
+    """execute, with a bug of ours turned into a message that says where it
+    happened, so that the campaign goes on."""
+    try:
+        return execute(spec, placement)
+    except Exception as error:
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        return (f"{spec.describe()}: internal error {type(error).__name__}: {error} "
+                f"(at {Path(where.filename).name}:{where.lineno}); please report it")
+
+
+def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunRecord | str:
     """The finished run, or a message when the harness could not do it (not a
-    measurement: such a run is not stored and runs again on resume)."""
+    measurement: such a run is not stored and runs again on resume).
+    placement: where the executor put the run, kept with the node's facts."""
     with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
         model_file = Path(scratch) / "model"
         output_file = Path(scratch) / "output"
@@ -83,7 +99,9 @@ def execute(spec: RunSpec) -> RunRecord | str:
         memory_peak=result.memory_peak_bytes, huge_share=result.huge_share,
         tlb_misses=result.tlb_misses, tlb_reason=result.tlb_misses_reason,
         reliable=result.reliable, warnings=json.dumps(result.warnings),
-        cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept)
+        cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept,
+        node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
+                         **(placement or {})}))
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -147,3 +147,20 @@ def describe() -> dict[str, object]:
         "memory_bytes": memory_total(),
         "thp": thp_settings(),
     }
+
+
+def node_facts() -> dict[str, object]:
+    """What a run's machine is, as far as comparing runs goes: the paired runs
+    of one block must share every one of these facts, or their comparison
+    says nothing about the allocators. Recorded with every run (a campaign
+    on a cluster runs on many nodes) and read at every run (an administrator
+    may change the THP settings between runs). The place for further facts
+    that change what a run measures, such as the cost of a huge page's first
+    touch."""
+    facts = describe()
+    return {
+        "kernel": facts["kernel"],
+        "glibc": facts["glibc"],
+        "cpu_model": facts["cpu_model"],
+        "thp": thp_settings(),
+    }
