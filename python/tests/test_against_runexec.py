@@ -1,5 +1,5 @@
 """The anchor: BenchExec's runexec and `hugeheap run` measure the same
-commands alike (CPU time and peak memory within 2%, or 20 ms / 1 MiB for
+commands alike (CPU time and peak memory within 2%, or 20 ms per process / 1 MiB for
 small values). Skips, saying why, where runexec cannot run."""
 
 from __future__ import annotations
@@ -18,14 +18,19 @@ from hugeheap.measure.runner import run
 PY = sys.executable
 # Workloads whose CPU time is fixed by themselves (they burn until their own
 # clock says so), so that the comparison is of the measuring, not of how fast
-# the machine happened to be.
+# the machine happened to be.  What is not fixed is each process's start-up
+# (Python's, 10-30 ms, longer when the other core is busy): the tolerance in
+# absolute terms is 20 ms per process a workload starts.  Each is (command,
+# processes started).
 BURN = "import time\nwhile time.process_time() < {}: pass\n"
 WORKLOADS = {
-    "cpu": [PY, "-c", BURN.format(1.0)],
-    "memory": [PY, "-c", "x = bytearray(300 << 20)\nfor i in range(0, len(x), 4096): x[i] = 1\n"
-               + BURN.format(0.8)],
-    "processes": ["sh", "-c", f"for k in 1 2 3; do {PY} -c '{BURN.format(0.4)}' & done; wait"],
+    "cpu": ([PY, "-S", "-c", BURN.format(1.0)], 1),
+    "memory": ([PY, "-S", "-c", "x = bytearray(300 << 20)\n"
+                "for i in range(0, len(x), 4096): x[i] = 1\n" + BURN.format(0.8)], 1),
+    "processes": (["sh", "-c", f"for k in 1 2 3; do {PY} -S -c '{BURN.format(0.4)}' & done; wait"],
+                  4),
 }
+START_UP_S = 0.020
 
 
 def runexec_path() -> str:
@@ -55,9 +60,9 @@ def close(a: float, b: float, relative: float, absolute: float) -> bool:
 def test_same_cpu_time_and_memory_as_runexec(workload: str, tmp_path: Path,
                                              cgroups_usable: str) -> None:
     runexec = runexec_path()
-    command = WORKLOADS[workload]
+    command, processes = WORKLOADS[workload]
     theirs_cpu, theirs_mem, ours_cpu, ours_mem = [], [], [], []
-    for _ in range(3):  # interleaved, medians: the runs themselves vary a little
+    for _ in range(5):  # interleaved, medians: the runs themselves vary a little
         cpu, mem = runexec_measure(runexec, command, tmp_path)
         theirs_cpu.append(cpu)
         theirs_mem.append(mem)
@@ -69,5 +74,5 @@ def test_same_cpu_time_and_memory_as_runexec(workload: str, tmp_path: Path,
     mem_a, mem_b = statistics.median(theirs_mem), statistics.median(ours_mem)
     print(f"{workload}: cpu runexec {cpu_a:.3f} s, hugeheap {cpu_b:.3f} s; "
           f"memory runexec {mem_a} B, hugeheap {mem_b} B")
-    assert close(cpu_a, cpu_b, 0.02, 0.020), (theirs_cpu, ours_cpu)
+    assert close(cpu_a, cpu_b, 0.02, START_UP_S * processes), (theirs_cpu, ours_cpu)
     assert close(mem_a, mem_b, 0.02, 1 << 20), (theirs_mem, ours_mem)
