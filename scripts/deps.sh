@@ -7,7 +7,8 @@ set -u
 # Build: without these nothing compiles.
 build_pkgs=(gcc g++ make cmake binutils libc6-dev python3 python3-venv)
 # Tests and benchmarks: real reasoners, the peer allocators, a browser for the report.
-test_pkgs=(minisat cadical z3 picosat libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 chromium)
+test_pkgs=(minisat cadical z3 picosat libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 chromium
+           swi-prolog-core)
 
 missing=()
 for pkg in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

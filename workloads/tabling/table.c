@@ -1,0 +1,648 @@
+/* The table space: tries with lock-free lookup and locked insertion, the
+ * answer lists consumers walk, and the memory behind them: one hugeheap pool
+ * per kind of object (--alloc pool: the paper's one data type per page) or
+ * one malloc each (--alloc malloc).
+ *
+ * A trie node's children are a list while they are few and an open-addressing
+ * table of (token, node) slots beyond that.  A writer never changes what a
+ * reader may be looking at: a new node is complete before a release store
+ * publishes it, and a table that grows is copied, the old one kept until the
+ * tables are abolished (a reader still in it may miss the newest nodes, never
+ * find a wrong one).  A reader that misses takes the parent's lock and looks
+ * again: only one writer per parent node at a time (TLWL). */
+#include "table.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "hugeheap.h"
+
+/* The kinds of object, each with a pool of its own. */
+enum {
+    K_SG_NODE,
+    K_ANS_NODE,
+    K_FRAME,
+    K_ENTRY,
+    K_BUCKET,
+    K_CTABLE, /* K_CTABLE + i: child tables of CTABLE_MIN << i slots */
+    N_CTABLE_POOLS = 6,
+    N_KINDS = K_CTABLE + N_CTABLE_POOLS,
+};
+
+#define LIST_MAX 8      /* children kept in a list up to this many */
+#define CTABLE_MIN 16u  /* slots of a new child table (a power of two) */
+#define N_LOCKS 1024
+
+typedef struct slot {
+    term token;             /* written before node is published */
+    _Atomic(tnode *) node;  /* NULL: empty */
+} slot;
+
+typedef struct ctable {
+    uint32_t mask;                    /* slots - 1 */
+    uint32_t count;                   /* written under the parent's lock */
+    struct ctable *retired_next;      /* once replaced by a bigger table */
+    slot slots[];
+} ctable;
+
+struct tablespace {
+    const program *prog;
+    table_design design;
+    unsigned threads;
+    bool pools;
+    hh_pool *pool[N_KINDS];
+    size_t size[N_KINDS];
+    /* Subgoal trie roots: shared (SS, FS) or one per thread (NS). */
+    _Atomic(tnode *) *shared_roots;
+    tnode **private_roots; /* [thread * ntabled + table_id] */
+    _Atomic(ctable *) retired;
+};
+
+static struct {
+    atomic_int held;
+    char pad[64 - sizeof(atomic_int)];
+} locks[N_LOCKS];
+
+_Noreturn void table_out_of_memory(void) {
+    static const char message[] = "hhtab: out of memory for the tables\n";
+    if (write(2, message, sizeof message - 1) < 0) _exit(3);
+    _exit(3);
+}
+
+static atomic_int *lock_of(const void *p) {
+    uintptr_t a = (uintptr_t)p;
+    return &locks[((a >> 4) ^ (a >> 14)) & (N_LOCKS - 1)].held;
+}
+
+static void spin_lock(atomic_int *l) {
+    while (atomic_exchange_explicit(l, 1, memory_order_acquire) != 0) {
+        while (atomic_load_explicit(l, memory_order_relaxed) != 0) sched_yield();
+    }
+}
+
+static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
+
+/* ---- memory ---- */
+
+static size_t ctable_bytes(uint32_t slots) { return sizeof(ctable) + (size_t)slots * sizeof(slot); }
+
+static int ctable_kind(uint32_t slots) {
+    for (int i = 0; i < N_CTABLE_POOLS; i++) {
+        if (slots == CTABLE_MIN << i) return K_CTABLE + i;
+    }
+    return -1; /* larger than a pool object may be */
+}
+
+static void *obj_alloc(tablespace *ts, table_counts *c, int kind) {
+    void *p = ts->pools ? hh_pool_alloc(ts->pool[kind]) : malloc(ts->size[kind]);
+    if (p == NULL) table_out_of_memory();
+    c->bytes += (int64_t)ts->size[kind];
+    return p;
+}
+
+static void obj_free(tablespace *ts, table_counts *c, int kind, void *p) {
+    if (ts->pools) hh_pool_free(ts->pool[kind], p);
+    else free(p);
+    c->bytes -= (int64_t)ts->size[kind];
+}
+
+static ctable *ctable_alloc(tablespace *ts, table_counts *c, uint32_t slots) {
+    int kind = ctable_kind(slots);
+    ctable *t;
+    if (kind >= 0) {
+        t = obj_alloc(ts, c, kind);
+    } else {
+        /* Beyond pool objects (16 KiB): hugeheap's or the system's malloc. */
+        t = ts->pools ? hh_malloc(ctable_bytes(slots)) : malloc(ctable_bytes(slots));
+        if (t == NULL) table_out_of_memory();
+        c->bytes += (int64_t)ctable_bytes(slots);
+    }
+    memset(t, 0, ctable_bytes(slots));
+    t->mask = slots - 1;
+    return t;
+}
+
+static void ctable_free(tablespace *ts, table_counts *c, ctable *t) {
+    int kind = ctable_kind(t->mask + 1);
+    if (kind >= 0) {
+        obj_free(ts, c, kind, t);
+        return;
+    }
+    c->bytes -= (int64_t)ctable_bytes(t->mask + 1);
+    if (ts->pools) hh_free(t);
+    else free(t);
+}
+
+tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
+                           unsigned threads) {
+    tablespace *ts = calloc(1, sizeof *ts);
+    if (ts == NULL) return NULL;
+    ts->prog = prog;
+    ts->design = design;
+    ts->threads = threads;
+    ts->pools = alloc == ALLOC_POOL;
+    ts->size[K_SG_NODE] = sizeof(tnode);
+    ts->size[K_ANS_NODE] = sizeof(tnode);
+    ts->size[K_FRAME] = sizeof(sgframe);
+    ts->size[K_ENTRY] = sizeof(sgentry) + threads * sizeof(sgframe *);
+    ts->size[K_BUCKET] = threads * sizeof(sgframe *);
+    for (int i = 0; i < N_CTABLE_POOLS; i++) ts->size[K_CTABLE + i] = ctable_bytes(CTABLE_MIN << i);
+    for (int k = 0; k < N_KINDS && ts->pools; k++) {
+        ts->pool[k] = hh_pool_create(ts->size[k]);
+        if (ts->pool[k] == NULL) {
+            tablespace_free(ts);
+            return NULL;
+        }
+    }
+    size_t n = prog->ntabled ? prog->ntabled : 1;
+    ts->shared_roots = calloc(n, sizeof *ts->shared_roots);
+    ts->private_roots = calloc(n * threads, sizeof *ts->private_roots);
+    if (ts->shared_roots == NULL || ts->private_roots == NULL) {
+        tablespace_free(ts);
+        return NULL;
+    }
+    return ts;
+}
+
+void tablespace_free(tablespace *ts) {
+    if (ts == NULL) return;
+    for (int k = 0; k < N_KINDS; k++) {
+        if (ts->pool[k]) hh_pool_destroy(ts->pool[k]);
+    }
+    free(ts->shared_roots);
+    free(ts->private_roots);
+    free(ts);
+}
+
+table_design tablespace_design(const tablespace *ts) { return ts->design; }
+
+void table_memory(const tablespace *ts, table_memory_report *r) {
+    r->pool_pages = 0;
+    for (int k = 0; k < N_KINDS && ts->pools; k++) {
+        hh_pool_stats st;
+        hh_pool_get_stats(ts->pool[k], &st);
+        r->pool_pages += st.pages;
+    }
+}
+
+/* ---- tries ---- */
+
+static inline uint32_t token_hash(term t) { return (uint32_t)((t * 0x9E3779B97F4A7C15u) >> 32); }
+
+static inline bool is_table(uintptr_t down) { return down & 1u; }
+static inline ctable *as_table(uintptr_t down) { return (ctable *)(down - 1); }
+
+/* The child of parent with token t, or NULL (lock-free). */
+static inline tnode *child_find(const tnode *parent, term t) {
+    uintptr_t d = atomic_load_explicit(&parent->down, memory_order_acquire);
+    if (is_table(d)) {
+        const ctable *tab = as_table(d);
+        for (uint32_t i = token_hash(t) & tab->mask;; i = (i + 1) & tab->mask) {
+            tnode *n = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
+            if (n == NULL) return NULL;
+            if (tab->slots[i].token == t) return n;
+        }
+    }
+    for (tnode *n = (tnode *)d; n != NULL; n = atomic_load_explicit(&n->sibling, memory_order_acquire)) {
+        if (n->token == t) return n;
+    }
+    return NULL;
+}
+
+static void slot_put(ctable *tab, tnode *n) {
+    uint32_t i = token_hash(n->token) & tab->mask;
+    while (atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed) != NULL) {
+        i = (i + 1) & tab->mask;
+    }
+    tab->slots[i].token = n->token;
+    atomic_store_explicit(&tab->slots[i].node, n, memory_order_release);
+    tab->count++;
+}
+
+static void retire(tablespace *ts, table_counts *c, ctable *old, bool shared) {
+    if (!shared) {
+        ctable_free(ts, c, old);
+        return;
+    }
+    ctable *head = atomic_load_explicit(&ts->retired, memory_order_relaxed);
+    do {
+        old->retired_next = head;
+    } while (!atomic_compare_exchange_weak_explicit(&ts->retired, &head, old, memory_order_release,
+                                                    memory_order_relaxed));
+}
+
+/* Links the finished node n under parent (the parent's writer). */
+static void child_publish(tablespace *ts, table_counts *c, tnode *parent, tnode *n, bool shared) {
+    uintptr_t d = atomic_load_explicit(&parent->down, memory_order_relaxed);
+    if (is_table(d)) {
+        ctable *tab = as_table(d);
+        if ((tab->count + 1) * 4 <= (tab->mask + 1) * 3) {
+            slot_put(tab, n);
+            return;
+        }
+        ctable *bigger = ctable_alloc(ts, c, (tab->mask + 1) * 2);
+        for (uint32_t i = 0; i <= tab->mask; i++) {
+            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed);
+            if (m != NULL) slot_put(bigger, m);
+        }
+        slot_put(bigger, n);
+        atomic_store_explicit(&parent->down, (uintptr_t)bigger | 1u, memory_order_release);
+        retire(ts, c, tab, shared);
+        return;
+    }
+    uint32_t length = 0;
+    for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_relaxed)) {
+        length++;
+    }
+    if (length < LIST_MAX) {
+        atomic_store_explicit(&n->sibling, (tnode *)d, memory_order_relaxed);
+        atomic_store_explicit(&parent->down, (uintptr_t)n, memory_order_release);
+        return;
+    }
+    ctable *tab = ctable_alloc(ts, c, CTABLE_MIN);
+    for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_relaxed)) {
+        slot_put(tab, m);
+    }
+    slot_put(tab, n);
+    atomic_store_explicit(&parent->down, (uintptr_t)tab | 1u, memory_order_release);
+}
+
+/* What a new leaf needs before it is published. */
+typedef enum { MAKE_INNER, MAKE_SUBGOAL, MAKE_ANSWER } make_kind;
+
+static tnode *new_node(tablespace *ts, table_counts *c, int kind, term token, tnode *parent) {
+    tnode *n = obj_alloc(ts, c, kind);
+    n->token = token;
+    n->parent = parent;
+    atomic_init(&n->down, 0);
+    atomic_init(&n->sibling, NULL);
+    return n;
+}
+
+static void answers_init(tablespace *ts, table_counts *c, answers *a, uint32_t depth, bool shared) {
+    a->root = new_node(ts, c, K_ANS_NODE, UNBOUND, NULL);
+    a->depth = depth;
+    atomic_init(&a->first, NULL);
+    atomic_init(&a->last, NULL);
+    atomic_init(&a->count, 0);
+    atomic_init(&a->complete, false);
+    atomic_init(&a->lock, 0);
+    (void)shared;
+}
+
+/* Appends leaf to the answer list (under a's lock when shared). */
+static void answers_append(answers *a, tnode *leaf, bool shared) {
+    if (shared) spin_lock(&a->lock);
+    tnode *last = atomic_load_explicit(&a->last, memory_order_relaxed);
+    if (last != NULL) atomic_store_explicit(&last->down, (uintptr_t)leaf, memory_order_release);
+    else atomic_store_explicit(&a->first, leaf, memory_order_release);
+    atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
+    atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
+                          memory_order_release);
+    if (shared) spin_unlock(&a->lock);
+}
+
+/* A subgoal leaf's down field: nothing yet (NS), a bucket of frames (SS) or
+ * an entry with its answers (FS). */
+static void subgoal_leaf_init(tablespace *ts, table_counts *c, tnode *leaf, uint32_t nvars) {
+    if (ts->design == DESIGN_SS) {
+        sgframe **bucket = obj_alloc(ts, c, K_BUCKET);
+        memset(bucket, 0, ts->size[K_BUCKET]);
+        atomic_init(&leaf->down, (uintptr_t)bucket);
+    } else if (ts->design == DESIGN_FS) {
+        sgentry *e = obj_alloc(ts, c, K_ENTRY);
+        memset(e->frames, 0, ts->threads * sizeof(sgframe *));
+        answers_init(ts, c, &e->ans, nvars, true);
+        atomic_init(&leaf->down, (uintptr_t)e);
+    }
+}
+
+/* The child of parent with token t, made if missing; *created says which. */
+static tnode *trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind,
+                         bool shared, make_kind make, answers *ans, uint32_t nvars,
+                         bool *created) {
+    tnode *n = child_find(parent, t);
+    *created = false;
+    if (n != NULL) return n;
+    atomic_int *lock = NULL;
+    if (shared) {
+        lock = lock_of(parent);
+        spin_lock(lock);
+        n = child_find(parent, t);
+        if (n != NULL) {
+            spin_unlock(lock);
+            return n;
+        }
+    }
+    n = new_node(ts, c, kind, t, parent);
+    if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
+    if (make == MAKE_ANSWER) answers_append(ans, n, shared);
+    child_publish(ts, c, parent, n, shared);
+    if (lock) spin_unlock(lock);
+    *created = true;
+    return n;
+}
+
+/* The subgoal trie of tabled predicate t that thread sees (NULL: none yet). */
+static tnode *view_root(tablespace *ts, unsigned thread, uint32_t t) {
+    if (ts->design == DESIGN_NS) return ts->private_roots[(size_t)thread * ts->prog->ntabled + t];
+    return atomic_load_explicit(&ts->shared_roots[t], memory_order_acquire);
+}
+
+static tnode *subgoal_root(tablespace *ts, unsigned thread, table_counts *c, const pred *p) {
+    if (ts->design == DESIGN_NS) {
+        tnode **root = &ts->private_roots[(size_t)thread * ts->prog->ntabled + p->table_id];
+        if (*root == NULL) {
+            *root = new_node(ts, c, K_SG_NODE, UNBOUND, NULL);
+        }
+        return *root;
+    }
+    _Atomic(tnode *) *shared = &ts->shared_roots[p->table_id];
+    tnode *root = atomic_load_explicit(shared, memory_order_acquire);
+    if (root != NULL) return root;
+    atomic_int *lock = lock_of(shared);
+    spin_lock(lock);
+    root = atomic_load_explicit(shared, memory_order_relaxed);
+    if (root == NULL) {
+        root = new_node(ts, c, K_SG_NODE, UNBOUND, NULL);
+        if (p->arity == 0) subgoal_leaf_init(ts, c, root, 0);
+        atomic_store_explicit(shared, root, memory_order_release);
+    }
+    spin_unlock(lock);
+    return root;
+}
+
+tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pred *p,
+                     const term *pattern, sgframe **frame, answers **ans) {
+    bool shared = ts->design != DESIGN_NS;
+    uint32_t nvars = 0;
+    for (uint32_t i = 0; i < p->arity; i++) {
+        if (TERM_TAG(pattern[i]) == TAG_VAR && var_index(pattern[i]) + 1 > nvars) {
+            nvars = var_index(pattern[i]) + 1;
+        }
+    }
+    tnode *node = subgoal_root(ts, thread, c, p);
+    for (uint32_t i = 0; i < p->arity; i++) {
+        bool leaf = i + 1 == p->arity, created;
+        node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared,
+                          leaf ? MAKE_SUBGOAL : MAKE_INNER, NULL, nvars, &created);
+    }
+    uintptr_t d = atomic_load_explicit(&node->down, memory_order_acquire);
+    switch (ts->design) {
+    case DESIGN_NS:
+        *frame = (sgframe *)d;
+        *ans = *frame ? (*frame)->ans : NULL;
+        break;
+    case DESIGN_SS:
+        *frame = ((sgframe **)d)[thread];
+        *ans = *frame ? (*frame)->ans : NULL;
+        break;
+    case DESIGN_FS:
+        *frame = ((sgentry *)d)->frames[thread];
+        *ans = &((sgentry *)d)->ans;
+        break;
+    }
+    return node;
+}
+
+sgframe *table_new_frame(tablespace *ts, unsigned thread, table_counts *c, tnode *leaf,
+                         const pred *p, uint32_t nvars) {
+    sgframe *f = obj_alloc(ts, c, K_FRAME);
+    memset(f, 0, sizeof *f);
+    f->p = p;
+    f->nvars = nvars;
+    uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_acquire);
+    switch (ts->design) {
+    case DESIGN_NS:
+        answers_init(ts, c, &f->own, nvars, false);
+        f->ans = &f->own;
+        atomic_store_explicit(&leaf->down, (uintptr_t)f, memory_order_relaxed);
+        break;
+    case DESIGN_SS:
+        answers_init(ts, c, &f->own, nvars, false);
+        f->ans = &f->own;
+        ((sgframe **)d)[thread] = f;
+        break;
+    case DESIGN_FS:
+        f->ans = &((sgentry *)d)->ans;
+        ((sgentry *)d)->frames[thread] = f;
+        break;
+    }
+    return f;
+}
+
+bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const term *tuple) {
+    answers *a = frame->ans;
+    bool shared = ts->design == DESIGN_FS, created = false;
+    if (frame->nvars == 0) {
+        /* A call without variables has at most one answer: its root. */
+        if (shared) spin_lock(&a->lock);
+        if (atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
+            atomic_store_explicit(&a->first, a->root, memory_order_release);
+            atomic_store_explicit(&a->last, a->root, memory_order_relaxed);
+            atomic_store_explicit(&a->count, 1, memory_order_release);
+            created = true;
+        }
+        if (shared) spin_unlock(&a->lock);
+    } else {
+        tnode *n = a->root;
+        for (uint32_t j = 0; j < frame->nvars; j++) {
+            bool leaf = j + 1 == frame->nvars;
+            n = trie_child(ts, c, n, tuple[j], K_ANS_NODE, shared, leaf ? MAKE_ANSWER : MAKE_INNER,
+                           a, 0, &created);
+        }
+    }
+    if (!created) {
+        c->repeated++;
+        return false;
+    }
+    c->inserted++;
+    return true;
+}
+
+/* ---- abolishing ---- */
+
+/* Frees the trie below node (depth levels of children), not node itself;
+ * leaf(node) is called for each node at the last level first. */
+static void free_below(tablespace *ts, table_counts *c, tnode *node, uint32_t depth, int kind) {
+    if (depth == 0) return;
+    uintptr_t d = atomic_load_explicit(&node->down, memory_order_relaxed);
+    if (is_table(d)) {
+        ctable *tab = as_table(d);
+        for (uint32_t i = 0; i <= tab->mask; i++) {
+            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed);
+            if (m == NULL) continue;
+            free_below(ts, c, m, depth - 1, kind);
+            obj_free(ts, c, kind, m);
+        }
+        ctable_free(ts, c, tab);
+    } else {
+        for (tnode *m = (tnode *)d; m != NULL;) {
+            tnode *next = atomic_load_explicit(&m->sibling, memory_order_relaxed);
+            free_below(ts, c, m, depth - 1, kind);
+            obj_free(ts, c, kind, m);
+            m = next;
+        }
+    }
+    atomic_store_explicit(&node->down, 0, memory_order_relaxed);
+}
+
+static void free_answers(tablespace *ts, table_counts *c, answers *a) {
+    if (a->depth > 0) free_below(ts, c, a->root, a->depth, K_ANS_NODE);
+    obj_free(ts, c, K_ANS_NODE, a->root);
+    a->root = NULL;
+}
+
+/* Calls visit(leaf) for each leaf of the subgoal trie below node. */
+typedef void (*leaf_visitor)(tablespace *ts, unsigned thread, void *arg, tnode *leaf);
+
+static void each_leaf(tablespace *ts, unsigned thread, void *arg, tnode *node, uint32_t depth,
+                      leaf_visitor visit) {
+    if (depth == 0) {
+        visit(ts, thread, arg, node);
+        return;
+    }
+    uintptr_t d = atomic_load_explicit(&node->down, memory_order_acquire);
+    if (is_table(d)) {
+        ctable *tab = as_table(d);
+        for (uint32_t i = 0; i <= tab->mask; i++) {
+            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
+            if (m != NULL) each_leaf(ts, thread, arg, m, depth - 1, visit);
+        }
+    } else {
+        for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_acquire)) {
+            each_leaf(ts, thread, arg, m, depth - 1, visit);
+        }
+    }
+}
+
+static void free_private_leaf(tablespace *ts, unsigned thread, void *arg, tnode *leaf) {
+    table_counts *c = arg;
+    uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_relaxed);
+    sgframe **slot = NULL;
+    switch (ts->design) {
+    case DESIGN_NS: {
+        sgframe *f = (sgframe *)d;
+        if (f == NULL) return;
+        free_answers(ts, c, &f->own);
+        obj_free(ts, c, K_FRAME, f);
+        atomic_store_explicit(&leaf->down, 0, memory_order_relaxed);
+        return;
+    }
+    case DESIGN_SS: slot = &((sgframe **)d)[thread]; break;
+    case DESIGN_FS: slot = &((sgentry *)d)->frames[thread]; break;
+    }
+    sgframe *f = *slot;
+    if (f == NULL) return;
+    if (ts->design == DESIGN_SS) free_answers(ts, c, &f->own);
+    obj_free(ts, c, K_FRAME, f);
+    *slot = NULL;
+}
+
+static void free_shared_leaf(tablespace *ts, unsigned thread, void *arg, tnode *leaf) {
+    table_counts *c = arg;
+    (void)thread;
+    uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_relaxed);
+    if (ts->design == DESIGN_SS) {
+        obj_free(ts, c, K_BUCKET, (void *)d);
+    } else {
+        sgentry *e = (sgentry *)d;
+        free_answers(ts, c, &e->ans);
+        obj_free(ts, c, K_ENTRY, e);
+    }
+    atomic_store_explicit(&leaf->down, 0, memory_order_relaxed);
+}
+
+void table_abolish_private(tablespace *ts, unsigned thread, table_counts *c) {
+    for (uint32_t t = 0; t < ts->prog->ntabled; t++) {
+        const pred *p = ts->prog->tabled[t];
+        tnode *root = view_root(ts, thread, t);
+        if (root == NULL) continue;
+        each_leaf(ts, thread, c, root, p->arity, free_private_leaf);
+        if (ts->design == DESIGN_NS) {
+            free_below(ts, c, root, p->arity, K_SG_NODE);
+            obj_free(ts, c, K_SG_NODE, root);
+            ts->private_roots[(size_t)thread * ts->prog->ntabled + t] = NULL;
+        }
+    }
+}
+
+void table_abolish_shared(tablespace *ts, table_counts *c) {
+    for (uint32_t t = 0; t < ts->prog->ntabled && ts->design != DESIGN_NS; t++) {
+        const pred *p = ts->prog->tabled[t];
+        tnode *root = atomic_load_explicit(&ts->shared_roots[t], memory_order_relaxed);
+        if (root == NULL) continue;
+        each_leaf(ts, 0, c, root, p->arity, free_shared_leaf);
+        free_below(ts, c, root, p->arity, K_SG_NODE);
+        obj_free(ts, c, K_SG_NODE, root);
+        atomic_store_explicit(&ts->shared_roots[t], NULL, memory_order_relaxed);
+    }
+    ctable *r = atomic_exchange_explicit(&ts->retired, NULL, memory_order_acquire);
+    while (r != NULL) {
+        ctable *next = r->retired_next;
+        ctable_free(ts, c, r);
+        r = next;
+    }
+}
+
+/* ---- what the tables hold, as one thread sees them ---- */
+
+static uint64_t count_below(const tnode *node, uint32_t depth) {
+    if (depth == 0) return 0;
+    uint64_t n = 0;
+    uintptr_t d = atomic_load_explicit(&node->down, memory_order_acquire);
+    if (is_table(d)) {
+        const ctable *tab = as_table(d);
+        for (uint32_t i = 0; i <= tab->mask; i++) {
+            const tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
+            if (m != NULL) n += 1 + count_below(m, depth - 1);
+        }
+    } else {
+        for (const tnode *m = (const tnode *)d; m != NULL;
+             m = atomic_load_explicit(&m->sibling, memory_order_acquire)) {
+            n += 1 + count_below(m, depth - 1);
+        }
+    }
+    return n;
+}
+
+static void stats_leaf(tablespace *ts, unsigned thread, void *arg, tnode *leaf) {
+    table_stats *s = arg;
+    uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_acquire);
+    const answers *a = NULL;
+    switch (ts->design) {
+    case DESIGN_NS: a = d ? ((sgframe *)d)->ans : NULL; break;
+    case DESIGN_SS: a = ((sgframe **)d)[thread] ? ((sgframe **)d)[thread]->ans : NULL; break;
+    case DESIGN_FS: a = &((sgentry *)d)->ans; break;
+    }
+    s->calls++;
+    if (a == NULL) return;
+    uint64_t n = atomic_load_explicit(&a->count, memory_order_acquire);
+    s->answer_nodes += 1 + count_below(a->root, a->depth);
+    s->unique += n;
+    if (n > 0) {
+        if (s->answer_depth_max < a->depth) s->answer_depth_max = a->depth;
+        if (s->unique == n || a->depth < s->answer_depth_min) s->answer_depth_min = a->depth;
+        s->answer_depth_sum += n * a->depth;
+    }
+}
+
+void table_view_stats(tablespace *ts, unsigned thread, table_stats *s) {
+    memset(s, 0, sizeof *s);
+    for (uint32_t t = 0; t < ts->prog->ntabled; t++) {
+        const pred *p = ts->prog->tabled[t];
+        tnode *root = view_root(ts, thread, t);
+        if (root == NULL) continue;
+        s->subgoal_nodes += 1 + count_below(root, p->arity);
+        uint64_t before = s->calls;
+        each_leaf(ts, thread, s, root, p->arity, stats_leaf);
+        if (s->calls > before) {
+            if (s->subgoal_depth_max < p->arity) s->subgoal_depth_max = p->arity;
+            if (before == 0 || p->arity < s->subgoal_depth_min) s->subgoal_depth_min = p->arity;
+            s->subgoal_depth_sum += (s->calls - before) * p->arity;
+        }
+    }
+}
