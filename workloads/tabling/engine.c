@@ -85,8 +85,9 @@ static _Noreturn void fatal(const char *message) {
 
 static void check_stack(const engine *e) {
     if ((const char *)__builtin_frame_address(0) < e->stack_floor) {
-        fatal("evaluation nested too deeply (a recursion of non-tabled predicates or a chain of "
-              "new tabled calls too long for the stack); table the recursive predicate");
+        fatal("evaluation nested too deeply: a chain of calls, each waiting for the next, used up "
+              "the thread's stack (deep recursion through non-tabled predicates, or a long chain "
+              "of new tabled calls)");
     }
 }
 
@@ -175,7 +176,7 @@ static inline uint32_t make_pattern(const term *env, const term *args, uint32_t 
 /* Binds the call's variables (roots) to a solution's tokens; the solution's
  * variables, numbered by first occurrence, alias the slots they first meet. */
 static inline void bind_tuple(term *env, const uint32_t *roots, uint32_t m, const term *tuple) {
-    uint32_t first[MAX_ARITY];
+    uint32_t first[m + 1];
     uint32_t fresh = 0;
     for (uint32_t j = 0; j < m; j++) {
         term tok = tuple[j];
@@ -193,8 +194,10 @@ static inline void bind_tuple(term *env, const uint32_t *roots, uint32_t m, cons
  * (slots nvars..nslots-1), unbound ones renumbered by first occurrence. */
 static inline uint32_t solution_tuple(const frame *f, term *tuple) {
     uint32_t nv = f->cl->nvars, m = f->nslots - nv, fresh = 0;
-    uint32_t seen[MAX_ARITY];
-    for (uint32_t j = 0; j < m; j++) tuple[j] = as_token(deref(f->env, make_ref(nv + j)), seen, &fresh);
+    uint32_t seen[m + 1];
+    for (uint32_t j = 0; j < m; j++) {
+        tuple[j] = as_token(deref(f->env, make_ref(nv + j)), seen, &fresh);
+    }
     return m;
 }
 
@@ -254,7 +257,7 @@ static inline void lower(sgframe *gen, uint32_t link) {
 /* Continues f after its call with each answer of a complete table. */
 static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_t m,
                              const answers *ans) {
-    term tuple[MAX_ARITY];
+    term tuple[m + 1];
     for (tnode *a = answer_next(ans, NULL); a != NULL; a = answer_next(ans, a)) {
         answer_tuple(a, m, tuple);
         term buf[FRAME_WORDS(f->nslots)];
@@ -266,7 +269,7 @@ static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_
 }
 
 static void resume(engine *e, const consumer *c, const tnode *answer) {
-    term tuple[MAX_ARITY];
+    term tuple[c->nroots + 1];
     answer_tuple(answer, c->nroots, tuple);
     const frame *k = c->k;
     term buf[FRAME_WORDS(k->nslots)];
@@ -386,7 +389,7 @@ static inline bool index_next(index_walk *w, uint32_t *out) {
 static void call_facts(engine *e, frame *f, const literal *l) {
     const pred *p = l->p;
     uint32_t a = p->arity;
-    term cargs[MAX_ARITY];
+    term cargs[a + 1];
     int indexed = -1;
     for (uint32_t i = 0; i < a; i++) {
         cargs[i] = deref(f->env, l->args[i]);
@@ -458,8 +461,8 @@ static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, f
 }
 
 static void call_rules(engine *e, frame *f, const literal *l) {
-    term tok[MAX_ARITY];
-    uint32_t roots[MAX_ARITY];
+    term tok[l->p->arity + 1];
+    uint32_t roots[l->p->arity + 1];
     uint32_t m = make_pattern(f->env, l->args, l->p->arity, tok, roots);
     each_clause(e, l->p, tok, m, f, f->gen);
 }
@@ -471,7 +474,7 @@ static void generate(engine *e, sgframe *s, const term *tok, uint32_t m) {
         each_clause(e, p, tok, m, NULL, s);
         return;
     }
-    term tuple[MAX_ARITY];
+    term tuple[p->arity + 1];
     for (uint32_t r = 0; r < p->nrows; r++) {
         const term *row = p->rows + (size_t)r * p->arity;
         bool match = true;
@@ -491,8 +494,8 @@ static void generate(engine *e, sgframe *s, const term *tok, uint32_t m) {
 }
 
 static void call_tabled(engine *e, frame *f, const literal *l) {
-    term tok[MAX_ARITY];
-    uint32_t roots[MAX_ARITY];
+    term tok[l->p->arity + 1];
+    uint32_t roots[l->p->arity + 1];
     uint32_t m = make_pattern(f->env, l->args, l->p->arity, tok, roots);
     sgframe *s;
     answers *ans;
@@ -530,16 +533,18 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
 /* Hands a solution of the query to the caller's function (kept out of
  * finish, whose stack frame every derivation pays for). */
 static __attribute__((noinline)) void emit_solution(engine *e, const frame *f) {
-    term values[MAX_CLAUSE_VARS];
-    uint32_t fresh = 0, seen[MAX_CLAUSE_VARS];
-    for (uint32_t i = 0; i < e->query_vars; i++) values[i] = as_token(deref(f->env, make_ref(i)), seen, &fresh);
+    term values[e->query_vars + 1];
+    uint32_t fresh = 0, seen[e->query_vars + 1];
+    for (uint32_t i = 0; i < e->query_vars; i++) {
+        values[i] = as_token(deref(f->env, make_ref(i)), seen, &fresh);
+    }
     e->emit(e->emit_ctx, values, e->query_vars);
 }
 
 /* The clause's body is done: a solution for its caller, an answer for its
  * generator, or a solution of the query. */
 static void finish(engine *e, frame *f) {
-    term tuple[MAX_ARITY];
+    term tuple[f->nslots - f->cl->nvars + 1];
     uint32_t m = solution_tuple(f, tuple);
     if (f->parent == NULL) {
         if (f->gen != NULL) {
@@ -552,8 +557,8 @@ static void finish(engine *e, frame *f) {
     }
     frame *p = f->parent;
     const literal *l = p->cl->body[p->lit];
-    term tok[MAX_ARITY];
-    uint32_t roots[MAX_ARITY];
+    term tok[l->p->arity + 1];
+    uint32_t roots[l->p->arity + 1];
     make_pattern(p->env, l->args, l->p->arity, tok, roots);
     term buf[FRAME_WORDS(p->nslots)];
     frame *child = (frame *)buf;

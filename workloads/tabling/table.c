@@ -4,7 +4,9 @@
  * one malloc each (--alloc malloc).
  *
  * A trie node's children are a list while they are few and an open-addressing
- * table of (token, node) slots beyond that.  A writer never changes what a
+ * table beyond that, each slot a node pointer tagged with 16 bits of its
+ * token's hash (most slots that do not match are passed without reading the
+ * node).  A writer never changes what a
  * reader may be looking at: a new node is complete before a release store
  * publishes it, and a table that grows is copied, the old one kept until the
  * tables are abolished (a reader still in it may miss the newest nodes, never
@@ -36,10 +38,11 @@ enum {
 #define CTABLE_MIN 16u  /* slots of a new child table (a power of two) */
 #define N_LOCKS 1024
 
-typedef struct slot {
-    term token;             /* written before node is published */
-    _Atomic(tnode *) node;  /* NULL: empty */
-} slot;
+/* A slot: node | tag << SLOT_TAG_SHIFT, 0 when empty.  User-space addresses
+ * stay below 2^48 (x86-64, AArch64 with 48-bit addresses). */
+typedef _Atomic(uintptr_t) slot;
+#define SLOT_TAG_SHIFT 48
+#define SLOT_PTR_MASK (((uintptr_t)1 << SLOT_TAG_SHIFT) - 1)
 
 typedef struct ctable {
     uint32_t mask;                    /* slots - 1 */
@@ -190,7 +193,10 @@ void table_memory(const tablespace *ts, table_memory_report *r) {
 
 /* ---- tries ---- */
 
-static inline uint32_t token_hash(term t) { return (uint32_t)((t * 0x9E3779B97F4A7C15u) >> 32); }
+static inline uint64_t token_mix(term t) { return t * 0x9E3779B97F4A7C15u; }
+static inline uint32_t mix_index(uint64_t mix) { return (uint32_t)(mix >> 32); }
+static inline uintptr_t mix_tag(uint64_t mix) { return (uintptr_t)((mix >> 16) & 0xffff) << SLOT_TAG_SHIFT; }
+static inline tnode *slot_node(uintptr_t v) { return (tnode *)(v & SLOT_PTR_MASK); }
 
 static inline bool is_table(uintptr_t down) { return down & 1u; }
 static inline ctable *as_table(uintptr_t down) { return (ctable *)(down - 1); }
@@ -200,10 +206,12 @@ static inline tnode *child_find(const tnode *parent, term t) {
     uintptr_t d = atomic_load_explicit(&parent->down, memory_order_acquire);
     if (is_table(d)) {
         const ctable *tab = as_table(d);
-        for (uint32_t i = token_hash(t) & tab->mask;; i = (i + 1) & tab->mask) {
-            tnode *n = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
-            if (n == NULL) return NULL;
-            if (tab->slots[i].token == t) return n;
+        uint64_t mix = token_mix(t);
+        uintptr_t tag = mix_tag(mix);
+        for (uint32_t i = mix_index(mix) & tab->mask;; i = (i + 1) & tab->mask) {
+            uintptr_t v = atomic_load_explicit(&tab->slots[i], memory_order_acquire);
+            if (v == 0) return NULL;
+            if ((v & ~SLOT_PTR_MASK) == tag && slot_node(v)->token == t) return slot_node(v);
         }
     }
     for (tnode *n = (tnode *)d; n != NULL; n = atomic_load_explicit(&n->sibling, memory_order_acquire)) {
@@ -213,12 +221,10 @@ static inline tnode *child_find(const tnode *parent, term t) {
 }
 
 static void slot_put(ctable *tab, tnode *n) {
-    uint32_t i = token_hash(n->token) & tab->mask;
-    while (atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed) != NULL) {
-        i = (i + 1) & tab->mask;
-    }
-    tab->slots[i].token = n->token;
-    atomic_store_explicit(&tab->slots[i].node, n, memory_order_release);
+    uint64_t mix = token_mix(n->token);
+    uint32_t i = mix_index(mix) & tab->mask;
+    while (atomic_load_explicit(&tab->slots[i], memory_order_relaxed) != 0) i = (i + 1) & tab->mask;
+    atomic_store_explicit(&tab->slots[i], (uintptr_t)n | mix_tag(mix), memory_order_release);
     tab->count++;
 }
 
@@ -245,8 +251,8 @@ static void child_publish(tablespace *ts, table_counts *c, tnode *parent, tnode 
         }
         ctable *bigger = ctable_alloc(ts, c, (tab->mask + 1) * 2);
         for (uint32_t i = 0; i <= tab->mask; i++) {
-            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed);
-            if (m != NULL) slot_put(bigger, m);
+            uintptr_t v = atomic_load_explicit(&tab->slots[i], memory_order_relaxed);
+            if (v != 0) slot_put(bigger, slot_node(v));
         }
         slot_put(bigger, n);
         atomic_store_explicit(&parent->down, (uintptr_t)bigger | 1u, memory_order_release);
@@ -473,7 +479,7 @@ static void free_below(tablespace *ts, table_counts *c, tnode *node, uint32_t de
     if (is_table(d)) {
         ctable *tab = as_table(d);
         for (uint32_t i = 0; i <= tab->mask; i++) {
-            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_relaxed);
+            tnode *m = slot_node(atomic_load_explicit(&tab->slots[i], memory_order_relaxed));
             if (m == NULL) continue;
             free_below(ts, c, m, depth - 1, kind);
             obj_free(ts, c, kind, m);
@@ -509,7 +515,7 @@ static void each_leaf(tablespace *ts, unsigned thread, void *arg, tnode *node, u
     if (is_table(d)) {
         ctable *tab = as_table(d);
         for (uint32_t i = 0; i <= tab->mask; i++) {
-            tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
+            tnode *m = slot_node(atomic_load_explicit(&tab->slots[i], memory_order_acquire));
             if (m != NULL) each_leaf(ts, thread, arg, m, depth - 1, visit);
         }
     } else {
@@ -597,7 +603,7 @@ static uint64_t count_below(const tnode *node, uint32_t depth) {
     if (is_table(d)) {
         const ctable *tab = as_table(d);
         for (uint32_t i = 0; i <= tab->mask; i++) {
-            const tnode *m = atomic_load_explicit(&tab->slots[i].node, memory_order_acquire);
+            const tnode *m = slot_node(atomic_load_explicit(&tab->slots[i], memory_order_acquire));
             if (m != NULL) n += 1 + count_below(m, depth - 1);
         }
     } else {

@@ -269,7 +269,16 @@ def test_errors(tool: str, tmp: Path) -> None:
         lines = out.stderr.strip().splitlines()
         check(out.returncode == 2 and any(re.search(pattern, line) for line in lines),
               f"{args}: expected {pattern!r}, got {out.returncode} {lines}")
-    print(f"{len(BAD_INPUTS) + len(options)} bad inputs, each one clear error")
+    # A recursion deeper than the stack: stopped with a message, not a crash.
+    chain = 400_000
+    bad.write_text("c(X) :- e(X,Y), c(Y).\nc(X) :- last(X).\n" + f"last({chain}).\n"
+                   + "".join(f"e({i},{i + 1}).\n" for i in range(1, chain)))
+    out = hhtab(tool, "run", str(bad), "--query", "c(1)")
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == 3 and len(lines) == 1 and "nested too deeply" in lines[0],
+          f"a {chain}-deep recursion: expected one 'nested too deeply' line, got "
+          f"{out.returncode} {lines[:3]}")
+    print(f"{len(BAD_INPUTS) + len(options) + 1} bad inputs, each one clear error")
 
 
 def survives(tool: str, path: Path, what: str) -> None:
