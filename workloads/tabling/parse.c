@@ -205,8 +205,13 @@ static bool lex_number(lexer *lx, bool negative) {
 
 /* Reads the next token into lx; false on a lexical error (message set). */
 static bool next_token(lexer *lx) {
+    if (lx->text == NULL) { /* never NULL after this: the empty atom '' has text "" */
+        lx->text = malloc(64);
+        if (lx->text == NULL) return fail_at(lx, lx->line, column_of(lx, lx->at), "out of memory");
+        lx->cap = 64;
+    }
     lx->len = 0;
-    if (lx->text) lx->text[0] = '\0';
+    lx->text[0] = '\0';
     lx->quoted = false;
     const char *before = lx->at;
     if (!skip_layout(lx)) return false;

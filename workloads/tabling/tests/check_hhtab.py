@@ -5,7 +5,7 @@ brute-force transitive closure computed here); answers identical to
 SWI-Prolog's; one clear error line for every kind of bad input; no crash on
 garbage.
 
-    check_hhtab.py HHTAB {counts|counts-small|threads|swipl|errors|garbage}
+    check_hhtab.py HHTAB {counts|counts-small|threads|swipl|errors|garbage|fuzz}
 
 counts-small keeps to the smallest instances (for sanitizer builds); threads
 runs the medium ones with 4 threads only (under ThreadSanitizer, where the
@@ -325,6 +325,28 @@ def test_garbage(tool: str, tmp: Path) -> None:
     print(f"{cases} garbage inputs: no crash, one line each refused")
 
 
+def test_fuzz(tool: str, tmp: Path) -> int:
+    """The readers under libFuzzer for 20 seconds, from the test programs."""
+    fuzzer = Path(tool).with_name("hhtab_fuzz")
+    if not fuzzer.exists():
+        print("SKIP: no hhtab_fuzz (CMake found no clang with libFuzzer: Debian packages clang "
+              "and libclang-rt-dev)")
+        return SKIP
+    corpus = tmp / "corpus"
+    corpus.mkdir()
+    for seed in (HERE / "programs").glob("*.pl"):
+        shutil.copy(seed, corpus / seed.name)
+    out = subprocess.run([str(fuzzer), "-max_total_time=20", "-seed=1", "-max_len=4096",
+                          "-print_final_stats=1", f"-artifact_prefix={tmp}/", str(corpus)],
+                         capture_output=True, text=True, timeout=120)
+    runs = re.search(r"stat::number_of_executed_units:\s*(\d+)", out.stderr)
+    if out.returncode != 0:
+        check(False, f"the fuzzer found a failure: {out.stderr.strip()[-1500:]}")
+    else:
+        print(f"fuzzed the readers: {runs.group(1) if runs else '?'} inputs, no failure")
+    return 0
+
+
 def main() -> int:
     if len(sys.argv) != 3:
         print(__doc__)
@@ -334,7 +356,7 @@ def main() -> int:
         "counts": lambda t, d: test_counts(t, d, SMALL + MEDIUM),
         "counts-small": lambda t, d: test_counts(t, d, SMALL),
         "threads": lambda t, d: test_counts(t, d, MEDIUM, (4,)),
-        "swipl": test_swipl, "errors": test_errors, "garbage": test_garbage}
+        "swipl": test_swipl, "errors": test_errors, "garbage": test_garbage, "fuzz": test_fuzz}
     os.environ.setdefault("HUGEHEAP_THP", "off")  # tiny runs: no huge-page faults to wait for
     with tempfile.TemporaryDirectory() as tmp:
         status = tests[which](tool, Path(tmp))
