@@ -34,12 +34,23 @@ typedef struct frame {
     term env[];
 } frame;
 
+/* How the solutions of a clause's last literal become answers of its
+ * generator directly (no frame, no return): answer variable j is fixed[j]
+ * when from[j] < 0, else the value of the literal's from[j]-th variable. */
+typedef struct direct_plan {
+    uint32_t n; /* the generator's call variables */
+    int32_t *from;
+    term *fixed;
+} direct_plan;
+
 struct consumer {
     sgframe *of;       /* the subgoal it takes answers from */
     tnode *cursor;     /* the last answer taken; NULL: none yet */
     uint64_t taken;
     frame *k;          /* the continuation: the caller's frame at the call */
     consumer *next;    /* the other consumers of `of` */
+    bool direct;       /* plan holds: each answer taken is an answer of k->gen */
+    direct_plan plan;
     uint32_t nroots;
     uint32_t roots[];  /* the call's variables: slots of k's environment */
 };
@@ -254,29 +265,80 @@ static inline void lower(sgframe *gen, uint32_t link) {
 
 /* ---- answers to callers ---- */
 
+/* Whether f's literal is the last of a generator's clause and every variable
+ * of the generator's call is a constant already or one of the literal's
+ * variables (slots in roots): then the plan says how each solution of the
+ * literal is an answer (arrays of f's call variables, from the caller). */
+static bool make_plan(const frame *f, const uint32_t *roots, uint32_t nroots, direct_plan *plan) {
+    if (f->parent != NULL || f->gen == NULL || f->lit + 1 != f->cl->nbody) return false;
+    uint32_t nv = f->cl->nvars;
+    plan->n = f->nslots - nv;
+    for (uint32_t j = 0; j < plan->n; j++) {
+        term t = deref(f->env, make_ref(nv + j));
+        plan->fixed[j] = t;
+        plan->from[j] = -1;
+        if (is_const(t)) continue;
+        for (uint32_t k = 0; k < nroots && plan->from[j] < 0; k++) {
+            if (roots[k] == ref_slot(t)) plan->from[j] = (int32_t)k;
+        }
+        if (plan->from[j] < 0) return false; /* stays unbound: not a ground answer */
+    }
+    return true;
+}
+
+/* The answer a plan makes of a solution (values of the literal's variables). */
+static inline void plan_answer(engine *e, sgframe *gen, const direct_plan *plan,
+                               const term *values) {
+    term out[plan->n + 1];
+    for (uint32_t j = 0; j < plan->n; j++) {
+        out[j] = plan->from[j] < 0 ? plan->fixed[j] : values[plan->from[j]];
+    }
+    add_answer(e, gen, out);
+}
+
+static inline bool ground(const term *tuple, uint32_t n) {
+    for (uint32_t j = 0; j < n; j++) {
+        if (!is_const(tuple[j])) return false;
+    }
+    return true;
+}
+
+/* Continues f after its call with one solution (tokens for its variables). */
+static void continue_with(engine *e, const frame *f, const uint32_t *roots, uint32_t m,
+                          const term *tuple) {
+    term buf[FRAME_WORDS(f->nslots)];
+    frame *child = (frame *)buf;
+    frame_next(child, f);
+    bind_tuple(child->env, roots, m, tuple);
+    run(e, child);
+}
+
 /* Continues f after its call with each answer of a complete table. */
 static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_t m,
                              const answers *ans) {
+    if (f->parent == NULL && f->gen == NULL && f->lit + 1 == f->cl->nbody && e->emit == NULL) {
+        /* The query's last call, answers only counted: one solution each. */
+        e->solutions += atomic_load_explicit(&ans->count, memory_order_acquire);
+        return;
+    }
     term tuple[m + 1];
+    uint32_t nout = f->nslots - f->cl->nvars + 1;
+    int32_t from[nout];
+    term fixed[nout];
+    direct_plan plan = {0, from, fixed};
+    bool direct = make_plan(f, roots, m, &plan);
     for (tnode *a = answer_next(ans, NULL); a != NULL; a = answer_next(ans, a)) {
         answer_tuple(a, m, tuple);
-        term buf[FRAME_WORDS(f->nslots)];
-        frame *child = (frame *)buf;
-        frame_next(child, f);
-        bind_tuple(child->env, roots, m, tuple);
-        run(e, child);
+        if (direct && ground(tuple, m)) plan_answer(e, f->gen, &plan, tuple);
+        else continue_with(e, f, roots, m, tuple);
     }
 }
 
 static void resume(engine *e, const consumer *c, const tnode *answer) {
     term tuple[c->nroots + 1];
     answer_tuple(answer, c->nroots, tuple);
-    const frame *k = c->k;
-    term buf[FRAME_WORDS(k->nslots)];
-    frame *child = (frame *)buf;
-    frame_next(child, k);
-    bind_tuple(child->env, c->roots, c->nroots, tuple);
-    run(e, child);
+    if (c->direct && ground(tuple, c->nroots)) plan_answer(e, c->k->gen, &c->plan, tuple);
+    else continue_with(e, c->k, c->roots, c->nroots, tuple);
 }
 
 /* Gives the consumer every answer it has not taken yet. */
@@ -385,44 +447,60 @@ static inline bool index_next(index_walk *w, uint32_t *out) {
     return false;
 }
 
-/* A predicate of ground facts: rows matched against the call directly. */
+/* The rows (or clauses) an index lists for key itself; false if none. */
+static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
+    for (uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 32) & ix->mask;
+         ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
+        if (ix->keys[s] == key) {
+            *list = ix->numbers + ix->start[s];
+            *n = ix->count[s];
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A predicate of ground facts: rows matched against the call directly; as
+ * the last literal of a generator's clause, each matching row is an answer. */
 static void call_facts(engine *e, frame *f, const literal *l) {
     const pred *p = l->p;
-    uint32_t a = p->arity;
+    uint32_t a = p->arity, m = 0;
     term cargs[a + 1];
+    uint32_t roots[a + 1], var_of[a + 1], first_at[a + 1];
     int indexed = -1;
     for (uint32_t i = 0; i < a; i++) {
         cargs[i] = deref(f->env, l->args[i]);
-        if (indexed < 0 && is_const(cargs[i])) indexed = (int)i;
-    }
-    index_walk w;
-    if (indexed >= 0) {
-        if (!index_lookup(&p->row_index[indexed], cargs[indexed], &w)) return;
-    }
-    uint32_t r = 0;
-    for (uint32_t next = 0;; next++) {
-        if (indexed >= 0) {
-            if (!index_next(&w, &r)) return;
-        } else {
-            if (next >= p->nrows) return;
-            r = next;
+        if (is_const(cargs[i])) {
+            if (indexed < 0) indexed = (int)i;
+            continue;
         }
-        const term *row = p->rows + (size_t)r * a;
+        uint32_t k = 0;
+        while (k < m && roots[k] != ref_slot(cargs[i])) k++;
+        if (k == m) {
+            roots[m] = ref_slot(cargs[i]);
+            first_at[m++] = i;
+        }
+        var_of[i] = k;
+    }
+    const uint32_t *listed = NULL;
+    uint32_t n = p->nrows;
+    if (indexed >= 0 && !index_rows(&p->row_index[indexed], cargs[indexed], &listed, &n)) return;
+    uint32_t nout = f->nslots - f->cl->nvars + 1;
+    int32_t from[nout];
+    term fixed[nout];
+    direct_plan plan = {0, from, fixed};
+    bool direct = make_plan(f, roots, m, &plan);
+    term values[m + 1];
+    for (uint32_t x = 0; x < n; x++) {
+        const term *row = p->rows + (size_t)(listed ? listed[x] : x) * a;
         bool match = true;
+        for (uint32_t k = 0; k < m; k++) values[k] = row[first_at[k]];
         for (uint32_t i = 0; i < a && match; i++) {
-            if (is_const(cargs[i]) && row[i] != cargs[i]) match = false;
+            match = row[i] == (is_const(cargs[i]) ? cargs[i] : values[var_of[i]]);
         }
         if (!match) continue;
-        term buf[FRAME_WORDS(f->nslots)];
-        frame *child = (frame *)buf;
-        frame_next(child, f);
-        for (uint32_t i = 0; i < a && match; i++) {
-            if (is_const(cargs[i])) continue;
-            term *slot = &child->env[ref_slot(cargs[i])];
-            if (*slot == UNBOUND) *slot = row[i];
-            else if (*slot != row[i]) match = false;
-        }
-        if (match) run(e, child);
+        if (direct) plan_answer(e, f->gen, &plan, values);
+        else continue_with(e, f, roots, m, values);
     }
 }
 
@@ -525,6 +603,10 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     c->k = capture(e, f);
     c->nroots = m;
     memcpy(c->roots, roots, m * sizeof(uint32_t));
+    uint32_t nout = f->nslots - f->cl->nvars;
+    c->plan.from = arena_alloc(e, (nout + 1) * sizeof(int32_t));
+    c->plan.fixed = arena_alloc(e, (nout + 1) * sizeof(term));
+    c->direct = make_plan(f, roots, m, &c->plan);
     c->next = s->consumers;
     s->consumers = c;
     drain(e, c);
@@ -587,7 +669,7 @@ engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const c
     e->prog = prog;
     e->ts = ts;
     e->thread = thread;
-    e->shared_answers = tablespace_design(ts) == DESIGN_FS;
+    e->shared_answers = tablespace_shares_answers(ts);
     e->stack_floor = stack_floor;
     return e;
 }

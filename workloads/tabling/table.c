@@ -56,6 +56,9 @@ struct tablespace {
     table_design design;
     unsigned threads;
     bool pools;
+    /* Written by several threads: subgoal tries (SS, FS) and answer tries
+     * (FS), when there is more than one thread. */
+    bool shared_subgoals, shared_answers;
     hh_pool *pool[N_KINDS];
     size_t size[N_KINDS];
     /* Subgoal trie roots: shared (SS, FS) or one per thread (NS). */
@@ -147,6 +150,8 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
     ts->design = design;
     ts->threads = threads;
     ts->pools = alloc == ALLOC_POOL;
+    ts->shared_subgoals = design != DESIGN_NS && threads > 1;
+    ts->shared_answers = design == DESIGN_FS && threads > 1;
     ts->size[K_SG_NODE] = sizeof(tnode);
     ts->size[K_ANS_NODE] = sizeof(tnode);
     ts->size[K_FRAME] = sizeof(sgframe);
@@ -180,7 +185,7 @@ void tablespace_free(tablespace *ts) {
     free(ts);
 }
 
-table_design tablespace_design(const tablespace *ts) { return ts->design; }
+bool tablespace_shares_answers(const tablespace *ts) { return ts->shared_answers; }
 
 void table_memory(const tablespace *ts, table_memory_report *r) {
     r->pool_pages = 0;
@@ -228,6 +233,42 @@ static void slot_put(ctable *tab, tnode *n) {
     tab->count++;
 }
 
+/* Where a new child goes: an empty slot of the parent's table, or the head
+ * of its list (then how long the list is). */
+typedef struct place {
+    ctable *tab;
+    uint32_t slot;
+    uint32_t length;
+} place;
+
+/* For the parent's writer (its lock held, or a private trie): the child with
+ * token t, or NULL and where a new one would go, in one pass. */
+static inline tnode *child_locate(const tnode *parent, term t, place *at) {
+    uintptr_t d = atomic_load_explicit(&parent->down, memory_order_relaxed);
+    if (is_table(d)) {
+        ctable *tab = as_table(d);
+        uint64_t mix = token_mix(t);
+        uintptr_t tag = mix_tag(mix);
+        for (uint32_t i = mix_index(mix) & tab->mask;; i = (i + 1) & tab->mask) {
+            uintptr_t v = atomic_load_explicit(&tab->slots[i], memory_order_relaxed);
+            if (v == 0) {
+                at->tab = tab;
+                at->slot = i;
+                return NULL;
+            }
+            if ((v & ~SLOT_PTR_MASK) == tag && slot_node(v)->token == t) return slot_node(v);
+        }
+    }
+    uint32_t length = 0;
+    for (tnode *n = (tnode *)d; n != NULL; n = atomic_load_explicit(&n->sibling, memory_order_relaxed)) {
+        if (n->token == t) return n;
+        length++;
+    }
+    at->tab = NULL;
+    at->length = length;
+    return NULL;
+}
+
 static void retire(tablespace *ts, table_counts *c, ctable *old, bool shared) {
     if (!shared) {
         ctable_free(ts, c, old);
@@ -240,13 +281,16 @@ static void retire(tablespace *ts, table_counts *c, ctable *old, bool shared) {
                                                     memory_order_relaxed));
 }
 
-/* Links the finished node n under parent (the parent's writer). */
-static void child_publish(tablespace *ts, table_counts *c, tnode *parent, tnode *n, bool shared) {
-    uintptr_t d = atomic_load_explicit(&parent->down, memory_order_relaxed);
-    if (is_table(d)) {
-        ctable *tab = as_table(d);
+/* Links the finished node n under parent where child_locate said (the
+ * parent's writer): a slot, or the list, which becomes a table when long. */
+static void child_link(tablespace *ts, table_counts *c, tnode *parent, tnode *n, const place *at,
+                       bool shared) {
+    if (at->tab != NULL) {
+        ctable *tab = at->tab;
         if ((tab->count + 1) * 4 <= (tab->mask + 1) * 3) {
-            slot_put(tab, n);
+            atomic_store_explicit(&tab->slots[at->slot], (uintptr_t)n | mix_tag(token_mix(n->token)),
+                                  memory_order_release);
+            tab->count++;
             return;
         }
         ctable *bigger = ctable_alloc(ts, c, (tab->mask + 1) * 2);
@@ -259,11 +303,8 @@ static void child_publish(tablespace *ts, table_counts *c, tnode *parent, tnode 
         retire(ts, c, tab, shared);
         return;
     }
-    uint32_t length = 0;
-    for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_relaxed)) {
-        length++;
-    }
-    if (length < LIST_MAX) {
+    uintptr_t d = atomic_load_explicit(&parent->down, memory_order_relaxed);
+    if (at->length < LIST_MAX) {
         atomic_store_explicit(&n->sibling, (tnode *)d, memory_order_relaxed);
         atomic_store_explicit(&parent->down, (uintptr_t)n, memory_order_release);
         return;
@@ -326,29 +367,28 @@ static void subgoal_leaf_init(tablespace *ts, table_counts *c, tnode *leaf, uint
     }
 }
 
-/* The child of parent with token t, made if missing; *created says which. */
-static tnode *trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind,
-                         bool shared, make_kind make, answers *ans, uint32_t nvars,
-                         bool *created) {
-    tnode *n = child_find(parent, t);
+/* The child of parent with token t, made if missing; *created says which.
+ * Shared: looked for without the lock, then again under it before making.
+ * Always inlined: the answer path calls it for every derivation, and its
+ * arguments are mostly constants there. */
+static inline __attribute__((always_inline)) tnode *
+trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind, bool shared,
+           make_kind make, answers *ans, uint32_t nvars, bool *created) {
+    tnode *n;
     *created = false;
-    if (n != NULL) return n;
-    atomic_int *lock = NULL;
-    if (shared) {
-        lock = lock_of(parent);
-        spin_lock(lock);
-        n = child_find(parent, t);
-        if (n != NULL) {
-            spin_unlock(lock);
-            return n;
-        }
+    if (shared && (n = child_find(parent, t)) != NULL) return n;
+    atomic_int *lock = shared ? lock_of(parent) : NULL;
+    if (lock) spin_lock(lock);
+    place at = {NULL, 0, 0};
+    n = child_locate(parent, t, &at);
+    if (n == NULL) {
+        n = new_node(ts, c, kind, t, parent);
+        if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
+        if (make == MAKE_ANSWER) answers_append(ans, n, shared);
+        child_link(ts, c, parent, n, &at, shared);
+        *created = true;
     }
-    n = new_node(ts, c, kind, t, parent);
-    if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
-    if (make == MAKE_ANSWER) answers_append(ans, n, shared);
-    child_publish(ts, c, parent, n, shared);
     if (lock) spin_unlock(lock);
-    *created = true;
     return n;
 }
 
@@ -383,7 +423,7 @@ static tnode *subgoal_root(tablespace *ts, unsigned thread, table_counts *c, con
 
 tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pred *p,
                      const term *pattern, sgframe **frame, answers **ans) {
-    bool shared = ts->design != DESIGN_NS;
+    bool shared = ts->shared_subgoals;
     uint32_t nvars = 0;
     for (uint32_t i = 0; i < p->arity; i++) {
         if (TERM_TAG(pattern[i]) == TAG_VAR && var_index(pattern[i]) + 1 > nvars) {
@@ -442,7 +482,7 @@ sgframe *table_new_frame(tablespace *ts, unsigned thread, table_counts *c, tnode
 
 bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const term *tuple) {
     answers *a = frame->ans;
-    bool shared = ts->design == DESIGN_FS, created = false;
+    bool shared = ts->shared_answers, created = false;
     if (frame->nvars == 0) {
         /* A call without variables has at most one answer: its root. */
         if (shared) spin_lock(&a->lock);

@@ -75,7 +75,8 @@ typedef struct tablespace tablespace;
 tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
                            unsigned threads);
 void tablespace_free(tablespace *ts);
-table_design tablespace_design(const tablespace *ts);
+/* FS with more than one thread: others add answers to this thread's tables. */
+bool tablespace_shares_answers(const tablespace *ts);
 
 /* This thread's subgoal frame for p called with `pattern` (arity tokens:
  * constants or VAR(k)); creates trie nodes as needed.  *frame is NULL when
