@@ -336,20 +336,30 @@ static void answers_init(tablespace *ts, table_counts *c, answers *a, uint32_t d
     atomic_init(&a->last, NULL);
     atomic_init(&a->count, 0);
     atomic_init(&a->complete, false);
-    atomic_init(&a->lock, 0);
     (void)shared;
 }
 
-/* Appends leaf to the answer list (under a's lock when shared). */
+/* Appends leaf to the answer list, before the leaf is published in the trie:
+ * the last pointer swapped, the old last linked to it, then the count raised.
+ * Appenders need no lock; a consumer that meets a link not made yet stops
+ * there and takes the rest later, and a completion check, which compares
+ * consumers with the count, waits for it. */
 static void answers_append(answers *a, tnode *leaf, bool shared) {
-    if (shared) spin_lock(&a->lock);
-    tnode *last = atomic_load_explicit(&a->last, memory_order_relaxed);
-    if (last != NULL) atomic_store_explicit(&last->down, (uintptr_t)leaf, memory_order_release);
+    tnode *prev;
+    if (shared) {
+        prev = atomic_exchange_explicit(&a->last, leaf, memory_order_acq_rel);
+    } else {
+        prev = atomic_load_explicit(&a->last, memory_order_relaxed);
+        atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
+    }
+    if (prev != NULL) atomic_store_explicit(&prev->down, (uintptr_t)leaf, memory_order_release);
     else atomic_store_explicit(&a->first, leaf, memory_order_release);
-    atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
-    atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
-                          memory_order_release);
-    if (shared) spin_unlock(&a->lock);
+    if (shared) {
+        atomic_fetch_add_explicit(&a->count, 1, memory_order_release);
+    } else {
+        atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
+                              memory_order_release);
+    }
 }
 
 /* A subgoal leaf's down field: nothing yet (NS), a bucket of frames (SS) or
@@ -485,14 +495,13 @@ bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const ter
     bool shared = ts->shared_answers, created = false;
     if (frame->nvars == 0) {
         /* A call without variables has at most one answer: its root. */
-        if (shared) spin_lock(&a->lock);
+        atomic_int *lock = shared ? lock_of(a->root) : NULL;
+        if (lock) spin_lock(lock);
         if (atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
-            atomic_store_explicit(&a->first, a->root, memory_order_release);
-            atomic_store_explicit(&a->last, a->root, memory_order_relaxed);
-            atomic_store_explicit(&a->count, 1, memory_order_release);
+            answers_append(a, a->root, shared);
             created = true;
         }
-        if (shared) spin_unlock(&a->lock);
+        if (lock) spin_unlock(lock);
     } else {
         tnode *n = a->root;
         for (uint32_t j = 0; j < frame->nvars; j++) {

@@ -37,7 +37,6 @@ typedef struct answers {
     _Atomic(tnode *) first, last;
     _Atomic(uint64_t) count;
     _Atomic(bool) complete;
-    atomic_int lock; /* FS: serialises appends to the list */
 } answers;
 
 typedef struct consumer consumer;
