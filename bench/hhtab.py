@@ -27,22 +27,27 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, allocators, run_measured  # noqa: E402
+
+Row = tuple[str, str, int]
+Options = list[str] | None
+Runner = Callable[[Row, Options], dict[str, float]]
 
 ROWS = [(rec, shape, n) for rec in ("left", "right")
         for shape, n in (("btree", 17), ("pyramid", 1500), ("cycle", 2000), ("grid", 35))]
 COUNT_GOAL = "aggregate_all(count, path(_,_), N)"
 
 
-def row_name(row: tuple[str, str, int]) -> str:
+def row_name(row: Row) -> str:
     rec, shape, n = row
     return f"{rec.capitalize()} {shape.capitalize()} {n}"
 
 
-def program(build: Path, row: tuple[str, str, int]) -> Path:
+def program(build: Path, row: Row) -> Path:
     rec, shape, n = row
     path = build / "hhtab-bench" / f"{shape}-{n}-{rec}.pl"
     if not path.exists():
@@ -52,7 +57,7 @@ def program(build: Path, row: tuple[str, str, int]) -> Path:
     return path
 
 
-def shared_program(build: Path, row: tuple[str, str, int]) -> Path:
+def shared_program(build: Path, row: Row) -> Path:
     """The same program for SWI-Prolog with tables shared between threads."""
     plain = program(build, row)
     path = plain.with_name(plain.stem + "-shared.pl")
@@ -74,7 +79,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, dict[
                         "rss": float(kb) * 1024}
 
 
-def hhtab(build: Path, row: tuple[str, str, int], *options: str,
+def hhtab(build: Path, row: Row, *options: str,
           env: dict[str, str] | None = None) -> dict[str, float]:
     out, t = timed([str(build / "bin" / "hhtab"), "run", str(program(build, row)), "--query",
                     "path(X,Y)", "--json", *options], env)
@@ -83,11 +88,11 @@ def hhtab(build: Path, row: tuple[str, str, int], *options: str,
             "table_bytes": r["table_bytes"], "unique": r["unique"], "pool_bytes": r["pool_bytes"]}
 
 
-def swipl(build: Path, row: tuple[str, str, int], threads: int = 1) -> dict[str, float]:
+def swipl(build: Path, row: Row, threads: int = 1) -> dict[str, float]:
     """SWI-Prolog's query time (measured inside it, like hhtab's) and process."""
     work = COUNT_GOAL if threads == 1 else (
-        "findall(T, (between(1, %d, _), thread_create((%s), T)), Ts), "
-        "maplist(thread_join, Ts)" % (threads, COUNT_GOAL))
+        f"findall(T, (between(1, {threads}, _), thread_create(({COUNT_GOAL}), T)), Ts), "
+        "maplist(thread_join, Ts)")
     goal = (f"get_time(T0), {work}, get_time(T1), S is T1 - T0, "
             + ("write(N-S)" if threads == 1 else "write(0-S)") + ", nl")
     path = program(build, row) if threads == 1 else shared_program(build, row)
@@ -96,8 +101,8 @@ def swipl(build: Path, row: tuple[str, str, int], threads: int = 1) -> dict[str,
     return {**t, "query": float(seconds), "answers": float(answers)}
 
 
-def interleaved(configs: dict[str, object], repeat: int, rows: list[tuple[str, str, int]],
-                run: object) -> dict[tuple[str, str], list[dict[str, float]]]:
+def interleaved(configs: Mapping[str, Options], repeat: int, rows: list[Row],
+                run: Runner) -> dict[tuple[str, str], list[dict[str, float]]]:
     """Every (row, configuration) `repeat` times, configurations in a shuffled
     order within each row and repetition."""
     rng = random.Random(1)
@@ -107,7 +112,7 @@ def interleaved(configs: dict[str, object], repeat: int, rows: list[tuple[str, s
             names = list(configs)
             rng.shuffle(names)
             for name in names:
-                r = run(row, configs[name])  # type: ignore[operator]
+                r = run(row, configs[name])
                 results.setdefault((row_name(row), name), []).append(r)
                 print(f"  rep {rep + 1} {row_name(row)} {name}: query {r['query']:.3f} s, wall "
                       f"{r['wall']:.2f} s", file=sys.stderr, flush=True)
@@ -118,7 +123,7 @@ def med(rs: list[dict[str, float]], key: str) -> float:
     return statistics.median(r[key] for r in rs)
 
 
-def table1(build: Path, rows: list[tuple[str, str, int]]) -> None:
+def table1(build: Path, rows: list[Row]) -> None:
     print("| benchmark | calls | subgoal trie nodes | subgoal trie depth | unique | repeated | "
           "answer trie nodes | answer trie depth |")
     print("|---|---|---|---|---|---|---|---|")
@@ -132,10 +137,10 @@ def table1(build: Path, rows: list[tuple[str, str, int]]) -> None:
               f"{r['answer_trie_nodes']:,} | {ad[0]}/{ad[1]:.2f}/{ad[2]} |", flush=True)
 
 
-def against_swipl(build: Path, rows: list[tuple[str, str, int]], repeat: int) -> None:
-    configs = {"hhtab": ["--design", "ns", "--alloc", "pool"], "swipl": None}
+def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
+    configs: dict[str, Options] = {"hhtab": ["--design", "ns", "--alloc", "pool"], "swipl": None}
 
-    def run(row: tuple[str, str, int], options: list[str] | None) -> dict[str, float]:
+    def run(row: Row, options: Options) -> dict[str, float]:
         return swipl(build, row) if options is None else hhtab(build, row, *options)
 
     results = interleaved(configs, repeat, rows, run)
@@ -157,15 +162,15 @@ def against_swipl(build: Path, rows: list[tuple[str, str, int]], repeat: int) ->
               f"{med(s, 'rss') / 2**20:.0f} |")
 
 
-def overheads(build: Path, rows: list[tuple[str, str, int]], repeat: int) -> None:
-    configs: dict[str, list[str] | None] = {"base": ["--design", "ns", "--alloc", "malloc"]}
+def overheads(build: Path, rows: list[Row], repeat: int) -> None:
+    configs: dict[str, Options] = {"base": ["--design", "ns", "--alloc", "malloc"]}
     for design in ("ns", "ss", "fs"):
         for alloc in ("pool", "malloc"):
             configs[f"{design} {alloc}"] = ["--design", design, "--alloc", alloc, "--threads", "2"]
     configs["fs pool, 1 thread"] = ["--design", "fs", "--alloc", "pool"]
     configs["swipl shared"] = None
 
-    def run(row: tuple[str, str, int], options: list[str] | None) -> dict[str, float]:
+    def run(row: Row, options: Options) -> dict[str, float]:
         if options is None:
             return swipl(build, row, threads=2)
         return hhtab(build, row, *options, "--repeat", "2")
@@ -187,7 +192,7 @@ def overheads(build: Path, rows: list[tuple[str, str, int]], repeat: int) -> Non
               f" | {med(sw, 'query'):.2f} s |")
 
 
-def memory(build: Path, rows: list[tuple[str, str, int]]) -> None:
+def memory(build: Path, rows: list[Row]) -> None:
     modes = allocators(build.resolve())
     configs = [("pool", [], {}), ("malloc, glibc", ["--alloc", "malloc"], modes["system"].env),
                ("malloc, glibc-thp", ["--alloc", "malloc"], modes["glibc-thp"].env),

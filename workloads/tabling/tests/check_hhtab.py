@@ -24,6 +24,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 SKIP = 77  # ctest's SKIP_RETURN_CODE for this test
@@ -110,7 +111,7 @@ def hhtab(tool: str, *args: str, timeout: float = 300) -> subprocess.CompletedPr
     return subprocess.run([tool, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def run_json(tool: str, program: Path, *options: str) -> dict[str, object]:
+def run_json(tool: str, program: Path, *options: str) -> dict[str, Any]:
     out = hhtab(tool, "run", str(program), "--query", "path(X,Y)", "--json", *options)
     if out.returncode != 0:
         raise SystemExit(f"hhtab failed on {program} {options}: {out.stderr.strip()}")
@@ -125,7 +126,8 @@ def test_counts(tool: str, tmp: Path, instances: list[tuple[str, int]],
                 threads_list: tuple[int, ...] = (1, 2, 4)) -> None:
     for (shape, n), recursion in itertools.product(instances, ("left", "right", "double")):
         program = tmp / f"{shape}-{n}-{recursion}.pl"
-        made = hhtab(tool, "gen", "path", shape, str(n), "--recursion", recursion, "-o", str(program))
+        made = hhtab(tool, "gen", "path", shape, str(n), "--recursion", recursion, "-o",
+                     str(program))
         check(made.returncode == 0, f"gen {shape} {n} {recursion}: {made.stderr.strip()}")
         want = expected_counts(shape_edges(shape, n), recursion)
         for design, alloc, threads in itertools.product(("ns", "ss", "fs"), ("pool", "malloc"),
@@ -141,10 +143,10 @@ def test_counts(tool: str, tmp: Path, instances: list[tuple[str, int]],
                     continue
                 check(r[key] == value, f"{what}: {key} {r[key]}, expected {value}")
             if design != "fs":
-                same = set(r["repeated_per_thread"]) == {want["repeated"]}  # type: ignore[arg-type]
+                same = set(r["repeated_per_thread"]) == {want["repeated"]}
                 check(same, f"{what}: threads disagree on repeated: {r['repeated_per_thread']}")
             else:
-                total = sum(r["inserted_per_thread"])  # type: ignore[arg-type]
+                total = sum(r["inserted_per_thread"])
                 check(total == want["unique"], f"{what}: threads inserted {total} answers, "
                       f"expected {want['unique']}")
             check(len(r["seconds"]) == 2, f"{what}: {r['seconds']} is not one time per run")
