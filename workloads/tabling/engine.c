@@ -26,7 +26,7 @@
 
 typedef struct frame {
     const clause *cl;
-    struct frame *parent; /* the caller, at its call literal; NULL: a generator's clause or the query */
+    struct frame *parent; /* the caller, at its call literal; NULL: generator clause or query */
     sgframe *gen;         /* the subgoal this derivation makes answers for; NULL: the query */
     struct frame *copy;   /* once captured: the heap copy (itself, for a heap frame) */
     uint32_t lit;         /* the literal to run next (for a caller: the call) */
@@ -84,7 +84,8 @@ struct engine {
     void *emit_ctx;
 };
 
-#define FRAME_WORDS(n) ((sizeof(frame) + sizeof(term) * (size_t)(n) + sizeof(term) - 1) / sizeof(term))
+#define FRAME_WORDS(n) \
+    ((sizeof(frame) + sizeof(term) * (size_t)(n) + sizeof(term) - 1) / sizeof(term))
 
 static void run(engine *e, frame *f);
 

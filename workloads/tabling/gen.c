@@ -37,7 +37,9 @@ bool gen_shape_range(const char *shape, unsigned long *min, unsigned long *max) 
     return false;
 }
 
-static void edge(FILE *out, unsigned long a, unsigned long b) { fprintf(out, "edge(%lu,%lu).\n", a, b); }
+static void edge(FILE *out, unsigned long a, unsigned long b) {
+    fprintf(out, "edge(%lu,%lu).\n", a, b);
+}
 
 void gen_path(FILE *out, const char *shape, unsigned long n, gen_recursion recursion) {
     fprintf(out, "%% path/2 over %s %lu, %s recursion (hhtab gen)\n:- table path/2.\n%s", shape, n,

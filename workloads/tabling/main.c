@@ -108,8 +108,8 @@ static void print_solution(const program *prog, const query *q, const term *valu
 }
 
 static void print_depth(const char *name, uint64_t min, uint64_t sum, uint64_t n, uint64_t max) {
-    printf("\"%s\":[%llu,%.3f,%llu]", name, (unsigned long long)min, n ? (double)sum / (double)n : 0.0,
-           (unsigned long long)max);
+    printf("\"%s\":[%llu,%.3f,%llu]", name, (unsigned long long)min,
+           n ? (double)sum / (double)n : 0.0, (unsigned long long)max);
 }
 
 static void print_json(const run_options *o, const run_result *r) {
@@ -180,10 +180,14 @@ static int run_program(int argc, char **argv) {
         if (strcmp(opt, "--query") == 0) {
             goal = v;
         } else if (strcmp(opt, "--threads") == 0) {
-            if (!cli_whole_number(v, 1, 1024, &x)) return bad_value(opt, v, "a thread count (1-1024)");
+            if (!cli_whole_number(v, 1, 1024, &x)) {
+                return bad_value(opt, v, "a thread count (1-1024)");
+            }
             o.threads = (unsigned)x;
         } else if (strcmp(opt, "--repeat") == 0) {
-            if (!cli_whole_number(v, 1, 1000, &x)) return bad_value(opt, v, "a repetition count (1-1000)");
+            if (!cli_whole_number(v, 1, 1000, &x)) {
+                return bad_value(opt, v, "a repetition count (1-1000)");
+            }
             o.repeat = (unsigned)x;
         } else if (strcmp(opt, "--design") == 0) {
             int d = -1;
@@ -225,7 +229,9 @@ static int run_program(int argc, char **argv) {
     if (json) {
         print_json(&o, &r);
     } else {
-        for (uint64_t i = 0; i < r.nsolutions; i++) print_solution(prog, &q, r.solutions + i * q.nvars);
+        for (uint64_t i = 0; i < r.nsolutions; i++) {
+            print_solution(prog, &q, r.solutions + i * q.nvars);
+        }
         print_summary(&o, &r);
     }
     run_result_free(&r);

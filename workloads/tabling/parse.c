@@ -83,7 +83,9 @@ static bool is_upper(int c) { return (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool is_digit(int c) { return c >= '0' && c <= '9'; }
 static bool is_alnum(int c) { return is_lower(c) || is_upper(c) || is_digit(c); }
 static bool is_symbol(int c) { return c && strchr("+-*/\\^<>=~:.?@#&$", c) != NULL; }
-static bool is_layout(int c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
+static bool is_layout(int c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
 
 /* A byte that is not part of any token, for messages: printable as itself. */
 static const char *describe_byte(unsigned char c, char *buf, size_t size) {
@@ -144,7 +146,8 @@ static bool lex_quoted(lexer *lx) {
         }
         if (c == '\n') return FAIL(lx, "quoted atom is not closed on its line");
         if (c == '\0') {
-            return fail_at(lx, lx->line, column_of(lx, lx->at - 1), "quoted atom contains byte 0x00");
+            return fail_at(lx, lx->line, column_of(lx, lx->at - 1),
+                           "quoted atom contains byte 0x00");
         }
         if (c == '\\') {
             if (lx->at >= lx->end) return FAIL(lx, "quoted atom starting here is never closed");
@@ -276,11 +279,14 @@ static bool next_token(lexer *lx) {
     switch (c) {
     case '"': return FAIL(lx, "strings (\"...\") are not supported");
     case '`': return FAIL(lx, "back-quoted strings are not supported");
-    case '[': case ']': return FAIL(lx, "lists are not supported (arguments are atoms, integers or variables)");
+    case '[':
+    case ']':
+        return FAIL(lx, "lists are not supported (arguments are atoms, integers or variables)");
     case '{': case '}': return FAIL(lx, "curly terms are not supported");
     case '|': return FAIL(lx, "'|' is not supported");
     case '!': return FAIL(lx, "cut (!) is not supported (function-free Horn clauses only)");
-    case ';': return FAIL(lx, "disjunction (;) is not supported (write one clause per alternative)");
+    case ';':
+        return FAIL(lx, "disjunction (;) is not supported (write one clause per alternative)");
     default: return FAIL(lx, "unexpected %s", describe_byte(c, buf, sizeof buf));
     }
 }
@@ -354,7 +360,9 @@ static bool read_call(parser *ps, const char *what, uint32_t *name, uint32_t *ar
     char buf[160];
     if (lx->kind != T_ATOM) {
         if (lx->kind == T_VAR) return FAIL(lx, "a variable (%s) cannot be a %s", lx->text, what);
-        if (lx->kind == T_INT) return FAIL(lx, "a number (%lld) cannot be a %s", (long long)lx->value, what);
+        if (lx->kind == T_INT) {
+            return FAIL(lx, "a number (%lld) cannot be a %s", (long long)lx->value, what);
+        }
         if (lx->kind == T_PAREN || lx->kind == T_OPEN) {
             return FAIL(lx, "parenthesised goals are not supported (expected a %s)", what);
         }
@@ -431,7 +439,8 @@ static bool read_directive(parser *ps) {
     if (!next_token(lx)) return false;
     if (lx->kind != T_ATOM || lx->quoted || strcmp(lx->text, "table") != 0) {
         if (lx->kind == T_ATOM) {
-            return FAIL(lx, "directive '%s' is not supported (only ':- table Name/Arity.')", lx->text);
+            return FAIL(lx, "directive '%s' is not supported (only ':- table Name/Arity.')",
+                        lx->text);
         }
         return FAIL(lx, "expected a directive (':- table Name/Arity.'), found %s",
                     found(lx, buf, sizeof buf));
@@ -439,7 +448,8 @@ static bool read_directive(parser *ps) {
     for (;;) {
         if (!next_token(lx)) return false;
         if (lx->kind != T_ATOM || (!lx->quoted && is_symbol((unsigned char)lx->text[0]))) {
-            return FAIL(lx, "expected Name/Arity after 'table', found %s", found(lx, buf, sizeof buf));
+            return FAIL(lx, "expected Name/Arity after 'table', found %s",
+                        found(lx, buf, sizeof buf));
         }
         uint32_t name, line = lx->tline, col = lx->tcol;
         if (!program_atom(ps->prog, lx->text, lx->len, &name)) return FAIL(lx, "out of memory");
@@ -504,7 +514,8 @@ static bool read_clause(parser *ps) {
             if (!read_call(ps, "goal", &gname, &garity)) return false;
             if (!(garity == 0 && strcmp(ps->prog->atom_names[gname], "true") == 0)) {
                 if (nbody == MAX_BODY) {
-                    return fail_at(lx, gline, gcol, "more than %d goals in one clause body", MAX_BODY);
+                    return fail_at(lx, gline, gcol, "more than %d goals in one clause body",
+                                   MAX_BODY);
                 }
                 pred *g = program_pred(ps->prog, gname, garity, true);
                 if (g == NULL || (body[nbody] = make_literal(ps, g, gline, gcol)) == NULL) {
@@ -518,7 +529,8 @@ static bool read_clause(parser *ps) {
                             "separated by ',')", lx->text);
             }
             if (lx->kind != T_COMMA) {
-                return FAIL(lx, "expected ',' or '.' after a goal, found %s", found(lx, buf, sizeof buf));
+                return FAIL(lx, "expected ',' or '.' after a goal, found %s",
+                            found(lx, buf, sizeof buf));
             }
         }
     } else if (lx->kind != T_STOP) {

@@ -190,10 +190,12 @@ bool program_finish(program *prog) {
         if (p->nclauses == 0) p->facts_only = !p->tabled;
         if (p->facts_only && p->nclauses > 0) {
             p->nrows = p->nclauses;
-            p->rows = program_alloc(prog, (size_t)p->nrows * (p->arity ? p->arity : 1) * sizeof(term));
+            size_t width = p->arity ? p->arity : 1;
+            p->rows = program_alloc(prog, (size_t)p->nrows * width * sizeof(term));
             if (p->rows == NULL) return false;
             for (uint32_t r = 0; r < p->nrows; r++) {
-                memcpy(p->rows + (size_t)r * p->arity, p->clauses[r]->head, p->arity * sizeof(term));
+                memcpy(p->rows + (size_t)r * p->arity, p->clauses[r]->head,
+                       p->arity * sizeof(term));
             }
             if (p->arity > 0) {
                 p->row_index = program_alloc(prog, p->arity * sizeof *p->row_index);

@@ -114,7 +114,8 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
         unsigned started = 0;
         for (; started < o->threads; started++) {
             workers[started] = (worker){.s = &s, .index = started};
-            if (pthread_create(&workers[started].thread, &attr, work, &workers[started]) != 0) break;
+            worker *w = &workers[started];
+            if (pthread_create(&w->thread, &attr, work, w) != 0) break;
         }
         if (started < o->threads) {
             /* The barriers wait for every thread: without all of them, stop. */
@@ -139,9 +140,9 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
             r->table_bytes += workers[i].bytes_at_end;
             left += workers[i].counts.bytes;
             if (workers[i].solutions != r->answers) {
-                snprintf(error, error_size, "internal error: thread %u found %llu solutions, thread "
-                         "0 %llu", i, (unsigned long long)workers[i].solutions,
-                         (unsigned long long)r->answers);
+                snprintf(error, error_size,
+                         "internal error: thread %u found %llu solutions, thread 0 %llu", i,
+                         (unsigned long long)workers[i].solutions, (unsigned long long)r->answers);
                 ok = false;
             }
         }

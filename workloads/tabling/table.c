@@ -200,10 +200,15 @@ void table_memory(const tablespace *ts, table_memory_report *r) {
 
 static inline uint64_t token_mix(term t) { return t * 0x9E3779B97F4A7C15u; }
 static inline uint32_t mix_index(uint64_t mix) { return (uint32_t)(mix >> 32); }
-static inline uintptr_t mix_tag(uint64_t mix) { return (uintptr_t)((mix >> 16) & 0xffff) << SLOT_TAG_SHIFT; }
+static inline uintptr_t mix_tag(uint64_t mix) {
+    return (uintptr_t)((mix >> 16) & 0xffff) << SLOT_TAG_SHIFT;
+}
 static inline tnode *slot_node(uintptr_t v) { return (tnode *)(v & SLOT_PTR_MASK); }
 
 static inline bool is_table(uintptr_t down) { return down & 1u; }
+static inline tnode *next_sibling(const tnode *n, memory_order order) {
+    return atomic_load_explicit(&n->sibling, order);
+}
 static inline ctable *as_table(uintptr_t down) { return (ctable *)(down - 1); }
 
 /* The child of parent with token t, or NULL (lock-free). */
@@ -219,7 +224,7 @@ static inline tnode *child_find(const tnode *parent, term t) {
             if ((v & ~SLOT_PTR_MASK) == tag && slot_node(v)->token == t) return slot_node(v);
         }
     }
-    for (tnode *n = (tnode *)d; n != NULL; n = atomic_load_explicit(&n->sibling, memory_order_acquire)) {
+    for (tnode *n = (tnode *)d; n != NULL; n = next_sibling(n, memory_order_acquire)) {
         if (n->token == t) return n;
     }
     return NULL;
@@ -260,7 +265,7 @@ static inline tnode *child_locate(const tnode *parent, term t, place *at) {
         }
     }
     uint32_t length = 0;
-    for (tnode *n = (tnode *)d; n != NULL; n = atomic_load_explicit(&n->sibling, memory_order_relaxed)) {
+    for (tnode *n = (tnode *)d; n != NULL; n = next_sibling(n, memory_order_relaxed)) {
         if (n->token == t) return n;
         length++;
     }
@@ -288,8 +293,8 @@ static void child_link(tablespace *ts, table_counts *c, tnode *parent, tnode *n,
     if (at->tab != NULL) {
         ctable *tab = at->tab;
         if ((tab->count + 1) * 4 <= (tab->mask + 1) * 3) {
-            atomic_store_explicit(&tab->slots[at->slot], (uintptr_t)n | mix_tag(token_mix(n->token)),
-                                  memory_order_release);
+            uintptr_t v = (uintptr_t)n | mix_tag(token_mix(n->token));
+            atomic_store_explicit(&tab->slots[at->slot], v, memory_order_release);
             tab->count++;
             return;
         }
@@ -310,7 +315,7 @@ static void child_link(tablespace *ts, table_counts *c, tnode *parent, tnode *n,
         return;
     }
     ctable *tab = ctable_alloc(ts, c, CTABLE_MIN);
-    for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_relaxed)) {
+    for (tnode *m = (tnode *)d; m != NULL; m = next_sibling(m, memory_order_relaxed)) {
         slot_put(tab, m);
     }
     slot_put(tab, n);
@@ -536,7 +541,7 @@ static void free_below(tablespace *ts, table_counts *c, tnode *node, uint32_t de
         ctable_free(ts, c, tab);
     } else {
         for (tnode *m = (tnode *)d; m != NULL;) {
-            tnode *next = atomic_load_explicit(&m->sibling, memory_order_relaxed);
+            tnode *next = next_sibling(m, memory_order_relaxed);
             free_below(ts, c, m, depth - 1, kind);
             obj_free(ts, c, kind, m);
             m = next;
@@ -568,7 +573,7 @@ static void each_leaf(tablespace *ts, unsigned thread, void *arg, tnode *node, u
             if (m != NULL) each_leaf(ts, thread, arg, m, depth - 1, visit);
         }
     } else {
-        for (tnode *m = (tnode *)d; m != NULL; m = atomic_load_explicit(&m->sibling, memory_order_acquire)) {
+        for (tnode *m = (tnode *)d; m != NULL; m = next_sibling(m, memory_order_acquire)) {
             each_leaf(ts, thread, arg, m, depth - 1, visit);
         }
     }
@@ -657,7 +662,7 @@ static uint64_t count_below(const tnode *node, uint32_t depth) {
         }
     } else {
         for (const tnode *m = (const tnode *)d; m != NULL;
-             m = atomic_load_explicit(&m->sibling, memory_order_acquire)) {
+             m = next_sibling(m, memory_order_acquire)) {
             n += 1 + count_below(m, depth - 1);
         }
     }
