@@ -4,7 +4,7 @@ right recursion over BTree 17, Pyramid 1500, Cycle 2000, Grid 35).
 
     python3 bench/hhtab.py table1            # Table I from hhtab --json
     python3 bench/hhtab.py swipl [--repeat 3] [--rows ...]
-    python3 bench/hhtab.py threads [--repeat 3] [--rows ...]
+    python3 bench/hhtab.py threads [--repeat 3] [--rows ...] [--threads 2]
     python3 bench/hhtab.py memory [--rows ...]
 
 swipl: hhtab against SWI-Prolog (`:- table path/2.`, aggregate_all(count,
@@ -162,25 +162,26 @@ def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
               f"{med(s, 'rss') / 2**20:.0f} |")
 
 
-def overheads(build: Path, rows: list[Row], repeat: int) -> None:
+def overheads(build: Path, rows: list[Row], repeat: int, threads: int) -> None:
     configs: dict[str, Options] = {"base": ["--design", "ns", "--alloc", "malloc"]}
     for design in ("ns", "ss", "fs"):
         for alloc in ("pool", "malloc"):
-            configs[f"{design} {alloc}"] = ["--design", design, "--alloc", alloc, "--threads", "2"]
+            configs[f"{design} {alloc}"] = ["--design", design, "--alloc", alloc, "--threads",
+                                            str(threads)]
     configs["fs pool, 1 thread"] = ["--design", "fs", "--alloc", "pool"]
     configs["swipl shared"] = None
 
     def run(row: Row, options: Options) -> dict[str, float]:
         if options is None:
-            return swipl(build, row, threads=2)
+            return swipl(build, row, threads=threads)
         return hhtab(build, row, *options, "--repeat", "2")
 
     results = interleaved(configs, repeat, rows, run)
     names = [n for n in configs if n not in ("base", "swipl shared")]
-    print(f"T(2 threads) / T(1 thread, ns, --alloc malloc), medians of {repeat}; first runs "
-          "(second runs in parentheses: the same process, tables abolished in between).\n")
-    print("| benchmark | base s | " + " | ".join(names) + " | swipl shared, 2 threads / swipl "
-          "1 thread |")
+    print(f"T({threads} threads) / T(1 thread, ns, --alloc malloc), medians of {repeat}; first "
+          "runs (second runs in parentheses: the same process, tables abolished in between).\n")
+    print("| benchmark | base s | " + " | ".join(names) + f" | swipl shared, {threads} threads, "
+          "query s |")
     print("|---|---|" + "---|" * (len(names) + 1))
     for row in rows:
         base = results[(row_name(row), "base")]
@@ -221,6 +222,7 @@ def main() -> int:
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("section", choices=["table1", "swipl", "threads", "memory"])
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=2, help="threads: each run's threads")
     parser.add_argument("--rows", help="comma-separated, e.g. left-cycle,right-grid (default all)")
     parser.add_argument("--build", type=Path, default=ROOT / "build")
     args = parser.parse_args()
@@ -237,7 +239,7 @@ def main() -> int:
     elif args.section == "swipl":
         against_swipl(args.build, rows, args.repeat)
     elif args.section == "threads":
-        overheads(args.build, rows, args.repeat)
+        overheads(args.build, rows, args.repeat, args.threads)
     else:
         memory(args.build, rows)
     return 0
