@@ -671,6 +671,7 @@ engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const c
     e->ts = ts;
     e->thread = thread;
     e->shared_answers = tablespace_shares_answers(ts);
+    e->counts.thread = thread;
     e->stack_floor = stack_floor;
     return e;
 }

@@ -63,6 +63,7 @@ static void *work(void *arg) {
     bool keep = w->index == 0 && s->keep;
     engine_query(e, s->q, keep ? keep_solution : NULL, s);
     clock_gettime(CLOCK_MONOTONIC, &w->end);
+    table_thread_done(s->ts, w->index);
     w->solutions = engine_solutions(e);
     table_counts *c = engine_counts(e);
     w->bytes_at_end = c->bytes;
@@ -109,6 +110,7 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
         s.nsolutions = 0;
         pthread_barrier_init(&s.ended, NULL, o->threads);
         pthread_barrier_init(&s.read, NULL, o->threads);
+        table_run_start(ts);
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         unsigned started = 0;

@@ -48,8 +48,15 @@ typedef struct ctable {
     uint32_t mask;                    /* slots - 1 */
     uint32_t count;                   /* written under the parent's lock */
     struct ctable *retired_next;      /* once replaced by a bigger table */
+    uint64_t retired_epoch;           /* the epoch it was replaced in */
     slot slots[];
 } ctable;
+
+/* Each thread's last quiescent epoch, on a cache line of its own. */
+typedef struct epoch_seen {
+    _Atomic(uint64_t) epoch;
+    char pad[64 - sizeof(uint64_t)];
+} epoch_seen;
 
 struct tablespace {
     const program *prog;
@@ -64,7 +71,12 @@ struct tablespace {
     /* Subgoal trie roots: shared (SS, FS) or one per thread (NS). */
     _Atomic(tnode *) *shared_roots;
     tnode **private_roots; /* [thread * ntabled + table_id] */
-    _Atomic(ctable *) retired;
+    /* Replaced child tables of shared tries wait for every thread to pass
+     * a quiescent point (the end of a table operation) after they were
+     * replaced, then the thread that replaced them frees them. */
+    _Atomic(uint64_t) epoch;
+    epoch_seen *seen;  /* [thread] */
+    ctable **retired;  /* [thread]: what it replaced, newest first */
 };
 
 static struct {
@@ -168,7 +180,9 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
     size_t n = prog->ntabled ? prog->ntabled : 1;
     ts->shared_roots = calloc(n, sizeof *ts->shared_roots);
     ts->private_roots = calloc(n * threads, sizeof *ts->private_roots);
-    if (ts->shared_roots == NULL || ts->private_roots == NULL) {
+    ts->seen = calloc(threads, sizeof *ts->seen);
+    ts->retired = calloc(threads, sizeof *ts->retired);
+    if (!ts->shared_roots || !ts->private_roots || !ts->seen || !ts->retired) {
         tablespace_free(ts);
         return NULL;
     }
@@ -182,6 +196,8 @@ void tablespace_free(tablespace *ts) {
     }
     free(ts->shared_roots);
     free(ts->private_roots);
+    free(ts->seen);
+    free(ts->retired);
     free(ts);
 }
 
@@ -274,16 +290,49 @@ static inline tnode *child_locate(const tnode *parent, term t, place *at) {
     return NULL;
 }
 
+/* A quiescent point of a thread in a shared table space: it holds no
+ * pointer into a child table (the end of a table operation). */
+static inline void quiesce(tablespace *ts, unsigned thread) {
+    uint64_t now = atomic_load_explicit(&ts->epoch, memory_order_acquire);
+    atomic_store_explicit(&ts->seen[thread].epoch, now, memory_order_release);
+}
+
+/* A replaced table: freed at once if no other thread can be reading it,
+ * else kept until every thread has been quiescent since; each retirement
+ * frees what has become safe of this thread's earlier ones. */
 static void retire(tablespace *ts, table_counts *c, ctable *old, bool shared) {
     if (!shared) {
         ctable_free(ts, c, old);
         return;
     }
-    ctable *head = atomic_load_explicit(&ts->retired, memory_order_relaxed);
-    do {
-        old->retired_next = head;
-    } while (!atomic_compare_exchange_weak_explicit(&ts->retired, &head, old, memory_order_release,
-                                                    memory_order_relaxed));
+    old->retired_epoch = atomic_fetch_add_explicit(&ts->epoch, 1, memory_order_acq_rel);
+    old->retired_next = ts->retired[c->thread];
+    ts->retired[c->thread] = old;
+    uint64_t oldest = UINT64_MAX;
+    for (unsigned t = 0; t < ts->threads; t++) {
+        uint64_t e = atomic_load_explicit(&ts->seen[t].epoch, memory_order_acquire);
+        if (e < oldest) oldest = e;
+    }
+    for (ctable **link = &ts->retired[c->thread]; *link != NULL;) {
+        ctable *r = *link;
+        if (r->retired_epoch < oldest) {
+            *link = r->retired_next;
+            ctable_free(ts, c, r);
+        } else {
+            link = &r->retired_next;
+        }
+    }
+}
+
+void table_run_start(tablespace *ts) {
+    uint64_t now = atomic_load_explicit(&ts->epoch, memory_order_relaxed);
+    for (unsigned t = 0; t < ts->threads; t++) {
+        atomic_store_explicit(&ts->seen[t].epoch, now, memory_order_relaxed);
+    }
+}
+
+void table_thread_done(tablespace *ts, unsigned thread) {
+    atomic_store_explicit(&ts->seen[thread].epoch, UINT64_MAX, memory_order_release);
 }
 
 /* Links the finished node n under parent where child_locate said (the
@@ -451,6 +500,7 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pre
         node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared,
                           leaf ? MAKE_SUBGOAL : MAKE_INNER, NULL, nvars, &created);
     }
+    if (shared) quiesce(ts, thread);
     uintptr_t d = atomic_load_explicit(&node->down, memory_order_acquire);
     switch (ts->design) {
     case DESIGN_NS:
@@ -515,6 +565,7 @@ bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const ter
                            a, 0, &created);
         }
     }
+    if (shared) quiesce(ts, c->thread);
     if (!created) {
         c->repeated++;
         return false;
@@ -640,11 +691,12 @@ void table_abolish_shared(tablespace *ts, table_counts *c) {
         obj_free(ts, c, K_SG_NODE, root);
         atomic_store_explicit(&ts->shared_roots[t], NULL, memory_order_relaxed);
     }
-    ctable *r = atomic_exchange_explicit(&ts->retired, NULL, memory_order_acquire);
-    while (r != NULL) {
-        ctable *next = r->retired_next;
-        ctable_free(ts, c, r);
-        r = next;
+    for (unsigned t = 0; t < ts->threads; t++) {
+        while (ts->retired[t] != NULL) {
+            ctable *r = ts->retired[t];
+            ts->retired[t] = r->retired_next;
+            ctable_free(ts, c, r);
+        }
     }
 }
 

@@ -64,6 +64,7 @@ typedef struct sgentry {
 
 /* Counters of one thread. */
 typedef struct table_counts {
+    unsigned thread;   /* whose */
     uint64_t inserted; /* answers this thread added */
     uint64_t repeated; /* answers this thread derived that were there already */
     int64_t bytes;     /* table memory this thread allocated minus what it freed */
@@ -103,6 +104,11 @@ static inline bool answers_complete(const answers *ans) {
 static inline void answers_set_complete(answers *ans) {
     atomic_store_explicit(&ans->complete, true, memory_order_release);
 }
+
+/* Before a run's threads start, and when each has ended its query: the
+ * epochs that say when a replaced child table may be freed. */
+void table_run_start(tablespace *ts);
+void table_thread_done(tablespace *ts, unsigned thread);
 
 /* Abolishing the tables: each thread frees what is private to it, then the
  * last thread the shared rest. */
