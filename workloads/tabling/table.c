@@ -103,6 +103,19 @@ static void spin_lock(atomic_int *l) {
 
 static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_order_release); }
 
+static inline bool try_lock(atomic_int *l) {
+    return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
+           atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
+}
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 /* ---- memory ---- */
 
 static size_t ctable_bytes(uint32_t slots) { return sizeof(ctable) + (size_t)slots * sizeof(slot); }
@@ -432,7 +445,8 @@ static void subgoal_leaf_init(tablespace *ts, table_counts *c, tnode *leaf, uint
 }
 
 /* The child of parent with token t, made if missing; *created says which.
- * Shared: looked for without the lock, then again under it before making.
+ * Shared: looked for without the lock until the lock is taken, then again
+ * under it before making.
  * Always inlined: the answer path calls it for every derivation, and its
  * arguments are mostly constants there. */
 static inline __attribute__((always_inline)) tnode *
@@ -440,9 +454,15 @@ trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind, boo
            make_kind make, answers *ans, uint32_t nvars, bool *created) {
     tnode *n;
     *created = false;
-    if (shared && (n = child_find(parent, t)) != NULL) return n;
     atomic_int *lock = shared ? lock_of(parent) : NULL;
-    if (lock) spin_lock(lock);
+    /* The paper's trylock: while another writer holds the parent, it may be
+     * inserting this very token, so look again instead of waiting. */
+    for (unsigned tries = 0; lock != NULL; tries++) {
+        if ((n = child_find(parent, t)) != NULL) return n;
+        if (try_lock(lock)) break;
+        if (tries < 64) cpu_relax();
+        else sched_yield(); /* the holder may not be running */
+    }
     place at = {NULL, 0, 0};
     n = child_locate(parent, t, &at);
     if (n == NULL) {
