@@ -28,14 +28,25 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from measure import ROOT, allocators, run_measured  # noqa: E402
 
 Row = tuple[str, str, int]
-Options = list[str] | None
-Runner = Callable[[Row, Options], dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Config:
+    """hhtab's options and environment, or SWI-Prolog (options None) with
+    swipl_threads threads (more than one: tables shared)."""
+    options: tuple[str, ...] | None
+    env: tuple[tuple[str, str], ...] = ()
+    swipl_threads: int = 1
+
+
+Runner = Callable[[Row, Config], dict[str, float]]
 
 ROWS = [(rec, shape, n) for rec in ("left", "right")
         for shape, n in (("btree", 17), ("pyramid", 1500), ("cycle", 2000), ("grid", 35))]
@@ -101,7 +112,7 @@ def swipl(build: Path, row: Row, threads: int = 1) -> dict[str, float]:
     return {**t, "query": float(seconds), "answers": float(answers)}
 
 
-def interleaved(configs: Mapping[str, Options], repeat: int, rows: list[Row],
+def interleaved(configs: Mapping[str, Config], repeat: int, rows: list[Row],
                 run: Runner) -> dict[tuple[str, str], list[dict[str, float]]]:
     """Every (row, configuration) `repeat` times, configurations in a shuffled
     order within each row and repetition."""
@@ -138,59 +149,69 @@ def table1(build: Path, rows: list[Row]) -> None:
 
 
 def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
-    configs: dict[str, Options] = {"hhtab": ["--design", "ns", "--alloc", "pool"], "swipl": None}
+    base = ("--design", "ns", "--alloc", "pool")
+    configs = {"hhtab": Config(base), "hhtab, THP off": Config(base, (("HUGEHEAP_THP", "off"),)),
+               "swipl": Config(None)}
 
-    def run(row: Row, options: Options) -> dict[str, float]:
-        return swipl(build, row) if options is None else hhtab(build, row, *options)
+    def run(row: Row, config: Config) -> dict[str, float]:
+        if config.options is None:
+            return swipl(build, row)
+        return hhtab(build, row, *config.options, env=dict(config.env))
 
     results = interleaved(configs, repeat, rows, run)
     print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
           "the whole process.\n")
-    print("| benchmark | hhtab query s | swipl query s | speed-up (query) | hhtab wall / user / "
-          "sys s | swipl wall / user / sys s | speed-up (wall) | hhtab peak MiB | swipl peak "
-          "MiB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| benchmark | swipl query s | hhtab query s (speed-up) | hhtab, THP off, query s "
+          "(speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, THP off, "
+          "wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
+    print("|---|---|---|---|---|---|---|---|")
+
+    def process(rs: list[dict[str, float]]) -> str:
+        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
+
     for row in rows:
-        h, s = results[(row_name(row), "hhtab")], results[(row_name(row), "swipl")]
-        if {r["answers"] for r in h} != {r["answers"] for r in s}:
+        h = results[(row_name(row), "hhtab")]
+        off = results[(row_name(row), "hhtab, THP off")]
+        s = results[(row_name(row), "swipl")]
+        if len({r["answers"] for r in h + off + s}) != 1:
             raise SystemExit(f"{row_name(row)}: hhtab and swipl count different answers")
-        print(f"| {row_name(row)} | {med(h, 'query'):.2f} | {med(s, 'query'):.2f} | "
-              f"{med(s, 'query') / med(h, 'query'):.2f} | {med(h, 'wall'):.2f} / "
-              f"{med(h, 'user'):.2f} / {med(h, 'sys'):.2f} | {med(s, 'wall'):.2f} / "
-              f"{med(s, 'user'):.2f} / {med(s, 'sys'):.2f} | "
-              f"{med(s, 'wall') / med(h, 'wall'):.2f} | {med(h, 'rss') / 2**20:.0f} | "
-              f"{med(s, 'rss') / 2**20:.0f} |")
+        sq = med(s, "query")
+        print(f"| {row_name(row)} | {sq:.2f} | {med(h, 'query'):.2f} ({sq / med(h, 'query'):.2f}) "
+              f"| {med(off, 'query'):.2f} ({sq / med(off, 'query'):.2f}) | {process(s)} | "
+              f"{process(h)} | {process(off)} | {med(s, 'rss') / 2**20:.0f}, "
+              f"{med(h, 'rss') / 2**20:.0f}, {med(off, 'rss') / 2**20:.0f} |")
 
 
 def overheads(build: Path, rows: list[Row], repeat: int, threads: int) -> None:
-    configs: dict[str, Options] = {"base": ["--design", "ns", "--alloc", "malloc"]}
+    configs = {"base": Config(("--design", "ns", "--alloc", "malloc"))}
     for design in ("ns", "ss", "fs"):
         for alloc in ("pool", "malloc"):
-            configs[f"{design} {alloc}"] = ["--design", design, "--alloc", alloc, "--threads",
-                                            str(threads)]
-    configs["fs pool, 1 thread"] = ["--design", "fs", "--alloc", "pool"]
-    configs["swipl shared"] = None
+            configs[f"{design} {alloc}"] = Config(("--design", design, "--alloc", alloc,
+                                                   "--threads", str(threads)))
+    configs["fs pool, 1 thread"] = Config(("--design", "fs", "--alloc", "pool"))
+    configs["swipl"] = Config(None)
+    configs["swipl shared"] = Config(None, swipl_threads=threads)
 
-    def run(row: Row, options: Options) -> dict[str, float]:
-        if options is None:
-            return swipl(build, row, threads=threads)
-        return hhtab(build, row, *options, "--repeat", "2")
+    def run(row: Row, config: Config) -> dict[str, float]:
+        if config.options is None:
+            return swipl(build, row, threads=config.swipl_threads)
+        return hhtab(build, row, *config.options, "--repeat", "2")
 
     results = interleaved(configs, repeat, rows, run)
-    names = [n for n in configs if n not in ("base", "swipl shared")]
+    names = [n for n in configs if n not in ("base", "swipl", "swipl shared")]
     print(f"T({threads} threads) / T(1 thread, ns, --alloc malloc), medians of {repeat}; first "
           "runs (second runs in parentheses: the same process, tables abolished in between).\n")
-    print("| benchmark | base s | " + " | ".join(names) + f" | swipl shared, {threads} threads, "
-          "query s |")
+    print("| benchmark | base s | " + " | ".join(names) + f" | swipl shared, {threads} threads "
+          "/ swipl 1 thread |")
     print("|---|---|" + "---|" * (len(names) + 1))
     for row in rows:
         base = results[(row_name(row), "base")]
         b1, b2 = med(base, "query"), med(base, "second")
         cells = [f"{med(results[(row_name(row), n)], 'query') / b1:.2f} "
                  f"({med(results[(row_name(row), n)], 'second') / b2:.2f})" for n in names]
-        sw = results[(row_name(row), "swipl shared")]
+        sw1, swn = results[(row_name(row), "swipl")], results[(row_name(row), "swipl shared")]
         print(f"| {row_name(row)} | {b1:.2f} ({b2:.2f}) | " + " | ".join(cells) +
-              f" | {med(sw, 'query'):.2f} s |")
+              f" | {med(swn, 'query') / med(sw1, 'query'):.2f} ({med(swn, 'query'):.2f} s) |")
 
 
 def memory(build: Path, rows: list[Row]) -> None:
