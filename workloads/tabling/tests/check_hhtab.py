@@ -247,6 +247,10 @@ BAD_INPUTS: list[tuple[str, str, str]] = [
 ]
 
 
+ASAN_DEEP_EXIT = re.compile(r"ASan is ignoring requested __asan_handle_no_return|^False positive "
+                            r"error reports may follow|^For details see .*sanitizers/issues/189")
+
+
 def test_errors(tool: str, tmp: Path) -> None:
     bad = tmp / "bad.pl"
     for content, goal, pattern in BAD_INPUTS:
@@ -279,7 +283,9 @@ def test_errors(tool: str, tmp: Path) -> None:
     bad.write_text("c(X) :- e(X,Y), c(Y).\nc(X) :- last(X).\n" + f"last({chain}).\n"
                    + "".join(f"e({i},{i + 1}).\n" for i in range(1, chain)))
     out = hhtab(tool, "run", str(bad), "--query", "c(1)")
-    lines = out.stderr.strip().splitlines()
+    # AddressSanitizer says once that it does not unpoison so large a stack
+    # when the program exits from deep down: its note, not hhtab's output.
+    lines = [line for line in out.stderr.strip().splitlines() if not ASAN_DEEP_EXIT.search(line)]
     check(out.returncode == 3 and len(lines) == 1 and "nested too deeply" in lines[0],
           f"a {chain}-deep recursion: expected one 'nested too deeply' line, got "
           f"{out.returncode} {lines[:3]}")
