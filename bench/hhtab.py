@@ -51,6 +51,8 @@ Runner = Callable[[Row, Config], dict[str, float]]
 ROWS = [(rec, shape, n) for rec in ("left", "right")
         for shape, n in (("btree", 17), ("pyramid", 1500), ("cycle", 2000), ("grid", 35))]
 COUNT_GOAL = "aggregate_all(count, path(_,_), N)"
+FOREIGN_LIMIT = 0.1
+DISTURBED: list[float] = []
 
 
 def row_name(row: Row) -> str:
@@ -77,17 +79,30 @@ def shared_program(build: Path, row: Row) -> Path:
     return path
 
 
+def busy_cpu_seconds() -> float:
+    """CPU time every process of the machine has used so far (/proc/stat)."""
+    with open("/proc/stat") as stat:
+        fields = [float(x) for x in stat.readline().split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, dict[str, float]]:
-    """Runs cmd under /usr/bin/time: its stdout, and wall, user, sys seconds
-    and peak resident memory in bytes."""
+    """Runs cmd under /usr/bin/time: its stdout, and wall, user, sys seconds,
+    peak resident memory in bytes, and `foreign`: the CPU time other
+    processes used meanwhile, per second of wall time (quiet-run keeps builds
+    and tests away, not everything)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as times:
+        before = busy_cpu_seconds()
         out = subprocess.run(["/usr/bin/time", "-o", times.name, "-f", "%e %U %S %M", *cmd],
                              env={**os.environ, **(env or {})}, capture_output=True, text=True)
+        busy = busy_cpu_seconds() - before
         if out.returncode != 0:
             raise SystemExit(f"{' '.join(cmd)} failed: {out.stderr.strip()[-400:]}")
         wall, user, system, kb = times.read().split()[-4:]
+    foreign = max(0.0, busy - float(user) - float(system)) / max(float(wall), 0.01)
     return out.stdout, {"wall": float(wall), "user": float(user), "sys": float(system),
-                        "rss": float(kb) * 1024}
+                        "rss": float(kb) * 1024, "foreign": foreign}
 
 
 def hhtab(build: Path, row: Row, *options: str,
@@ -123,10 +138,23 @@ def interleaved(configs: Mapping[str, Config], repeat: int, rows: list[Row],
             names = list(configs)
             rng.shuffle(names)
             for name in names:
-                r = run(row, configs[name])
+                # A run during which other processes took more than a tenth
+                # of a core is run again (up to four times).
+                for _attempt in range(5):
+                    r = run(row, configs[name])
+                    if r["foreign"] <= FOREIGN_LIMIT:
+                        break
+                    DISTURBED.append(r["foreign"])
                 results.setdefault((row_name(row), name), []).append(r)
                 print(f"  rep {rep + 1} {row_name(row)} {name}: query {r['query']:.3f} s, wall "
-                      f"{r['wall']:.2f} s", file=sys.stderr, flush=True)
+                      f"{r['wall']:.2f} s, others {r['foreign']:.2f} cores", file=sys.stderr,
+                      flush=True)
+    if DISTURBED:
+        print(f"{len(DISTURBED)} runs were repeated because other processes took "
+              f"{min(DISTURBED):.2f} to {max(DISTURBED):.2f} cores meanwhile.\n")
+    kept = [r["foreign"] for rs in results.values() for r in rs]
+    print(f"Other processes during the runs kept: at most {max(kept):.2f} cores "
+          f"(median {statistics.median(kept):.2f}).\n")
     return results
 
 

@@ -373,10 +373,14 @@ static void fixpoint(engine *e, sgframe *leader) {
         }
         /* Every consumer caught up?  With answers shared between threads
          * (FS), each count must also hold still across the check: then at
-         * the check's end every consumer had taken every answer at once. */
+         * the check's end every consumer had taken every answer at once.
+         * A subgoal without consumers here feeds no derivation of this
+         * component: its answers are all there once its clauses have run,
+         * whatever another thread still inserts (it can only find them). */
         bool settled = true;
         for (uint32_t i = d; i < e->depth && settled; i++) {
             sgframe *t = e->stack[i];
+            if (t->consumers == NULL) continue;
             t->checked = atomic_load_explicit(&t->ans->count, memory_order_acquire);
             if (!caught_up(t, t->checked)) {
                 queue(e, t);
@@ -385,6 +389,7 @@ static void fixpoint(engine *e, sgframe *leader) {
         }
         for (uint32_t i = d; i < e->depth && settled && e->shared_answers; i++) {
             sgframe *t = e->stack[i];
+            if (t->consumers == NULL) continue;
             if (atomic_load_explicit(&t->ans->count, memory_order_acquire) != t->checked) {
                 queue(e, t);
                 settled = false;
