@@ -66,7 +66,7 @@ struct engine {
     tablespace *ts;
     unsigned thread;
     bool shared_answers; /* FS: other threads add answers to the same tables */
-    table_counts counts;
+    table_thread counts;
     const char *stack_floor;
     /* The completion stack: incomplete subgoals, oldest first. */
     sgframe **stack;
@@ -717,4 +717,4 @@ void engine_query(engine *e, const query *q, solution_fn emit, void *ctx) {
 }
 
 uint64_t engine_solutions(const engine *e) { return e->solutions; }
-table_counts *engine_counts(engine *e) { return &e->counts; }
+table_thread *engine_counts(engine *e) { return &e->counts; }

@@ -21,6 +21,6 @@ void engine_free(engine *e);
 /* Runs the query to the end; emit may be NULL. */
 void engine_query(engine *e, const query *q, solution_fn emit, void *ctx);
 uint64_t engine_solutions(const engine *e);
-table_counts *engine_counts(engine *e);
+table_thread *engine_counts(engine *e);
 
 #endif

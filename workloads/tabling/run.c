@@ -24,7 +24,7 @@ typedef struct worker {
     pthread_t thread;
     struct timespec end;
     uint64_t solutions;
-    table_counts counts;
+    table_thread counts;
     int64_t bytes_at_end;
 } worker;
 
@@ -65,7 +65,7 @@ static void *work(void *arg) {
     clock_gettime(CLOCK_MONOTONIC, &w->end);
     table_thread_done(s->ts, w->index);
     w->solutions = engine_solutions(e);
-    table_counts *c = engine_counts(e);
+    table_thread *c = engine_counts(e);
     w->bytes_at_end = c->bytes;
     pthread_barrier_wait(&s->ended);
     if (w->index == 0) {
@@ -104,7 +104,7 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, THREAD_STACK);
     bool ok = true;
-    table_counts main_counts = {0};
+    table_thread main_counts = {0};
     for (unsigned rep = 0; rep < o->repeat && ok; rep++) {
         s.keep = o->keep_solutions && rep + 1 == o->repeat;
         s.nsolutions = 0;

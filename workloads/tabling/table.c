@@ -127,20 +127,20 @@ static int ctable_kind(uint32_t slots) {
     return -1; /* larger than a pool object may be */
 }
 
-static void *obj_alloc(tablespace *ts, table_counts *c, int kind) {
+static void *obj_alloc(tablespace *ts, table_thread *c, int kind) {
     void *p = ts->pools ? hh_pool_alloc(ts->pool[kind]) : malloc(ts->size[kind]);
     if (p == NULL) table_out_of_memory();
     c->bytes += (int64_t)ts->size[kind];
     return p;
 }
 
-static void obj_free(tablespace *ts, table_counts *c, int kind, void *p) {
+static void obj_free(tablespace *ts, table_thread *c, int kind, void *p) {
     if (ts->pools) hh_pool_free(ts->pool[kind], p);
     else free(p);
     c->bytes -= (int64_t)ts->size[kind];
 }
 
-static ctable *ctable_alloc(tablespace *ts, table_counts *c, uint32_t slots) {
+static ctable *ctable_alloc(tablespace *ts, table_thread *c, uint32_t slots) {
     int kind = ctable_kind(slots);
     ctable *t;
     if (kind >= 0) {
@@ -156,7 +156,7 @@ static ctable *ctable_alloc(tablespace *ts, table_counts *c, uint32_t slots) {
     return t;
 }
 
-static void ctable_free(tablespace *ts, table_counts *c, ctable *t) {
+static void ctable_free(tablespace *ts, table_thread *c, ctable *t) {
     int kind = ctable_kind(t->mask + 1);
     if (kind >= 0) {
         obj_free(ts, c, kind, t);
@@ -313,7 +313,7 @@ static inline void quiesce(tablespace *ts, unsigned thread) {
 /* A replaced table: freed at once if no other thread can be reading it,
  * else kept until every thread has been quiescent since; each retirement
  * frees what has become safe of this thread's earlier ones. */
-static void retire(tablespace *ts, table_counts *c, ctable *old, bool shared) {
+static void retire(tablespace *ts, table_thread *c, ctable *old, bool shared) {
     if (!shared) {
         ctable_free(ts, c, old);
         return;
@@ -350,7 +350,7 @@ void table_thread_done(tablespace *ts, unsigned thread) {
 
 /* Links the finished node n under parent where child_locate said (the
  * parent's writer): a slot, or the list, which becomes a table when long. */
-static void child_link(tablespace *ts, table_counts *c, tnode *parent, tnode *n, const place *at,
+static void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const place *at,
                        bool shared) {
     if (at->tab != NULL) {
         ctable *tab = at->tab;
@@ -387,7 +387,7 @@ static void child_link(tablespace *ts, table_counts *c, tnode *parent, tnode *n,
 /* What a new leaf needs before it is published. */
 typedef enum { MAKE_INNER, MAKE_SUBGOAL, MAKE_ANSWER } make_kind;
 
-static tnode *new_node(tablespace *ts, table_counts *c, int kind, term token, tnode *parent) {
+static tnode *new_node(tablespace *ts, table_thread *c, int kind, term token, tnode *parent) {
     tnode *n = obj_alloc(ts, c, kind);
     n->token = token;
     n->parent = parent;
@@ -396,7 +396,7 @@ static tnode *new_node(tablespace *ts, table_counts *c, int kind, term token, tn
     return n;
 }
 
-static void answers_init(tablespace *ts, table_counts *c, answers *a, uint32_t depth, bool shared) {
+static void answers_init(tablespace *ts, table_thread *c, answers *a, uint32_t depth, bool shared) {
     a->root = new_node(ts, c, K_ANS_NODE, UNBOUND, NULL);
     a->depth = depth;
     atomic_init(&a->first, NULL);
@@ -431,7 +431,7 @@ static void answers_append(answers *a, tnode *leaf, bool shared) {
 
 /* A subgoal leaf's down field: nothing yet (NS), a bucket of frames (SS) or
  * an entry with its answers (FS). */
-static void subgoal_leaf_init(tablespace *ts, table_counts *c, tnode *leaf, uint32_t nvars) {
+static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint32_t nvars) {
     if (ts->design == DESIGN_SS) {
         sgframe **bucket = obj_alloc(ts, c, K_BUCKET);
         memset(bucket, 0, ts->size[K_BUCKET]);
@@ -450,11 +450,12 @@ static void subgoal_leaf_init(tablespace *ts, table_counts *c, tnode *leaf, uint
  * Always inlined: the answer path calls it for every derivation, and its
  * arguments are mostly constants there. */
 static inline __attribute__((always_inline)) tnode *
-trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind, bool shared,
+trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, bool shared,
            make_kind make, answers *ans, uint32_t nvars, bool *created) {
     tnode *n;
     *created = false;
     atomic_int *lock = shared ? lock_of(parent) : NULL;
+    if (lock != NULL && c->spare[kind] == NULL) c->spare[kind] = obj_alloc(ts, c, kind);
     /* The paper's trylock: while another writer holds the parent, it may be
      * inserting this very token, so look again instead of waiting. */
     for (unsigned tries = 0; lock != NULL; tries++) {
@@ -466,7 +467,16 @@ trie_child(tablespace *ts, table_counts *c, tnode *parent, term t, int kind, boo
     place at = {NULL, 0, 0};
     n = child_locate(parent, t, &at);
     if (n == NULL) {
-        n = new_node(ts, c, kind, t, parent);
+        if (lock != NULL) {
+            n = c->spare[kind];
+            c->spare[kind] = NULL;
+        } else {
+            n = obj_alloc(ts, c, kind);
+        }
+        n->token = t;
+        n->parent = parent;
+        atomic_init(&n->down, 0);
+        atomic_init(&n->sibling, NULL);
         if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
         if (make == MAKE_ANSWER) answers_append(ans, n, shared);
         child_link(ts, c, parent, n, &at, shared);
@@ -482,7 +492,7 @@ static tnode *view_root(tablespace *ts, unsigned thread, uint32_t t) {
     return atomic_load_explicit(&ts->shared_roots[t], memory_order_acquire);
 }
 
-static tnode *subgoal_root(tablespace *ts, unsigned thread, table_counts *c, const pred *p) {
+static tnode *subgoal_root(tablespace *ts, unsigned thread, table_thread *c, const pred *p) {
     if (ts->design == DESIGN_NS) {
         tnode **root = &ts->private_roots[(size_t)thread * ts->prog->ntabled + p->table_id];
         if (*root == NULL) {
@@ -505,7 +515,7 @@ static tnode *subgoal_root(tablespace *ts, unsigned thread, table_counts *c, con
     return root;
 }
 
-tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pred *p,
+tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
                      const term *pattern, sgframe **frame, answers **ans) {
     bool shared = ts->shared_subgoals;
     uint32_t nvars = 0;
@@ -539,7 +549,7 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pre
     return node;
 }
 
-sgframe *table_new_frame(tablespace *ts, unsigned thread, table_counts *c, tnode *leaf,
+sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
                          const pred *p, uint32_t nvars) {
     sgframe *f = obj_alloc(ts, c, K_FRAME);
     memset(f, 0, sizeof *f);
@@ -565,7 +575,7 @@ sgframe *table_new_frame(tablespace *ts, unsigned thread, table_counts *c, tnode
     return f;
 }
 
-bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const term *tuple) {
+bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple) {
     answers *a = frame->ans;
     bool shared = ts->shared_answers, created = false;
     if (frame->nvars == 0) {
@@ -598,7 +608,7 @@ bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const ter
 
 /* Frees the trie below node (depth levels of children), not node itself;
  * leaf(node) is called for each node at the last level first. */
-static void free_below(tablespace *ts, table_counts *c, tnode *node, uint32_t depth, int kind) {
+static void free_below(tablespace *ts, table_thread *c, tnode *node, uint32_t depth, int kind) {
     if (depth == 0) return;
     uintptr_t d = atomic_load_explicit(&node->down, memory_order_relaxed);
     if (is_table(d)) {
@@ -621,7 +631,7 @@ static void free_below(tablespace *ts, table_counts *c, tnode *node, uint32_t de
     atomic_store_explicit(&node->down, 0, memory_order_relaxed);
 }
 
-static void free_answers(tablespace *ts, table_counts *c, answers *a) {
+static void free_answers(tablespace *ts, table_thread *c, answers *a) {
     if (a->depth > 0) free_below(ts, c, a->root, a->depth, K_ANS_NODE);
     obj_free(ts, c, K_ANS_NODE, a->root);
     a->root = NULL;
@@ -651,7 +661,7 @@ static void each_leaf(tablespace *ts, unsigned thread, void *arg, tnode *node, u
 }
 
 static void free_private_leaf(tablespace *ts, unsigned thread, void *arg, tnode *leaf) {
-    table_counts *c = arg;
+    table_thread *c = arg;
     uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_relaxed);
     sgframe **slot = NULL;
     switch (ts->design) {
@@ -674,7 +684,7 @@ static void free_private_leaf(tablespace *ts, unsigned thread, void *arg, tnode 
 }
 
 static void free_shared_leaf(tablespace *ts, unsigned thread, void *arg, tnode *leaf) {
-    table_counts *c = arg;
+    table_thread *c = arg;
     (void)thread;
     uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_relaxed);
     if (ts->design == DESIGN_SS) {
@@ -687,7 +697,11 @@ static void free_shared_leaf(tablespace *ts, unsigned thread, void *arg, tnode *
     atomic_store_explicit(&leaf->down, 0, memory_order_relaxed);
 }
 
-void table_abolish_private(tablespace *ts, unsigned thread, table_counts *c) {
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c) {
+    for (int kind = K_SG_NODE; kind <= K_ANS_NODE; kind++) {
+        if (c->spare[kind] != NULL) obj_free(ts, c, kind, c->spare[kind]);
+        c->spare[kind] = NULL;
+    }
     for (uint32_t t = 0; t < ts->prog->ntabled; t++) {
         const pred *p = ts->prog->tabled[t];
         tnode *root = view_root(ts, thread, t);
@@ -701,7 +715,7 @@ void table_abolish_private(tablespace *ts, unsigned thread, table_counts *c) {
     }
 }
 
-void table_abolish_shared(tablespace *ts, table_counts *c) {
+void table_abolish_shared(tablespace *ts, table_thread *c) {
     for (uint32_t t = 0; t < ts->prog->ntabled && ts->design != DESIGN_NS; t++) {
         const pred *p = ts->prog->tabled[t];
         tnode *root = atomic_load_explicit(&ts->shared_roots[t], memory_order_relaxed);

@@ -62,13 +62,16 @@ typedef struct sgentry {
     sgframe *frames[];
 } sgentry;
 
-/* Counters of one thread. */
-typedef struct table_counts {
+/* What one thread keeps of the table space: its counters, and a node of
+ * each kind made before it takes a lock (so that a page fault of the
+ * allocator never happens while another thread waits for that lock). */
+typedef struct table_thread {
     unsigned thread;   /* whose */
     uint64_t inserted; /* answers this thread added */
     uint64_t repeated; /* answers this thread derived that were there already */
     int64_t bytes;     /* table memory this thread allocated minus what it freed */
-} table_counts;
+    tnode *spare[2];   /* subgoal, answer trie node */
+} table_thread;
 
 typedef struct tablespace tablespace;
 
@@ -82,13 +85,13 @@ bool tablespace_shares_answers(const tablespace *ts);
  * constants or VAR(k)); creates trie nodes as needed.  *frame is NULL when
  * this thread has none yet; then *ans says whether the subgoal's answers are
  * complete already (FS: another thread completed them), else NULL. */
-tnode *table_subgoal(tablespace *ts, unsigned thread, table_counts *c, const pred *p,
+tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
                      const term *pattern, sgframe **frame, answers **ans);
 /* Makes this thread's frame for a subgoal leaf (none yet). */
-sgframe *table_new_frame(tablespace *ts, unsigned thread, table_counts *c, tnode *leaf,
+sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
                          const pred *p, uint32_t nvars);
 /* Adds an answer (nvars tokens) to the frame's answers: true if it is new. */
-bool table_add_answer(tablespace *ts, table_counts *c, sgframe *frame, const term *tuple);
+bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple);
 /* The tokens of an answer, from its leaf. */
 static inline void answer_tuple(const tnode *leaf, uint32_t nvars, term *tuple) {
     for (uint32_t j = nvars; j-- > 0; leaf = leaf->parent) tuple[j] = leaf->token;
@@ -112,8 +115,8 @@ void table_thread_done(tablespace *ts, unsigned thread);
 
 /* Abolishing the tables: each thread frees what is private to it, then the
  * last thread the shared rest. */
-void table_abolish_private(tablespace *ts, unsigned thread, table_counts *c);
-void table_abolish_shared(tablespace *ts, table_counts *c);
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c);
+void table_abolish_shared(tablespace *ts, table_thread *c);
 
 /* What the tables hold as one thread sees them (the paper's Table I). */
 typedef struct table_stats {
