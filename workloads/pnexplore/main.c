@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "escape.h"
 #include "explore.h"
 #include "formats.h"
@@ -30,20 +31,7 @@ static int usage(void) {
 }
 
 static int bad_value(const char *option, const char *value, const char *expected) {
-    fprintf(stderr, "pnexplore: %s: '%s' is not %s\n", option, value, expected);
-    return 2;
-}
-
-static bool whole_number(const char *text, unsigned long long min, unsigned long long max,
-                         unsigned long long *out) {
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(text, &end, 10);
-    if (text[0] == '\0' || text[0] == '-' || *end != '\0' || errno || v < min || v > max) {
-        return false;
-    }
-    *out = v;
-    return true;
+    return cli_bad_value("pnexplore", option, value, expected);
 }
 
 /* Where and how gen and convert write a net: --format and -o. */
@@ -108,7 +96,7 @@ static int write_net(const char *command, net *n, const char *name, const output
 static int generate(int argc, char **argv) {
     if (argc < 4) return usage();
     unsigned long long size;
-    if (!whole_number(argv[3], 1, 10000, &size)) return bad_value("N", argv[3], "a size from 1 to 10000");
+    if (!cli_whole_number(argv[3], 1, 10000, &size)) return bad_value("N", argv[3], "a size from 1 to 10000");
     output_options output;
     int mistake = parse_output_options("gen", argc, argv, 4, &output);
     if (mistake) return mistake;
@@ -159,7 +147,7 @@ static int run_explore(int argc, char **argv) {
         }
         i++;
         if (strcmp(o, "--threads") == 0) {
-            if (!whole_number(v, 1, 1024, &x)) return bad_value(o, v, "a thread count (1-1024)");
+            if (!cli_whole_number(v, 1, 1024, &x)) return bad_value(o, v, "a thread count (1-1024)");
             opt.threads = (unsigned)x;
         } else if (strcmp(o, "--check") == 0) {
             if (strcmp(v, "full") == 0) {
@@ -172,7 +160,7 @@ static int run_explore(int argc, char **argv) {
         } else if (strcmp(o, "--store") == 0) {
             if (strcmp(v, "shared") == 0) {
                 opt.store = STORE_SHARED;
-            } else if (strncmp(v, "buckets:", 8) == 0 && whole_number(v + 8, 1, 1u << 20, &x)) {
+            } else if (strncmp(v, "buckets:", 8) == 0 && cli_whole_number(v + 8, 1, 1u << 20, &x)) {
                 opt.store = STORE_BUCKETS;
                 opt.buckets = (unsigned)x;
             } else {
@@ -189,10 +177,10 @@ static int run_explore(int argc, char **argv) {
                 return bad_value(o, v, "arena, pool or malloc");
             }
         } else if (strcmp(o, "--max-states") == 0) {
-            if (!whole_number(v, 1, UINT64_MAX, &x)) return bad_value(o, v, "a positive count");
+            if (!cli_whole_number(v, 1, UINT64_MAX, &x)) return bad_value(o, v, "a positive count");
             opt.max_states = x;
         } else if (strcmp(o, "--memory") == 0) {
-            if (!whole_number(v, 1, 1u << 30, &x)) return bad_value(o, v, "a size in MiB");
+            if (!cli_whole_number(v, 1, 1u << 30, &x)) return bad_value(o, v, "a size in MiB");
             opt.memory_budget = (size_t)x << 20;
         } else {
             fprintf(stderr, "pnexplore explore: unknown option '%s'\n", o);

@@ -1,0 +1,26 @@
+/* One thread's tabled evaluation of a query: SLG resolution with local
+ * scheduling over the shared or private tables of a table space. */
+#ifndef HHTAB_ENGINE_H
+#define HHTAB_ENGINE_H
+
+#include <stdint.h>
+
+#include "program.h"
+#include "table.h"
+
+typedef struct engine engine;
+
+/* Called once per solution of the query with the query's variables, each a
+ * constant or VAR(k) (the solution's k-th distinct unbound variable). */
+typedef void (*solution_fn)(void *ctx, const term *values, uint32_t n);
+
+/* stack_floor: the lowest address this thread's C stack may reach; deeper
+ * evaluation stops the program with a message instead of overflowing. */
+engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const char *stack_floor);
+void engine_free(engine *e);
+/* Runs the query to the end; emit may be NULL. */
+void engine_query(engine *e, const query *q, solution_fn emit, void *ctx);
+uint64_t engine_solutions(const engine *e);
+table_thread *engine_counts(engine *e);
+
+#endif

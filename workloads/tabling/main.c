@@ -1,0 +1,250 @@
+/* hhtab: multithreaded tabled evaluation of logic programs, its tables on
+ * hugeheap pools (the tabling paper's system).
+ *
+ *   hhtab run FILE --query GOAL [--threads N] [--design ns|ss|fs]
+ *                  [--alloc pool|malloc] [--repeat K] [--json]
+ *   hhtab gen path btree|pyramid|cycle|grid N --recursion left|right|double [-o FILE] */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gen.h"
+#include "program.h"
+#include "run.h"
+
+static int usage(void) {
+    fprintf(stderr,
+            "usage: hhtab run FILE --query GOAL [--threads N] [--design ns|ss|fs] "
+            "[--alloc pool|malloc] [--repeat K] [--json]\n"
+            "       hhtab gen path btree|pyramid|cycle|grid N --recursion left|right|double "
+            "[-o FILE]\n");
+    return 2;
+}
+
+static int bad_value(const char *option, const char *value, const char *expected) {
+    return cli_bad_value("hhtab", option, value, expected);
+}
+
+static int generate(int argc, char **argv) {
+    if (argc < 5) return usage();
+    if (strcmp(argv[2], "path") != 0) {
+        return bad_value("gen", argv[2], "a program family (path)");
+    }
+    const char *shape = argv[3];
+    unsigned long min, max;
+    if (!gen_shape_range(shape, &min, &max)) {
+        return bad_value("gen path", shape, "a shape (btree, pyramid, cycle or grid)");
+    }
+    unsigned long long n;
+    if (!cli_whole_number(argv[4], min, max, &n)) {
+        char expected[96];
+        snprintf(expected, sizeof expected, "a %s size from %lu to %lu", shape, min, max);
+        return bad_value("N", argv[4], expected);
+    }
+    const char *path = NULL;
+    int recursion = -1;
+    for (int i = 5; i < argc; i++) {
+        if (strcmp(argv[i], "--recursion") == 0 && i + 1 < argc) {
+            const char *v = argv[++i];
+            if (strcmp(v, "left") == 0) recursion = REC_LEFT;
+            else if (strcmp(v, "right") == 0) recursion = REC_RIGHT;
+            else if (strcmp(v, "double") == 0) recursion = REC_DOUBLE;
+            else return bad_value("--recursion", v, "left, right or double");
+        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
+            path = argv[++i];
+        } else {
+            fprintf(stderr, "hhtab gen: unknown option '%s'\n", argv[i]);
+            return usage();
+        }
+    }
+    if (recursion < 0) {
+        fprintf(stderr, "hhtab gen: --recursion left|right|double is required\n");
+        return 2;
+    }
+    FILE *out = path ? fopen(path, "w") : stdout;
+    if (out == NULL) {
+        fprintf(stderr, "hhtab gen: cannot write %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    gen_path(out, shape, (unsigned long)n, (gen_recursion)recursion);
+    int failed = ferror(out);
+    if (path) failed |= fclose(out) != 0;
+    else failed |= fflush(out) != 0;
+    if (failed) {
+        fprintf(stderr, "hhtab gen: writing %s failed\n", path ? path : "standard output");
+        return 1;
+    }
+    return 0;
+}
+
+/* VmHWM of this process: its peak resident memory. */
+static unsigned long long peak_rss_bytes(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    if (f == NULL) return 0;
+    char line[256];
+    unsigned long long kb = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (sscanf(line, "VmHWM: %llu kB", &kb) == 1) break;
+    }
+    fclose(f);
+    return kb * 1024;
+}
+
+static const char *DESIGNS[] = {"ns", "ss", "fs"};
+static const char *ALLOCS[] = {"pool", "malloc"};
+
+static void print_solution(const program *prog, const query *q, const term *values) {
+    const literal *g = q->goal;
+    char buf[1024];
+    fputs(prog->atom_names[g->p->name], stdout);
+    for (uint32_t i = 0; i < g->p->arity; i++) {
+        term a = g->args[i];
+        write_term(prog, TERM_TAG(a) == TAG_REF ? values[ref_slot(a)] : a, buf, sizeof buf);
+        printf("%s%s", i ? "," : "(", buf);
+    }
+    printf("%s\n", g->p->arity ? ")" : "");
+}
+
+static void print_depth(const char *name, uint64_t min, uint64_t sum, uint64_t n, uint64_t max) {
+    printf("\"%s\":[%llu,%.3f,%llu]", name, (unsigned long long)min,
+           n ? (double)sum / (double)n : 0.0, (unsigned long long)max);
+}
+
+static void print_json(const run_options *o, const run_result *r) {
+    const table_stats *st = &r->stats;
+    printf("{\"answers\":%llu,\"calls\":%llu,\"unique\":%llu,\"repeated\":%llu,"
+           "\"subgoal_trie_nodes\":%llu,\"answer_trie_nodes\":%llu,",
+           (unsigned long long)r->answers, (unsigned long long)st->calls,
+           (unsigned long long)st->unique, (unsigned long long)r->repeated[0],
+           (unsigned long long)st->subgoal_nodes, (unsigned long long)st->answer_nodes);
+    print_depth("subgoal_trie_depth", st->subgoal_depth_min, st->subgoal_depth_sum, st->calls,
+                st->subgoal_depth_max);
+    putchar(',');
+    print_depth("answer_trie_depth", st->answer_depth_min, st->answer_depth_sum, st->unique,
+                st->answer_depth_max);
+    printf(",\"seconds\":[");
+    for (unsigned i = 0; i < o->repeat; i++) printf("%s%.6f", i ? "," : "", r->seconds[i]);
+    printf("],\"table_bytes\":%lld,\"pool_bytes\":%llu,\"peak_rss_bytes\":%llu,\"threads\":%u,"
+           "\"design\":\"%s\",\"alloc\":\"%s\",\"repeated_per_thread\":[",
+           (long long)r->table_bytes, (unsigned long long)r->pool_pages << 16, peak_rss_bytes(),
+           o->threads, DESIGNS[o->design], ALLOCS[o->alloc]);
+    for (unsigned i = 0; i < o->threads; i++) {
+        printf("%s%llu", i ? "," : "", (unsigned long long)r->repeated[i]);
+    }
+    printf("],\"inserted_per_thread\":[");
+    for (unsigned i = 0; i < o->threads; i++) {
+        printf("%s%llu", i ? "," : "", (unsigned long long)r->inserted[i]);
+    }
+    printf("]}\n");
+}
+
+static void print_summary(const run_options *o, const run_result *r) {
+    const table_stats *st = &r->stats;
+    printf("%% answers %llu\n%% calls %llu, subgoal trie nodes %llu\n"
+           "%% unique answers %llu, repeated %llu, answer trie nodes %llu\n",
+           (unsigned long long)r->answers, (unsigned long long)st->calls,
+           (unsigned long long)st->subgoal_nodes, (unsigned long long)st->unique,
+           (unsigned long long)r->repeated[0], (unsigned long long)st->answer_nodes);
+    printf("%% seconds");
+    for (unsigned i = 0; i < o->repeat; i++) printf(" %.3f", r->seconds[i]);
+    printf("\n%% %u thread%s, design %s, alloc %s, table %.1f MiB, peak RSS %.1f MiB\n", o->threads,
+           o->threads == 1 ? "" : "s", DESIGNS[o->design], ALLOCS[o->alloc],
+           (double)r->table_bytes / 1048576.0, (double)peak_rss_bytes() / 1048576.0);
+}
+
+static int run_program(int argc, char **argv) {
+    if (argc < 3) return usage();
+    run_options o = {.threads = 1, .design = DESIGN_FS, .alloc = ALLOC_POOL, .repeat = 1};
+    const char *goal = NULL;
+    bool json = false;
+    for (int i = 3; i < argc; i++) {
+        const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        unsigned long long x;
+        if (strcmp(opt, "--json") == 0) {
+            json = true;
+            continue;
+        }
+        if (strncmp(opt, "--", 2) != 0 ||
+            (strcmp(opt, "--query") && strcmp(opt, "--threads") && strcmp(opt, "--design") &&
+             strcmp(opt, "--alloc") && strcmp(opt, "--repeat"))) {
+            fprintf(stderr, "hhtab run: unknown option '%s'\n", opt);
+            return usage();
+        }
+        if (v == NULL) {
+            fprintf(stderr, "hhtab: %s needs a value\n", opt);
+            return 2;
+        }
+        i++;
+        if (strcmp(opt, "--query") == 0) {
+            goal = v;
+        } else if (strcmp(opt, "--threads") == 0) {
+            if (!cli_whole_number(v, 1, 1024, &x)) {
+                return bad_value(opt, v, "a thread count (1-1024)");
+            }
+            o.threads = (unsigned)x;
+        } else if (strcmp(opt, "--repeat") == 0) {
+            if (!cli_whole_number(v, 1, 1000, &x)) {
+                return bad_value(opt, v, "a repetition count (1-1000)");
+            }
+            o.repeat = (unsigned)x;
+        } else if (strcmp(opt, "--design") == 0) {
+            int d = -1;
+            for (int k = 0; k < 3; k++) {
+                if (strcmp(v, DESIGNS[k]) == 0) d = k;
+            }
+            if (d < 0) return bad_value(opt, v, "ns, ss or fs");
+            o.design = (table_design)d;
+        } else {
+            if (strcmp(v, "pool") == 0) o.alloc = ALLOC_POOL;
+            else if (strcmp(v, "malloc") == 0) o.alloc = ALLOC_MALLOC;
+            else return bad_value(opt, v, "pool or malloc");
+        }
+    }
+    if (goal == NULL) {
+        fprintf(stderr, "hhtab run: --query GOAL is required (for example --query 'path(X,Y)')\n");
+        return 2;
+    }
+    char error[1024];
+    program *prog = program_read(argv[2], error, sizeof error);
+    if (prog == NULL) {
+        fprintf(stderr, "hhtab: %s\n", error);
+        return 2;
+    }
+    query q;
+    if (!query_parse(prog, goal, &q, error, sizeof error)) {
+        fprintf(stderr, "hhtab: %s\n", error);
+        program_free(prog);
+        return 2;
+    }
+    o.keep_solutions = !json;
+    run_result r;
+    if (!run_query(prog, &q, &o, &r, error, sizeof error)) {
+        fprintf(stderr, "hhtab: %s\n", error);
+        run_result_free(&r);
+        program_free(prog);
+        return 3;
+    }
+    if (json) {
+        print_json(&o, &r);
+    } else {
+        for (uint64_t i = 0; i < r.nsolutions; i++) {
+            print_solution(prog, &q, r.solutions + i * q.nvars);
+        }
+        print_summary(&o, &r);
+    }
+    run_result_free(&r);
+    program_free(prog);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "hhtab: writing the answers failed\n");
+        return 1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc >= 2 && strcmp(argv[1], "gen") == 0) return generate(argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "run") == 0) return run_program(argc, argv);
+    return usage();
+}

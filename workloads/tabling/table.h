@@ -1,0 +1,138 @@
+/* The table space: subgoal tries, subgoal frames and entries, answer tries,
+ * and where their memory comes from, for the three designs of the tabling
+ * paper (NS: every thread's tables private; SS: subgoal tries shared, answer
+ * tries private; FS: both shared).  Shared tries are read without locks and
+ * written under a lock per parent node (the paper's TLWL with a global array
+ * of locks). */
+#ifndef HHTAB_TABLE_H
+#define HHTAB_TABLE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "program.h"
+
+typedef enum { DESIGN_NS, DESIGN_SS, DESIGN_FS } table_design;
+typedef enum { ALLOC_POOL, ALLOC_MALLOC } table_alloc;
+
+/* One node of a subgoal or answer trie: one level per argument (subgoal
+ * tries) or per variable of the call (answer tries). */
+typedef struct tnode {
+    term token;
+    struct tnode *parent;
+    /* Inner node: its children, a node list (sibling-linked) or, with the low
+     * bit set, a ctable.  Subgoal leaf: the subgoal's frame (NS), bucket of
+     * frames (SS) or entry (FS).  Answer leaf: the next answer of the subgoal,
+     * in insertion order. */
+    _Atomic(uintptr_t) down;
+    _Atomic(struct tnode *) sibling;
+} tnode;
+
+/* The answers of one subgoal: its trie and the list consumers walk. */
+typedef struct answers {
+    tnode *root;
+    uint32_t depth; /* levels of the trie: the call's distinct variables */
+    _Atomic(tnode *) first, last;
+    _Atomic(uint64_t) count;
+    _Atomic(bool) complete;
+} answers;
+
+typedef struct consumer consumer;
+
+/* A thread's view of one subgoal (the paper's subgoal frame). */
+typedef struct sgframe {
+    answers *ans;           /* own (NS, SS) or the entry's (FS) */
+    const pred *p;
+    uint32_t nvars;         /* variables of the call: the answer trie's depth */
+    bool on_stack;          /* on this thread's completion stack (incomplete) */
+    bool queued;            /* on the worklist */
+    uint32_t dfn, lowlink;  /* completion-stack position; oldest dependency */
+    uint32_t work_base;     /* worklist height when pushed: its fixpoint pops above */
+    uint64_t checked;       /* answers there were at the last completion check */
+    consumer *consumers;
+    answers own;            /* NS, SS */
+} sgframe;
+
+/* FS: the shared part of a subgoal (the paper's subgoal entry) with the
+ * bucket of each thread's frame. */
+typedef struct sgentry {
+    answers ans;
+    sgframe *frames[];
+} sgentry;
+
+/* What one thread keeps of the table space: its counters, and a node of
+ * each kind made before it takes a lock (so that a page fault of the
+ * allocator never happens while another thread waits for that lock). */
+typedef struct table_thread {
+    unsigned thread;   /* whose */
+    uint64_t inserted; /* answers this thread added */
+    uint64_t repeated; /* answers this thread derived that were there already */
+    int64_t bytes;     /* table memory this thread allocated minus what it freed */
+    tnode *spare[2];   /* subgoal, answer trie node */
+} table_thread;
+
+typedef struct tablespace tablespace;
+
+tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
+                           unsigned threads);
+void tablespace_free(tablespace *ts);
+/* FS with more than one thread: others add answers to this thread's tables. */
+bool tablespace_shares_answers(const tablespace *ts);
+
+/* This thread's subgoal frame for p called with `pattern` (arity tokens:
+ * constants or VAR(k)); creates trie nodes as needed.  *frame is NULL when
+ * this thread has none yet; then *ans says whether the subgoal's answers are
+ * complete already (FS: another thread completed them), else NULL. */
+tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
+                     const term *pattern, sgframe **frame, answers **ans);
+/* Makes this thread's frame for a subgoal leaf (none yet). */
+sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
+                         const pred *p, uint32_t nvars);
+/* Adds an answer (nvars tokens) to the frame's answers: true if it is new. */
+bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple);
+/* The tokens of an answer, from its leaf. */
+static inline void answer_tuple(const tnode *leaf, uint32_t nvars, term *tuple) {
+    for (uint32_t j = nvars; j-- > 0; leaf = leaf->parent) tuple[j] = leaf->token;
+}
+/* The next answer after `cursor` (NULL: the first one), or NULL. */
+static inline tnode *answer_next(const answers *ans, const tnode *cursor) {
+    if (cursor == NULL) return atomic_load_explicit(&ans->first, memory_order_acquire);
+    return (tnode *)atomic_load_explicit(&cursor->down, memory_order_acquire);
+}
+static inline bool answers_complete(const answers *ans) {
+    return atomic_load_explicit(&ans->complete, memory_order_acquire);
+}
+static inline void answers_set_complete(answers *ans) {
+    atomic_store_explicit(&ans->complete, true, memory_order_release);
+}
+
+/* Before a run's threads start, and when each has ended its query: the
+ * epochs that say when a replaced child table may be freed. */
+void table_run_start(tablespace *ts);
+void table_thread_done(tablespace *ts, unsigned thread);
+
+/* Abolishing the tables: each thread frees what is private to it, then the
+ * last thread the shared rest. */
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c);
+void table_abolish_shared(tablespace *ts, table_thread *c);
+
+/* What the tables hold as one thread sees them (the paper's Table I). */
+typedef struct table_stats {
+    uint64_t calls, subgoal_nodes, unique, answer_nodes;
+    uint64_t subgoal_depth_min, subgoal_depth_max, subgoal_depth_sum; /* over calls */
+    uint64_t answer_depth_min, answer_depth_max, answer_depth_sum;    /* over answers */
+} table_stats;
+void table_view_stats(tablespace *ts, unsigned thread, table_stats *s);
+
+/* Memory used by the allocator for the table space's objects. */
+typedef struct table_memory_report {
+    size_t pool_pages; /* 64 KiB pages the pools hold */
+} table_memory_report;
+void table_memory(const tablespace *ts, table_memory_report *r);
+
+/* Stops the program with a message: the table space cannot grow. */
+_Noreturn void table_out_of_memory(void);
+
+#endif
