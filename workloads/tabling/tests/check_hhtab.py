@@ -278,6 +278,13 @@ def test_errors(tool: str, tmp: Path) -> None:
         lines = out.stderr.strip().splitlines()
         check(out.returncode == 2 and any(re.search(pattern, line) for line in lines),
               f"{args}: expected {pattern!r}, got {out.returncode} {lines}")
+    if os.environ.get("HHTAB_SANITIZER", "").startswith("thread"):
+        # ThreadSanitizer's own per-thread trace of calls overflows (SEGV in
+        # __tsan::TraceSwitch) long before hhtab's stack does, from 50,000
+        # nested calls on: the native and AddressSanitizer builds test it.
+        print(f"{len(BAD_INPUTS) + len(options)} bad inputs, each one clear error (the too-deep "
+              "recursion is not tried under ThreadSanitizer)")
+        return
     # A recursion deeper than the stack: stopped with a message, not a crash.
     chain = 400_000
     bad.write_text("c(X) :- e(X,Y), c(Y).\nc(X) :- last(X).\n" + f"last({chain}).\n"
