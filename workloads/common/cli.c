@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 bool cli_whole_number(const char *text, unsigned long long min, unsigned long long max,
                       unsigned long long *out) {
@@ -21,9 +22,12 @@ int cli_bad_value(const char *program, const char *option, const char *value,
     return 2;
 }
 
-char *cli_read_file(const char *path, size_t *len) {
+char *cli_read_file(const char *path, size_t *len, char *error, size_t error_size) {
     FILE *f = fopen(path, "rb");
-    if (f == NULL) return NULL;
+    if (f == NULL) {
+        snprintf(error, error_size, "%s: cannot read it (%s)", path, strerror(errno));
+        return NULL;
+    }
     size_t cap = 1 << 16, n = 0;
     char *text = malloc(cap);
     while (text != NULL) {
@@ -39,7 +43,7 @@ char *cli_read_file(const char *path, size_t *len) {
     fclose(f);
     if (failure) {
         free(text);
-        errno = failure;
+        snprintf(error, error_size, "%s: cannot read it (%s)", path, strerror(failure));
         return NULL;
     }
     text[n] = '\0';

@@ -13,7 +13,8 @@ bool cli_whole_number(const char *text, unsigned long long min, unsigned long lo
  * code of a usage error. */
 int cli_bad_value(const char *program, const char *option, const char *value,
                   const char *expected);
-/* The whole file, with a NUL after its *len bytes; NULL with errno set. */
-char *cli_read_file(const char *path, size_t *len);
+/* The whole file, with a NUL after its *len bytes; NULL with "PATH: cannot
+ * read it (REASON)" in error. */
+char *cli_read_file(const char *path, size_t *len, char *error, size_t error_size);
 
 #endif

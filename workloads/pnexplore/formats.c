@@ -1,7 +1,6 @@
 /* Reading a net file: the whole file into memory, then the reader its
  * content asks for (PNML or LoLA). */
 #include <ctype.h>
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +11,8 @@
 /* By content: PNML starts with '<' (after blanks), anything else is LoLA. */
 net *read_net(const char *path, char *error, size_t error_size) {
     size_t len;
-    char *text = cli_read_file(path, &len);
-    if (text == NULL) {
-        snprintf(error, error_size, "%s: cannot read it (%s)", path, strerror(errno));
-        return NULL;
-    }
+    char *text = cli_read_file(path, &len, error, error_size);
+    if (text == NULL) return NULL;
     const char *s = text;
     while (isspace((unsigned char)*s)) s++;
     net *n = *s == '<' ? read_pnml(path, text, error, error_size)

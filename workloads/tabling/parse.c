@@ -4,7 +4,6 @@
  * constructs, strings, other directives) is refused with one message,
  * "FILE:LINE:COLUMN: what was found", and the first mistake stops the read.
  * The reader never recurses, so no input can exhaust its stack. */
-#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -622,11 +621,8 @@ program *program_parse(const char *name, const char *text, size_t len, char *err
 
 program *program_read(const char *path, char *error, size_t error_size) {
     size_t len;
-    char *text = cli_read_file(path, &len);
-    if (text == NULL) {
-        snprintf(error, error_size, "%s: cannot read: %s", path, strerror(errno));
-        return NULL;
-    }
+    char *text = cli_read_file(path, &len, error, error_size);
+    if (text == NULL) return NULL;
     program *prog = program_parse(path, text, len, error, error_size);
     free(text);
     return prog;
