@@ -14,10 +14,13 @@
  * again: only one writer per parent node at a time (TLWL). */
 #include "table.h"
 
+#include <limits.h>
+#include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hugeheap.h"
@@ -52,10 +55,13 @@ typedef struct ctable {
     slot slots[];
 } ctable;
 
-/* Each thread's last quiescent epoch, on a cache line of its own. */
+/* Each thread's last quiescent epoch and the thread it waits for (FS), on
+ * a cache line of its own. */
+#define NOT_WAITING (-1)
 typedef struct epoch_seen {
     _Atomic(uint64_t) epoch;
-    char pad[64 - sizeof(uint64_t)];
+    atomic_int waits_for; /* a thread, or NOT_WAITING */
+    char pad[64 - sizeof(uint64_t) - sizeof(atomic_int)];
 } epoch_seen;
 
 struct tablespace {
@@ -77,6 +83,12 @@ struct tablespace {
     _Atomic(uint64_t) epoch;
     epoch_seen *seen;  /* [thread] */
     ctable **retired;  /* [thread]: what it replaced, newest first */
+    /* FS: threads waiting for another's subgoal to complete sleep on
+     * `completions` (a futex word), raised whenever a thread completes
+     * tables; `waiters` says whether to wake anyone.  Own cache lines: the
+     * epoch above is written at every table operation. */
+    _Alignas(64) atomic_uint completions;
+    _Alignas(64) atomic_int waiters;
 };
 
 static struct {
@@ -169,8 +181,10 @@ static void ctable_free(tablespace *ts, table_thread *c, ctable *t) {
 
 tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
                            unsigned threads) {
-    tablespace *ts = calloc(1, sizeof *ts);
+    /* Aligned: its futex words sit on cache lines of their own. */
+    tablespace *ts = aligned_alloc(_Alignof(tablespace), sizeof *ts);
     if (ts == NULL) return NULL;
+    memset(ts, 0, sizeof *ts);
     ts->prog = prog;
     ts->design = design;
     ts->threads = threads;
@@ -199,6 +213,7 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
         tablespace_free(ts);
         return NULL;
     }
+    for (unsigned t = 0; t < threads; t++) atomic_init(&ts->seen[t].waits_for, NOT_WAITING);
     return ts;
 }
 
@@ -318,12 +333,14 @@ static void retire(tablespace *ts, table_thread *c, ctable *old, bool shared) {
         ctable_free(ts, c, old);
         return;
     }
-    old->retired_epoch = atomic_fetch_add_explicit(&ts->epoch, 1, memory_order_acq_rel);
+    /* Sequentially consistent with the reads of `seen` below: see
+     * table_wait_complete, whose thread comes back from quiescence. */
+    old->retired_epoch = atomic_fetch_add(&ts->epoch, 1);
     old->retired_next = ts->retired[c->thread];
     ts->retired[c->thread] = old;
     uint64_t oldest = UINT64_MAX;
     for (unsigned t = 0; t < ts->threads; t++) {
-        uint64_t e = atomic_load_explicit(&ts->seen[t].epoch, memory_order_acquire);
+        uint64_t e = atomic_load(&ts->seen[t].epoch);
         if (e < oldest) oldest = e;
     }
     for (ctable **link = &ts->retired[c->thread]; *link != NULL;) {
@@ -438,6 +455,7 @@ static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint
         atomic_init(&leaf->down, (uintptr_t)bucket);
     } else if (ts->design == DESIGN_FS) {
         sgentry *e = obj_alloc(ts, c, K_ENTRY);
+        e->owner = c->thread;
         memset(e->frames, 0, ts->threads * sizeof(sgframe *));
         answers_init(ts, c, &e->ans, nvars, true);
         atomic_init(&leaf->down, (uintptr_t)e);
@@ -573,6 +591,67 @@ sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode
         break;
     }
     return f;
+}
+
+/* ---- waiting for another thread's subgoal (FS) ---- */
+
+/* Whether the threads waiting for one another from `owner` on come back to
+ * `thread` (at most one hop per thread: a cycle elsewhere is not ours). */
+static bool waits_close_cycle(tablespace *ts, unsigned thread, unsigned owner) {
+    int t = (int)owner;
+    for (unsigned hops = 0; hops < ts->threads; hops++) {
+        t = atomic_load(&ts->seen[t].waits_for);
+        if (t == NOT_WAITING) return false;
+        if (t == (int)thread) return true;
+    }
+    return false;
+}
+
+bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf) {
+    sgentry *e = (sgentry *)atomic_load_explicit(&leaf->down, memory_order_acquire);
+    if (e->owner == thread) return false;
+    /* Published before the cycle is looked for (both sequentially
+     * consistent): of threads that start waiting for one another at once,
+     * the last to publish sees the others' edges, so a cycle never forms
+     * unseen; each thread in a cycle that it sees evaluates the subgoal. */
+    atomic_store(&ts->seen[thread].waits_for, (int)e->owner);
+    if (waits_close_cycle(ts, thread, e->owner)) {
+        atomic_store(&ts->seen[thread].waits_for, NOT_WAITING);
+        return false;
+    }
+    /* Quiescent while it waits: else the tables the others replace would
+     * pile up unfreed (and every retirement would walk them all). */
+    atomic_store_explicit(&ts->seen[thread].epoch, UINT64_MAX, memory_order_release);
+    atomic_fetch_add(&ts->waiters, 1);
+    for (;;) {
+        unsigned seen = atomic_load(&ts->completions);
+        if (answers_complete(&e->ans)) break;
+        /* Returns at once if a completion came since `seen`. */
+        syscall(SYS_futex, &ts->completions, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+    }
+    atomic_fetch_sub(&ts->waiters, 1);
+    atomic_store(&ts->seen[thread].waits_for, NOT_WAITING);
+    /* Back in the tables: a retirer that read "quiescent" before this
+     * thread's epoch was stored had raised the epoch before, so the second
+     * read sees a change and the loop stores the raised epoch, whose raise
+     * published the replacement (all sequentially consistent). */
+    for (;;) {
+        uint64_t now = atomic_load(&ts->epoch);
+        atomic_store(&ts->seen[thread].epoch, now);
+        if (atomic_load(&ts->epoch) == now) break;
+    }
+    return true;
+}
+
+void table_completed(tablespace *ts) {
+    /* After the complete flags: a waiter that read `completions` before
+     * this raise sleeps on the old value and is woken; one that reads it
+     * after sees the flags.  A waiter counted after the load below read the
+     * raised value. */
+    atomic_fetch_add(&ts->completions, 1);
+    if (atomic_load(&ts->waiters) > 0) {
+        syscall(SYS_futex, &ts->completions, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    }
 }
 
 bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple) {
