@@ -14,7 +14,6 @@
  * again: only one writer per parent node at a time (TLWL). */
 #include "table.h"
 
-#include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
 #include <stdio.h>
@@ -55,13 +54,15 @@ typedef struct ctable {
     slot slots[];
 } ctable;
 
-/* Each thread's last quiescent epoch and the thread it waits for (FS), on
- * a cache line of its own. */
+/* Each thread's last quiescent epoch and (FS) what it waits for, on a
+ * cache line of its own. */
 #define NOT_WAITING (-1)
 typedef struct epoch_seen {
     _Atomic(uint64_t) epoch;
-    atomic_int waits_for; /* a thread, or NOT_WAITING */
-    char pad[64 - sizeof(uint64_t) - sizeof(atomic_int)];
+    atomic_int waits_for;            /* a thread, or NOT_WAITING */
+    atomic_uint wake;                /* futex word it sleeps on, raised to wake it */
+    _Atomic(const answers *) waits_on; /* the answers it waits to be complete */
+    char pad[64 - 2 * sizeof(uint64_t) - 2 * sizeof(atomic_int)];
 } epoch_seen;
 
 struct tablespace {
@@ -83,11 +84,8 @@ struct tablespace {
     _Atomic(uint64_t) epoch;
     epoch_seen *seen;  /* [thread] */
     ctable **retired;  /* [thread]: what it replaced, newest first */
-    /* FS: threads waiting for another's subgoal to complete sleep on
-     * `completions` (a futex word), raised whenever a thread completes
-     * tables; `waiters` says whether to wake anyone.  Own cache lines: the
-     * epoch above is written at every table operation. */
-    _Alignas(64) atomic_uint completions;
+    /* FS: how many threads wait for another's subgoal to complete (on a
+     * cache line of its own: read at every completion). */
     _Alignas(64) atomic_int waiters;
 };
 
@@ -621,16 +619,22 @@ bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf) {
     }
     /* Quiescent while it waits: else the tables the others replace would
      * pile up unfreed (and every retirement would walk them all). */
-    atomic_store_explicit(&ts->seen[thread].epoch, UINT64_MAX, memory_order_release);
+    epoch_seen *me = &ts->seen[thread];
+    atomic_store_explicit(&me->epoch, UINT64_MAX, memory_order_release);
+    /* What it waits on, then the count, then the flag (sequentially
+     * consistent, as table_completed's flags, then the count, then this):
+     * either this thread sees the flag or the completer sees it waiting. */
+    atomic_store(&me->waits_on, &e->ans);
     atomic_fetch_add(&ts->waiters, 1);
     for (;;) {
-        unsigned seen = atomic_load(&ts->completions);
-        if (answers_complete(&e->ans)) break;
-        /* Returns at once if a completion came since `seen`. */
-        syscall(SYS_futex, &ts->completions, FUTEX_WAIT_PRIVATE, seen, NULL, NULL, 0);
+        unsigned wake = atomic_load(&me->wake);
+        if (atomic_load(&e->ans.complete)) break;
+        /* Returns at once if it was raised since `wake`. */
+        syscall(SYS_futex, &me->wake, FUTEX_WAIT_PRIVATE, wake, NULL, NULL, 0);
     }
     atomic_fetch_sub(&ts->waiters, 1);
-    atomic_store(&ts->seen[thread].waits_for, NOT_WAITING);
+    atomic_store(&me->waits_on, NULL);
+    atomic_store(&me->waits_for, NOT_WAITING);
     /* Back in the tables: a retirer that read "quiescent" before this
      * thread's epoch was stored had raised the epoch before, so the second
      * read sees a change and the loop stores the raised epoch, whose raise
@@ -644,13 +648,18 @@ bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf) {
 }
 
 void table_completed(tablespace *ts) {
-    /* After the complete flags: a waiter that read `completions` before
-     * this raise sleeps on the old value and is woken; one that reads it
-     * after sees the flags.  A waiter counted after the load below read the
-     * raised value. */
-    atomic_fetch_add(&ts->completions, 1);
-    if (atomic_load(&ts->waiters) > 0) {
-        syscall(SYS_futex, &ts->completions, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+    /* After the complete flags: a waiter counted after this load sees them;
+     * one counted before is woken if what it waits on is complete now (a
+     * flag another completer set: woken twice, harmless).  Only those: a
+     * right recursion completes a component per subgoal, and waking every
+     * waiter at each was a system call each. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&ts->waiters) == 0) return;
+    for (unsigned t = 0; t < ts->threads; t++) {
+        const answers *on = atomic_load(&ts->seen[t].waits_on);
+        if (on == NULL || !answers_complete(on)) continue;
+        atomic_fetch_add(&ts->seen[t].wake, 1);
+        syscall(SYS_futex, &ts->seen[t].wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
     }
 }
 
