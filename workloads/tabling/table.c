@@ -8,13 +8,15 @@
  * token's hash (most slots that do not match are passed without reading the
  * node).  A writer never changes what a
  * reader may be looking at: a new node is complete before a release store
- * publishes it, and a table that grows is copied, the old one kept until the
- * tables are abolished (a reader still in it may miss the newest nodes, never
- * find a wrong one).  A reader that misses takes the parent's lock and looks
- * again: only one writer per parent node at a time (TLWL). */
+ * publishes it, and a table that grows is copied, the old one kept until
+ * every thread has passed a quiescent point (a reader still in it may miss
+ * the newest nodes, never find a wrong one).  A reader that misses takes a lock and looks again: the
+ * parent's in a subgoal trie (one writer per parent node at a time: TLWL),
+ * the whole trie's in an answer trie (where one thread inserts, but in FS
+ * where waiting for another thread could deadlock). */
 #include "table.h"
 
-#include <linux/futex.h>
+#include <linux/futex.h> /* FS threads wait for another's subgoal on a futex */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,26 +424,17 @@ static void answers_init(tablespace *ts, table_thread *c, answers *a, uint32_t d
 }
 
 /* Appends leaf to the answer list, before the leaf is published in the trie:
- * the last pointer swapped, the old last linked to it, then the count raised.
- * Appenders need no lock; a consumer that meets a link not made yet stops
- * there and takes the rest later, and a completion check, which compares
- * consumers with the count, waits for it. */
-static void answers_append(answers *a, tnode *leaf, bool shared) {
-    tnode *prev;
-    if (shared) {
-        prev = atomic_exchange_explicit(&a->last, leaf, memory_order_acq_rel);
-    } else {
-        prev = atomic_load_explicit(&a->last, memory_order_relaxed);
-        atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
-    }
+ * the old last linked to it, then the count raised.  Appenders hold the
+ * answer trie's lock (or the trie is private); a consumer that meets a link
+ * not made yet stops there and takes the rest later, and a completion check,
+ * which compares consumers with the count, waits for it. */
+static void answers_append(answers *a, tnode *leaf) {
+    tnode *prev = atomic_load_explicit(&a->last, memory_order_relaxed);
+    atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
     if (prev != NULL) atomic_store_explicit(&prev->down, (uintptr_t)leaf, memory_order_release);
     else atomic_store_explicit(&a->first, leaf, memory_order_release);
-    if (shared) {
-        atomic_fetch_add_explicit(&a->count, 1, memory_order_release);
-    } else {
-        atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
-                              memory_order_release);
-    }
+    atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
+                          memory_order_release);
 }
 
 /* A subgoal leaf's down field: nothing yet (NS), a bucket of frames (SS) or
@@ -461,16 +454,17 @@ static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint
 }
 
 /* The child of parent with token t, made if missing; *created says which.
- * Shared: looked for without the lock until the lock is taken, then again
- * under it before making.
+ * Locked: looked for without the parent's lock until the lock is taken, then
+ * again under it before making.  Readers: other threads may be reading the
+ * trie (a replaced child table waits for them).
  * Always inlined: the answer path calls it for every derivation, and its
  * arguments are mostly constants there. */
 static inline __attribute__((always_inline)) tnode *
-trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, bool shared,
-           make_kind make, answers *ans, uint32_t nvars, bool *created) {
+trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, bool locked,
+           bool readers, make_kind make, answers *ans, uint32_t nvars, bool *created) {
     tnode *n;
     *created = false;
-    atomic_int *lock = shared ? lock_of(parent) : NULL;
+    atomic_int *lock = locked ? lock_of(parent) : NULL;
     if (lock != NULL && c->spare[kind] == NULL) c->spare[kind] = obj_alloc(ts, c, kind);
     /* The paper's trylock: while another writer holds the parent, it may be
      * inserting this very token, so look again instead of waiting. */
@@ -483,7 +477,7 @@ trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, boo
     place at = {NULL, 0, 0};
     n = child_locate(parent, t, &at);
     if (n == NULL) {
-        if (lock != NULL) {
+        if (c->spare[kind] != NULL) {
             n = c->spare[kind];
             c->spare[kind] = NULL;
         } else {
@@ -494,8 +488,8 @@ trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, boo
         atomic_init(&n->down, 0);
         atomic_init(&n->sibling, NULL);
         if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
-        if (make == MAKE_ANSWER) answers_append(ans, n, shared);
-        child_link(ts, c, parent, n, &at, shared);
+        if (make == MAKE_ANSWER) answers_append(ans, n);
+        child_link(ts, c, parent, n, &at, readers);
         *created = true;
     }
     if (lock) spin_unlock(lock);
@@ -543,7 +537,7 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pre
     tnode *node = subgoal_root(ts, thread, c, p);
     for (uint32_t i = 0; i < p->arity; i++) {
         bool leaf = i + 1 == p->arity, created;
-        node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared,
+        node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared, shared,
                           leaf ? MAKE_SUBGOAL : MAKE_INNER, NULL, nvars, &created);
     }
     if (shared) quiesce(ts, thread);
@@ -666,23 +660,42 @@ void table_completed(tablespace *ts) {
 bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple) {
     answers *a = frame->ans;
     bool shared = ts->shared_answers, created = false;
-    if (frame->nvars == 0) {
-        /* A call without variables has at most one answer: its root. */
-        atomic_int *lock = shared ? lock_of(a->root) : NULL;
-        if (lock) spin_lock(lock);
-        if (atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
-            answers_append(a, a->root, shared);
-            created = true;
+    tnode *n = a->root;
+    uint32_t j = 0;
+    atomic_int *lock = NULL;
+    if (shared) {
+        /* Looked for without a lock: most derivations find their answer
+         * there.  A new one is inserted under the answer trie's one lock,
+         * so the list and count need no atomic read-modify-write (with FS
+         * waiting, one thread inserts into a trie but where waiting could
+         * deadlock: the lock is rarely contended). */
+        for (; j < frame->nvars; j++) {
+            tnode *m = child_find(n, tuple[j]);
+            if (m == NULL) break;
+            n = m;
         }
-        if (lock) spin_unlock(lock);
-    } else {
-        tnode *n = a->root;
-        for (uint32_t j = 0; j < frame->nvars; j++) {
-            bool leaf = j + 1 == frame->nvars;
-            n = trie_child(ts, c, n, tuple[j], K_ANS_NODE, shared, leaf ? MAKE_ANSWER : MAKE_INNER,
-                           a, 0, &created);
+        bool found = frame->nvars == 0
+                         ? atomic_load_explicit(&a->count, memory_order_acquire) > 0
+                         : j == frame->nvars;
+        if (!found) {
+            if (c->spare[K_ANS_NODE] == NULL) c->spare[K_ANS_NODE] = obj_alloc(ts, c, K_ANS_NODE);
+            lock = lock_of(a->root);
+            spin_lock(lock);
         }
     }
+    if (!shared || lock != NULL) {
+        /* A call without variables has at most one answer: its root. */
+        if (frame->nvars == 0 && atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
+            answers_append(a, a->root);
+            created = true;
+        }
+        for (; j < frame->nvars; j++) {
+            bool leaf = j + 1 == frame->nvars;
+            n = trie_child(ts, c, n, tuple[j], K_ANS_NODE, false, shared,
+                           leaf ? MAKE_ANSWER : MAKE_INNER, a, 0, &created);
+        }
+    }
+    if (lock) spin_unlock(lock);
     if (shared) quiesce(ts, c->thread);
     if (!created) {
         c->repeated++;

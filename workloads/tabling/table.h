@@ -2,8 +2,8 @@
  * and where their memory comes from, for the three designs of the tabling
  * paper (NS: every thread's tables private; SS: subgoal tries shared, answer
  * tries private; FS: both shared).  Shared tries are read without locks and
- * written under a lock per parent node (the paper's TLWL with a global array
- * of locks). */
+ * written under a lock per parent node (subgoal tries: the paper's TLWL with
+ * a global array of locks) or per trie (answer tries). */
 #ifndef HHTAB_TABLE_H
 #define HHTAB_TABLE_H
 
