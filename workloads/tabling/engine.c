@@ -15,6 +15,8 @@
  * answer is left unconsumed, then all of it is complete; a call to an
  * incomplete subgoal becomes a consumer: its continuation is copied to this
  * thread's arena, takes the answers there are and waits for the others.
+ * FS with several threads: a subgoal another thread is evaluating is waited
+ * for (table_wait_complete), then read as a complete table.
  * Each consumer takes each answer once, so "repeated" counts exactly the
  * derivations of an answer already in the table. */
 #include "engine.h"
@@ -411,6 +413,7 @@ static void fixpoint(engine *e, sgframe *leader) {
         t->on_stack = false;
         t->consumers = NULL;
     }
+    if (e->shared_answers) table_completed(e->ts);
     e->depth = d;
     if (d == 0) arena_reset(e);
 }
@@ -585,6 +588,12 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     answers *ans;
     tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tok, &s, &ans);
     if (ans != NULL && answers_complete(ans)) {
+        consume_complete(e, f, roots, m, ans);
+        return;
+    }
+    /* FS: another thread is evaluating the subgoal; wait for its answers
+     * rather than derive them all again beside it. */
+    if (s == NULL && e->shared_answers && table_wait_complete(e->ts, e->thread, leaf)) {
         consume_complete(e, f, roots, m, ans);
         return;
     }

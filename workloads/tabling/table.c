@@ -8,16 +8,20 @@
  * token's hash (most slots that do not match are passed without reading the
  * node).  A writer never changes what a
  * reader may be looking at: a new node is complete before a release store
- * publishes it, and a table that grows is copied, the old one kept until the
- * tables are abolished (a reader still in it may miss the newest nodes, never
- * find a wrong one).  A reader that misses takes the parent's lock and looks
- * again: only one writer per parent node at a time (TLWL). */
+ * publishes it, and a table that grows is copied, the old one kept until
+ * every thread has passed a quiescent point (a reader still in it may miss
+ * the newest nodes, never find a wrong one).  A reader that misses takes a lock and looks again: the
+ * parent's in a subgoal trie (one writer per parent node at a time: TLWL),
+ * the whole trie's in an answer trie (where one thread inserts, but in FS
+ * where waiting for another thread could deadlock). */
 #include "table.h"
 
+#include <linux/futex.h> /* FS threads wait for another's subgoal on a futex */
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "hugeheap.h"
@@ -52,10 +56,15 @@ typedef struct ctable {
     slot slots[];
 } ctable;
 
-/* Each thread's last quiescent epoch, on a cache line of its own. */
+/* Each thread's last quiescent epoch and (FS) what it waits for, on a
+ * cache line of its own. */
+#define NOT_WAITING (-1)
 typedef struct epoch_seen {
     _Atomic(uint64_t) epoch;
-    char pad[64 - sizeof(uint64_t)];
+    atomic_int waits_for;            /* a thread, or NOT_WAITING */
+    atomic_uint wake;                /* futex word it sleeps on, raised to wake it */
+    _Atomic(const answers *) waits_on; /* the answers it waits to be complete */
+    char pad[64 - 2 * sizeof(uint64_t) - 2 * sizeof(atomic_int)];
 } epoch_seen;
 
 struct tablespace {
@@ -77,6 +86,9 @@ struct tablespace {
     _Atomic(uint64_t) epoch;
     epoch_seen *seen;  /* [thread] */
     ctable **retired;  /* [thread]: what it replaced, newest first */
+    /* FS: how many threads wait for another's subgoal to complete (on a
+     * cache line of its own: read at every completion). */
+    _Alignas(64) atomic_int waiters;
 };
 
 static struct {
@@ -169,8 +181,10 @@ static void ctable_free(tablespace *ts, table_thread *c, ctable *t) {
 
 tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
                            unsigned threads) {
-    tablespace *ts = calloc(1, sizeof *ts);
+    /* Aligned: its futex words sit on cache lines of their own. */
+    tablespace *ts = aligned_alloc(_Alignof(tablespace), sizeof *ts);
     if (ts == NULL) return NULL;
+    memset(ts, 0, sizeof *ts);
     ts->prog = prog;
     ts->design = design;
     ts->threads = threads;
@@ -199,6 +213,7 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
         tablespace_free(ts);
         return NULL;
     }
+    for (unsigned t = 0; t < threads; t++) atomic_init(&ts->seen[t].waits_for, NOT_WAITING);
     return ts;
 }
 
@@ -318,12 +333,14 @@ static void retire(tablespace *ts, table_thread *c, ctable *old, bool shared) {
         ctable_free(ts, c, old);
         return;
     }
-    old->retired_epoch = atomic_fetch_add_explicit(&ts->epoch, 1, memory_order_acq_rel);
+    /* Sequentially consistent with the reads of `seen` below: see
+     * table_wait_complete, whose thread comes back from quiescence. */
+    old->retired_epoch = atomic_fetch_add(&ts->epoch, 1);
     old->retired_next = ts->retired[c->thread];
     ts->retired[c->thread] = old;
     uint64_t oldest = UINT64_MAX;
     for (unsigned t = 0; t < ts->threads; t++) {
-        uint64_t e = atomic_load_explicit(&ts->seen[t].epoch, memory_order_acquire);
+        uint64_t e = atomic_load(&ts->seen[t].epoch);
         if (e < oldest) oldest = e;
     }
     for (ctable **link = &ts->retired[c->thread]; *link != NULL;) {
@@ -407,26 +424,17 @@ static void answers_init(tablespace *ts, table_thread *c, answers *a, uint32_t d
 }
 
 /* Appends leaf to the answer list, before the leaf is published in the trie:
- * the last pointer swapped, the old last linked to it, then the count raised.
- * Appenders need no lock; a consumer that meets a link not made yet stops
- * there and takes the rest later, and a completion check, which compares
- * consumers with the count, waits for it. */
-static void answers_append(answers *a, tnode *leaf, bool shared) {
-    tnode *prev;
-    if (shared) {
-        prev = atomic_exchange_explicit(&a->last, leaf, memory_order_acq_rel);
-    } else {
-        prev = atomic_load_explicit(&a->last, memory_order_relaxed);
-        atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
-    }
+ * the old last linked to it, then the count raised.  Appenders hold the
+ * answer trie's lock (or the trie is private); a consumer that meets a link
+ * not made yet stops there and takes the rest later, and a completion check,
+ * which compares consumers with the count, waits for it. */
+static void answers_append(answers *a, tnode *leaf) {
+    tnode *prev = atomic_load_explicit(&a->last, memory_order_relaxed);
+    atomic_store_explicit(&a->last, leaf, memory_order_relaxed);
     if (prev != NULL) atomic_store_explicit(&prev->down, (uintptr_t)leaf, memory_order_release);
     else atomic_store_explicit(&a->first, leaf, memory_order_release);
-    if (shared) {
-        atomic_fetch_add_explicit(&a->count, 1, memory_order_release);
-    } else {
-        atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
-                              memory_order_release);
-    }
+    atomic_store_explicit(&a->count, atomic_load_explicit(&a->count, memory_order_relaxed) + 1,
+                          memory_order_release);
 }
 
 /* A subgoal leaf's down field: nothing yet (NS), a bucket of frames (SS) or
@@ -438,6 +446,7 @@ static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint
         atomic_init(&leaf->down, (uintptr_t)bucket);
     } else if (ts->design == DESIGN_FS) {
         sgentry *e = obj_alloc(ts, c, K_ENTRY);
+        e->owner = c->thread;
         memset(e->frames, 0, ts->threads * sizeof(sgframe *));
         answers_init(ts, c, &e->ans, nvars, true);
         atomic_init(&leaf->down, (uintptr_t)e);
@@ -445,16 +454,17 @@ static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint
 }
 
 /* The child of parent with token t, made if missing; *created says which.
- * Shared: looked for without the lock until the lock is taken, then again
- * under it before making.
+ * Locked: looked for without the parent's lock until the lock is taken, then
+ * again under it before making.  Readers: other threads may be reading the
+ * trie (a replaced child table waits for them).
  * Always inlined: the answer path calls it for every derivation, and its
  * arguments are mostly constants there. */
 static inline __attribute__((always_inline)) tnode *
-trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, bool shared,
-           make_kind make, answers *ans, uint32_t nvars, bool *created) {
+trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, bool locked,
+           bool readers, make_kind make, answers *ans, uint32_t nvars, bool *created) {
     tnode *n;
     *created = false;
-    atomic_int *lock = shared ? lock_of(parent) : NULL;
+    atomic_int *lock = locked ? lock_of(parent) : NULL;
     if (lock != NULL && c->spare[kind] == NULL) c->spare[kind] = obj_alloc(ts, c, kind);
     /* The paper's trylock: while another writer holds the parent, it may be
      * inserting this very token, so look again instead of waiting. */
@@ -467,7 +477,7 @@ trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, boo
     place at = {NULL, 0, 0};
     n = child_locate(parent, t, &at);
     if (n == NULL) {
-        if (lock != NULL) {
+        if (c->spare[kind] != NULL) {
             n = c->spare[kind];
             c->spare[kind] = NULL;
         } else {
@@ -478,8 +488,8 @@ trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, boo
         atomic_init(&n->down, 0);
         atomic_init(&n->sibling, NULL);
         if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
-        if (make == MAKE_ANSWER) answers_append(ans, n, shared);
-        child_link(ts, c, parent, n, &at, shared);
+        if (make == MAKE_ANSWER) answers_append(ans, n);
+        child_link(ts, c, parent, n, &at, readers);
         *created = true;
     }
     if (lock) spin_unlock(lock);
@@ -527,7 +537,7 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pre
     tnode *node = subgoal_root(ts, thread, c, p);
     for (uint32_t i = 0; i < p->arity; i++) {
         bool leaf = i + 1 == p->arity, created;
-        node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared,
+        node = trie_child(ts, c, node, pattern[i], K_SG_NODE, shared, shared,
                           leaf ? MAKE_SUBGOAL : MAKE_INNER, NULL, nvars, &created);
     }
     if (shared) quiesce(ts, thread);
@@ -575,26 +585,117 @@ sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode
     return f;
 }
 
+/* ---- waiting for another thread's subgoal (FS) ---- */
+
+/* Whether the threads waiting for one another from `owner` on come back to
+ * `thread` (at most one hop per thread: a cycle elsewhere is not ours). */
+static bool waits_close_cycle(tablespace *ts, unsigned thread, unsigned owner) {
+    int t = (int)owner;
+    for (unsigned hops = 0; hops < ts->threads; hops++) {
+        t = atomic_load(&ts->seen[t].waits_for);
+        if (t == NOT_WAITING) return false;
+        if (t == (int)thread) return true;
+    }
+    return false;
+}
+
+bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf) {
+    sgentry *e = (sgentry *)atomic_load_explicit(&leaf->down, memory_order_acquire);
+    if (e->owner == thread) return false;
+    /* Published before the cycle is looked for (both sequentially
+     * consistent): of threads that start waiting for one another at once,
+     * the last to publish sees the others' edges, so a cycle never forms
+     * unseen; each thread in a cycle that it sees evaluates the subgoal. */
+    atomic_store(&ts->seen[thread].waits_for, (int)e->owner);
+    if (waits_close_cycle(ts, thread, e->owner)) {
+        atomic_store(&ts->seen[thread].waits_for, NOT_WAITING);
+        return false;
+    }
+    /* Quiescent while it waits: else the tables the others replace would
+     * pile up unfreed (and every retirement would walk them all). */
+    epoch_seen *me = &ts->seen[thread];
+    atomic_store_explicit(&me->epoch, UINT64_MAX, memory_order_release);
+    /* What it waits on, then the count, then the flag (sequentially
+     * consistent, as table_completed's flags, then the count, then this):
+     * either this thread sees the flag or the completer sees it waiting. */
+    atomic_store(&me->waits_on, &e->ans);
+    atomic_fetch_add(&ts->waiters, 1);
+    for (;;) {
+        unsigned wake = atomic_load(&me->wake);
+        if (atomic_load(&e->ans.complete)) break;
+        /* Returns at once if it was raised since `wake`. */
+        syscall(SYS_futex, &me->wake, FUTEX_WAIT_PRIVATE, wake, NULL, NULL, 0);
+    }
+    atomic_fetch_sub(&ts->waiters, 1);
+    atomic_store(&me->waits_on, NULL);
+    atomic_store(&me->waits_for, NOT_WAITING);
+    /* Back in the tables: a retirer that read "quiescent" before this
+     * thread's epoch was stored had raised the epoch before, so the second
+     * read sees a change and the loop stores the raised epoch, whose raise
+     * published the replacement (all sequentially consistent). */
+    for (;;) {
+        uint64_t now = atomic_load(&ts->epoch);
+        atomic_store(&ts->seen[thread].epoch, now);
+        if (atomic_load(&ts->epoch) == now) break;
+    }
+    return true;
+}
+
+void table_completed(tablespace *ts) {
+    /* After the complete flags: a waiter counted after this load sees them;
+     * one counted before is woken if what it waits on is complete now (a
+     * flag another completer set: woken twice, harmless).  Only those: a
+     * right recursion completes a component per subgoal, and waking every
+     * waiter at each was a system call each. */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load(&ts->waiters) == 0) return;
+    for (unsigned t = 0; t < ts->threads; t++) {
+        const answers *on = atomic_load(&ts->seen[t].waits_on);
+        if (on == NULL || !answers_complete(on)) continue;
+        atomic_fetch_add(&ts->seen[t].wake, 1);
+        syscall(SYS_futex, &ts->seen[t].wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    }
+}
+
 bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple) {
     answers *a = frame->ans;
     bool shared = ts->shared_answers, created = false;
-    if (frame->nvars == 0) {
-        /* A call without variables has at most one answer: its root. */
-        atomic_int *lock = shared ? lock_of(a->root) : NULL;
-        if (lock) spin_lock(lock);
-        if (atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
-            answers_append(a, a->root, shared);
-            created = true;
+    tnode *n = a->root;
+    uint32_t j = 0;
+    atomic_int *lock = NULL;
+    if (shared) {
+        /* Looked for without a lock: most derivations find their answer
+         * there.  A new one is inserted under the answer trie's one lock,
+         * so the list and count need no atomic read-modify-write (with FS
+         * waiting, one thread inserts into a trie but where waiting could
+         * deadlock: the lock is rarely contended). */
+        for (; j < frame->nvars; j++) {
+            tnode *m = child_find(n, tuple[j]);
+            if (m == NULL) break;
+            n = m;
         }
-        if (lock) spin_unlock(lock);
-    } else {
-        tnode *n = a->root;
-        for (uint32_t j = 0; j < frame->nvars; j++) {
-            bool leaf = j + 1 == frame->nvars;
-            n = trie_child(ts, c, n, tuple[j], K_ANS_NODE, shared, leaf ? MAKE_ANSWER : MAKE_INNER,
-                           a, 0, &created);
+        bool found = frame->nvars == 0
+                         ? atomic_load_explicit(&a->count, memory_order_acquire) > 0
+                         : j == frame->nvars;
+        if (!found) {
+            if (c->spare[K_ANS_NODE] == NULL) c->spare[K_ANS_NODE] = obj_alloc(ts, c, K_ANS_NODE);
+            lock = lock_of(a->root);
+            spin_lock(lock);
         }
     }
+    if (!shared || lock != NULL) {
+        /* A call without variables has at most one answer: its root. */
+        if (frame->nvars == 0 && atomic_load_explicit(&a->count, memory_order_relaxed) == 0) {
+            answers_append(a, a->root);
+            created = true;
+        }
+        for (; j < frame->nvars; j++) {
+            bool leaf = j + 1 == frame->nvars;
+            n = trie_child(ts, c, n, tuple[j], K_ANS_NODE, false, shared,
+                           leaf ? MAKE_ANSWER : MAKE_INNER, a, 0, &created);
+        }
+    }
+    if (lock) spin_unlock(lock);
     if (shared) quiesce(ts, c->thread);
     if (!created) {
         c->repeated++;

@@ -2,8 +2,8 @@
  * and where their memory comes from, for the three designs of the tabling
  * paper (NS: every thread's tables private; SS: subgoal tries shared, answer
  * tries private; FS: both shared).  Shared tries are read without locks and
- * written under a lock per parent node (the paper's TLWL with a global array
- * of locks). */
+ * written under a lock per parent node (subgoal tries: the paper's TLWL with
+ * a global array of locks) or per trie (answer tries). */
 #ifndef HHTAB_TABLE_H
 #define HHTAB_TABLE_H
 
@@ -59,6 +59,7 @@ typedef struct sgframe {
  * bucket of each thread's frame. */
 typedef struct sgentry {
     answers ans;
+    unsigned owner; /* the thread that made it, and evaluates it */
     sgframe *frames[];
 } sgentry;
 
@@ -90,6 +91,15 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pre
 /* Makes this thread's frame for a subgoal leaf (none yet). */
 sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
                          const pred *p, uint32_t nvars);
+/* FS with several threads, a subgoal leaf this thread has no frame for and
+ * whose answers are not complete: waits until the thread evaluating it has
+ * completed them (true), unless this thread made it itself or waiting could
+ * close a cycle of threads each waiting for the next (false: the caller
+ * evaluates the subgoal too, as in the paper's FS). */
+bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf);
+/* FS with several threads: this thread has completed tables (wakes those
+ * waiting for them). */
+void table_completed(tablespace *ts);
 /* Adds an answer (nvars tokens) to the frame's answers: true if it is new. */
 bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple);
 /* The tokens of an answer, from its leaf. */
