@@ -266,7 +266,7 @@ def test_errors(tool: str, tmp: Path) -> None:
         (["run", str(bad), "--query", "p(X)", "--alloc", "slab"], r"--alloc: 'slab' is not pool"),
         (["run", str(bad), "--query", "p(X)", "--repeat", "-1"], r"--repeat: '-1' is not"),
         (["run", str(bad)], r"--query GOAL is required"),
-        (["run", str(tmp / "missing.pl"), "--query", "p(X)"], r"missing\.pl: cannot read it \(No such"),
+        (["run", str(tmp / "missing.pl"), "--query", "p(X)"], r"missing\.pl: cannot read it \(No"),
         (["gen", "path", "star", "4", "--recursion", "left"], r"'star' is not a shape"),
         (["gen", "path", "btree", "40", "--recursion", "left"], r"'40' is not a btree size from"),
         (["gen", "path", "cycle", "4", "--recursion", "up"], r"'up' is not left, right or double"),
