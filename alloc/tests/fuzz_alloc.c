@@ -67,10 +67,13 @@ static void *helper(void *arg) {
     for (;;) {
         int idle = 1;
         for (unsigned i = 0; i < RING; i++) {
-            unsigned char *p = atomic_exchange(&r->cells[i], NULL);
+            /* The size before the cell is emptied: hand_over writes the
+             * next size only once it sees the cell empty. */
+            unsigned char *p = atomic_load(&r->cells[i]);
             if (p == NULL) continue;
             idle = 0;
             size_t size = atomic_load(&r->sizes[i]);
+            atomic_store(&r->cells[i], NULL);
             for (size_t k = 0; k < size; k += 1 + size / 16) {
                 if (p[k] != 0x5A) fail("handed-over contents");
             }
@@ -88,12 +91,16 @@ static void *helper(void *arg) {
     }
 }
 
+/* Only this thread fills cells and only the helper empties them, after it
+ * has read the size: so the size it reads is always its block's (a size meant
+ * for the next block made it read past the previous one). */
 static void hand_over(ring *r, slot *s, unsigned where) {
     memset(s->ptr, 0x5A, s->size);
-    _Atomic(unsigned char *) *cell = &r->cells[where % RING];
-    unsigned char *expected = NULL;
-    atomic_store(&r->sizes[where % RING], s->size);
-    while (!atomic_compare_exchange_weak(cell, &expected, s->ptr)) expected = NULL;
+    unsigned i = where % RING;
+    while (atomic_load(&r->cells[i]) != NULL) {
+    }
+    atomic_store(&r->sizes[i], s->size);
+    atomic_store(&r->cells[i], s->ptr);
     s->ptr = NULL;
 }
 
