@@ -144,13 +144,9 @@ def _summary_tables(analysis: Analysis) -> str:
         if not rows:
             continue
         parts.append(f"<h3>{_escaped(tool)}: {rows[0].instances} instances, "
-                     f"{rows[0].common} solved by every mode</h3><table class='summary'><thead><tr>"
-                     + "".join(f"<th>{_escaped(h)}</th>" for h in tables.SUMMARY_HEADERS)
-                     + "</tr></thead><tbody>")
-        for summary in rows:
-            cells = tables.summary_row(summary, analysis.baseline)
-            parts.append("<tr>" + "".join(f"<td>{_escaped(c)}</td>" for c in cells) + "</tr>")
-        parts.append("</tbody></table>")
+                     f"{rows[0].common} solved by every mode</h3>" + _plain_table(
+                         tables.SUMMARY_HEADERS,
+                         [tables.summary_row(s, analysis.baseline) for s in rows], "summary"))
     parts.append(f"<p class='legend'>{_escaped(tables.LEGEND)}</p>")
     return "\n".join(parts)
 

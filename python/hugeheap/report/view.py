@@ -48,15 +48,10 @@ def print_summary(analysis: Analysis) -> None:
         rows = [s for s in analysis.summaries if s.tool == tool]
         if not rows:
             continue
-        common = rows[0].common
-        table = Table(title=f"{tool}: {rows[0].instances} instances, {common} solved by every "
-                      f"mode; CPU limit {analysis.cpu_limit:g} s; baseline {analysis.baseline}",
-                      title_justify="left")
-        for header in tables.SUMMARY_HEADERS:
-            table.add_column(header, justify="left" if header == "mode" else "right")
-        for summary in rows:
-            table.add_row(*tables.summary_row(summary, analysis.baseline))
-        out.print(table)
+        out.print(_table(f"{tool}: {rows[0].instances} instances, {rows[0].common} solved by "
+                         f"every mode; CPU limit {analysis.cpu_limit:g} s; baseline "
+                         f"{analysis.baseline}", tables.SUMMARY_HEADERS,
+                         [tables.summary_row(s, analysis.baseline) for s in rows]))
     out.print(tables.LEGEND)
     notes = {s.tlb_note for s in analysis.summaries if s.tlb_note}
     if notes:
