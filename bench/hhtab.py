@@ -72,6 +72,12 @@ def program(build: Path, row: Row) -> Path:
     return path
 
 
+def hhtab_query(build: Path, row: Row, *options: str) -> list[str]:
+    """hhtab running the row's query, its result as JSON."""
+    return [str(build / "bin" / "hhtab"), "run", str(program(build, row)), "--query", "path(X,Y)",
+            "--json", *options]
+
+
 def shared_program(build: Path, row: Row) -> Path:
     """The same program for SWI-Prolog with tables shared between threads."""
     plain = program(build, row)
@@ -109,8 +115,7 @@ def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, dict[
 
 def hhtab(build: Path, row: Row, *options: str,
           env: dict[str, str] | None = None) -> dict[str, float]:
-    out, t = timed([str(build / "bin" / "hhtab"), "run", str(program(build, row)), "--query",
-                    "path(X,Y)", "--json", *options], env)
+    out, t = timed(hhtab_query(build, row, *options), env)
     r = json.loads(out)
     return {**t, "query": r["seconds"][0], "second": r["seconds"][-1], "answers": r["answers"],
             "table_bytes": r["table_bytes"], "unique": r["unique"], "pool_bytes": r["pool_bytes"]}
@@ -169,8 +174,7 @@ def table1(build: Path, rows: list[Row]) -> None:
           "answer trie nodes | answer trie depth |")
     print("|---|---|---|---|---|---|---|---|")
     for row in rows:
-        out, _ = timed([str(build / "bin" / "hhtab"), "run", str(program(build, row)), "--query",
-                        "path(X,Y)", "--json", "--design", "ns"])
+        out, _ = timed(hhtab_query(build, row, "--design", "ns"))
         r = json.loads(out)
         sd, ad = r["subgoal_trie_depth"], r["answer_trie_depth"]
         print(f"| {row_name(row)} | {r['calls']:,} | {r['subgoal_trie_nodes']:,} | "
@@ -260,8 +264,7 @@ def memory(build: Path, rows: list[Row]) -> None:
         cells = []
         for name, options, alloc in configs:
             with tempfile.TemporaryFile("w+b") as out:
-                m = run_measured([str(build / "bin" / "hhtab"), "run", str(program(build, row)),
-                                  "--query", "path(X,Y)", "--json", "--design", "ns", *options],
+                m = run_measured(hhtab_query(build, row, "--design", "ns", *options),
                                  alloc=alloc, tool_stdout=out, measure_tlb=False)
                 if m.status != "ok":
                     raise SystemExit(f"{row_name(row)}, {name}: hhtab ended {m.status}")
