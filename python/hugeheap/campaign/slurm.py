@@ -318,16 +318,20 @@ class _Session:
         state = self.states.get((task.array, task.index))
         return state.state if state is not None else "(gone from the queue)"
 
+    def _retire(self, task: _Task) -> None:
+        """An ended task: its last results merged, its file marked merged."""
+        self.tasks.remove(task)
+        self._last_merge(task)
+        self._mark_merged(task.submission)
+
     def _finish(self, ended: list[_Task]) -> None:
         """Final merge of ended tasks; their runs not done are submitted again,
         or the campaign stops (an array cancelled from outside, a task that
         could not start)."""
         again: list[RunSpec] = []
         for task in ended:
-            self.tasks.remove(task)
-            self._last_merge(task)
+            self._retire(task)
             missing = [key for key in task.given if key in self.pending]
-            self._mark_merged(task.submission)
             if not missing or self.stopped:
                 continue
             state = self._state_of(task)
@@ -391,9 +395,7 @@ class _Session:
                 time.sleep(POLL_S)
                 self.states = slurm_commands.queue(arrays)
                 for task in [t for t in self.tasks if self._ended(t)]:
-                    self.tasks.remove(task)
-                    self._last_merge(task)
-                    self._mark_merged(task.submission)
+                    self._retire(task)
         except HarnessError as error:
             self.sink.note(f"cancelling the Slurm arrays {', '.join(arrays)}: {error}")
         except KeyboardInterrupt:

@@ -94,13 +94,19 @@ def _mark_wrong(records: list[RunRecord]) -> None:
         record.verdict = "wrong"
 
 
+def _claims(runs: Iterable[RunRecord]) -> dict[str, list[str]]:
+    """Who claimed what, in the order of runs."""
+    claims: dict[str, list[str]] = defaultdict(list)
+    for record in runs:
+        claims[_claim(record)].append(_label(record))
+    return dict(claims)
+
+
 def _judge_fact(instance: str, runs: list[RunRecord]) -> Disagreement | None:
     """Runs whose answers are facts of the instance."""
     if not _contradict(runs):
         return None
-    claims: dict[str, list[str]] = defaultdict(list)
-    for record in sorted(runs, key=lambda r: (r.verdict not in ("sat", "optimum"), _claim(r))):
-        claims[_claim(record)].append(_label(record))
+    claims = _claims(sorted(runs, key=lambda r: (r.verdict not in ("sat", "optimum"), _claim(r))))
     proofs = [r for r in runs if _checked(r)]
     refuted = [r for r in runs if any(_refutes(p, r) for p in proofs)]
     rest = [r for r in runs if r not in refuted]
@@ -113,7 +119,7 @@ def _judge_fact(instance: str, runs: list[RunRecord]) -> Disagreement | None:
         blame = ("no model was checked: all of them are marked wrong" if not proofs
                  else "the checked models do not settle it: all of them are marked wrong")
         _mark_wrong(runs)
-    return Disagreement(instance, dict(claims), blame)
+    return Disagreement(instance, claims, blame)
 
 
 def judge(records: Iterable[RunRecord]) -> list[Disagreement]:
@@ -137,11 +143,9 @@ def judge(records: Iterable[RunRecord]) -> list[Disagreement]:
     for (instance, tool), runs in sorted(by_tool.items()):
         claims = {(r.verdict, r.answer_value) for r in runs}
         if len(claims) > 1:
-            claimed: dict[str, list[str]] = defaultdict(list)
-            for record in runs:
-                claimed[_claim(record)].append(_label(record))
+            claimed = _claims(runs)
             _mark_wrong(runs)
-            found.append(Disagreement(instance, dict(claimed), "the modes of one tool must "
+            found.append(Disagreement(instance, claimed, "the modes of one tool must "
                                       "agree: all of them are marked wrong", tool))
     return found
 

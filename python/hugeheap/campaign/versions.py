@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -62,8 +61,7 @@ def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
     suite measures (its allocator libraries and tools) and what memory costs
     on it now (first touch of huge and small pages)."""
     info: dict[str, Any] = dict(machine.describe())
-    touch = firsttouch.measure()
-    info["first_touch"] = {**asdict(touch), "lazy_host": touch.lazy_host}
+    info["first_touch"] = firsttouch.measure().as_record()
     info["thp"] = machine.thp_settings()
     info["cgroups"], reasons = usable_version()
     if info["cgroups"] is None:

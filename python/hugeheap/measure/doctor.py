@@ -4,7 +4,6 @@ pages: what a THP measurement here can show)."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
 from typing import Any
 
 from . import firsttouch, machine, perf
@@ -29,11 +28,10 @@ def diagnose() -> dict[str, Any]:
         modes[name] = {"available": mode.missing is None, "library": mode.library,
                        "problem": mode.missing}
     tlb = perf.unavailable_reason()
-    touch = firsttouch.measure()
     return {
         "machine": machine.describe(),
         "cgroups": cgroup,
         "tlb_counters": {"available": tlb is None, "problem": tlb},
         "allocators": modes,
-        "first_touch": {**asdict(touch), "lazy_host": touch.lazy_host},
+        "first_touch": firsttouch.measure().as_record(),
     }

@@ -26,7 +26,8 @@ import ctypes
 import mmap
 import statistics
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from typing import Any
 
 HUGE = 2 * 2**20
 SMALL = 4096
@@ -53,6 +54,10 @@ class FirstTouch:
         backs memory lazily (THP results understate bare metal)."""
         return (self.fresh_huge_ms is not None and self.small_pages_ms is not None
                 and self.fresh_huge_ms > self.small_pages_ms)
+
+    def as_record(self) -> dict[str, Any]:
+        """The figures with the conclusion drawn from them, as stored."""
+        return {**asdict(self), "lazy_host": self.lazy_host}
 
 
 class _Region:
