@@ -427,17 +427,22 @@ typedef struct index_walk {
     uint32_t na, nb, ia, ib;
 } index_walk;
 
+/* The rows (or clauses) an index lists for key itself; false if none. */
+static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
+    for (uint32_t s = key_slot(key, ix->mask); ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
+        if (ix->keys[s] == key) {
+            *list = ix->numbers + ix->start[s];
+            *n = ix->count[s];
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
     w->a = NULL;
     w->na = 0;
-    for (uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 32) & ix->mask;
-         ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
-        if (ix->keys[s] == key) {
-            w->a = ix->numbers + ix->start[s];
-            w->na = ix->count[s];
-            break;
-        }
-    }
+    index_rows(ix, key, &w->a, &w->na);
     w->b = ix->always;
     w->nb = ix->n_always;
     w->ia = w->ib = 0;
@@ -452,19 +457,6 @@ static inline bool index_next(index_walk *w, uint32_t *out) {
     if (w->ib < w->nb) {
         *out = w->b[w->ib++];
         return true;
-    }
-    return false;
-}
-
-/* The rows (or clauses) an index lists for key itself; false if none. */
-static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
-    for (uint32_t s = (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 32) & ix->mask;
-         ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
-        if (ix->keys[s] == key) {
-            *list = ix->numbers + ix->start[s];
-            *n = ix->count[s];
-            return true;
-        }
     }
     return false;
 }
@@ -586,7 +578,7 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     uint32_t m = make_pattern(f->env, l->args, l->p->arity, tok, roots);
     sgframe *s;
     answers *ans;
-    tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tok, &s, &ans);
+    tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tok, m, &s, &ans);
     if (ans != NULL && answers_complete(ans)) {
         consume_complete(e, f, roots, m, ans);
         return;

@@ -352,6 +352,12 @@ static void forget_vars(parser *ps) {
     ps->nvars = 0;
 }
 
+/* An unquoted atom of symbol characters (->, \+, =, ...): an operator, which
+ * the subset does not have. */
+static bool is_operator(const lexer *lx) {
+    return lx->kind == T_ATOM && !lx->quoted && is_symbol((unsigned char)lx->text[0]);
+}
+
 /* Reads "name" or "name(arg, ...)" (the name is the current token) into
  * ps->args; leaves the token after it current.  `what`: "head", "goal", ... */
 static bool read_call(parser *ps, const char *what, uint32_t *name, uint32_t *arity) {
@@ -367,7 +373,7 @@ static bool read_call(parser *ps, const char *what, uint32_t *name, uint32_t *ar
         }
         return FAIL(lx, "expected a %s, found %s", what, found(lx, buf, sizeof buf));
     }
-    if (!lx->quoted && lx->text[0] != '\0' && is_symbol((unsigned char)lx->text[0])) {
+    if (is_operator(lx)) {
         if (strcmp(lx->text, "\\+") == 0) return FAIL(lx, "negation (\\+) is not supported");
         if (strcmp(lx->text, "->") == 0) return FAIL(lx, "if-then-else (->) is not supported");
         return FAIL(lx, "operator '%s' is not supported (expected a %s)", lx->text, what);
@@ -384,7 +390,7 @@ static bool read_call(parser *ps, const char *what, uint32_t *name, uint32_t *ar
             if (!clause_var(ps, &arg)) return false;
         } else if (lx->kind == T_INT) {
             arg = make_int(lx->value);
-        } else if (lx->kind == T_ATOM && (lx->quoted || !is_symbol((unsigned char)lx->text[0]))) {
+        } else if (lx->kind == T_ATOM && !is_operator(lx)) {
             uint32_t id;
             if (!program_atom(ps->prog, lx->text, lx->len, &id)) return FAIL(lx, "out of memory");
             arg = make_atom(id);
@@ -409,7 +415,7 @@ static bool read_call(parser *ps, const char *what, uint32_t *name, uint32_t *ar
         }
         ps->args[(*arity)++] = arg;
         if (lx->kind == T_CLOSE) break;
-        if (lx->kind == T_ATOM && !lx->quoted && is_symbol((unsigned char)lx->text[0])) {
+        if (is_operator(lx)) {
             return FAIL(lx, "operator '%s' is not supported (arguments are atoms, integers or "
                         "variables)", lx->text);
         }
@@ -446,7 +452,7 @@ static bool read_directive(parser *ps) {
     }
     for (;;) {
         if (!next_token(lx)) return false;
-        if (lx->kind != T_ATOM || (!lx->quoted && is_symbol((unsigned char)lx->text[0]))) {
+        if (lx->kind != T_ATOM || is_operator(lx)) {
             return FAIL(lx, "expected Name/Arity after 'table', found %s",
                         found(lx, buf, sizeof buf));
         }
@@ -523,7 +529,7 @@ static bool read_clause(parser *ps) {
                 nbody++;
             }
             if (lx->kind == T_STOP) break;
-            if (lx->kind == T_ATOM && !lx->quoted && is_symbol((unsigned char)lx->text[0])) {
+            if (is_operator(lx)) {
                 return FAIL(lx, "operator '%s' is not supported (clause bodies are goals "
                             "separated by ',')", lx->text);
             }
@@ -533,7 +539,7 @@ static bool read_clause(parser *ps) {
             }
         }
     } else if (lx->kind != T_STOP) {
-        if (lx->kind == T_ATOM && !lx->quoted && is_symbol((unsigned char)lx->text[0])) {
+        if (is_operator(lx)) {
             return FAIL(lx, "operator '%s' is not supported (expected ':-' or '.')", lx->text);
         }
         return FAIL(lx, "expected ':-' or '.' after the clause head, found %s",

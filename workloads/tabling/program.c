@@ -134,9 +134,6 @@ pred *program_pred(program *prog, uint32_t name, uint32_t arity, bool create) {
     return p;
 }
 
-static uint32_t key_slot(term key, uint32_t mask) {
-    return (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 32) & mask;
-}
 
 /* Builds the index of `n` items whose key is keys_of[i] (UNBOUND: the item
  * matches every key and goes to `always`), keeping item order per key. */

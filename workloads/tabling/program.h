@@ -67,6 +67,11 @@ typedef struct arg_index {
     uint32_t n_always;
 } arg_index;
 
+/* Where an index's probe for key starts (its slots are mask + 1). */
+static inline uint32_t key_slot(term key, uint32_t mask) {
+    return (uint32_t)((key * 0x9E3779B97F4A7C15u) >> 32) & mask;
+}
+
 struct pred {
     uint32_t name; /* atom id */
     uint32_t arity;

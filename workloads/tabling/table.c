@@ -526,14 +526,8 @@ static tnode *subgoal_root(tablespace *ts, unsigned thread, table_thread *c, con
 }
 
 tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
-                     const term *pattern, sgframe **frame, answers **ans) {
+                     const term *pattern, uint32_t nvars, sgframe **frame, answers **ans) {
     bool shared = ts->shared_subgoals;
-    uint32_t nvars = 0;
-    for (uint32_t i = 0; i < p->arity; i++) {
-        if (TERM_TAG(pattern[i]) == TAG_VAR && var_index(pattern[i]) + 1 > nvars) {
-            nvars = var_index(pattern[i]) + 1;
-        }
-    }
     tnode *node = subgoal_root(ts, thread, c, p);
     for (uint32_t i = 0; i < p->arity; i++) {
         bool leaf = i + 1 == p->arity, created;

@@ -83,11 +83,12 @@ void tablespace_free(tablespace *ts);
 bool tablespace_shares_answers(const tablespace *ts);
 
 /* This thread's subgoal frame for p called with `pattern` (arity tokens:
- * constants or VAR(k)); creates trie nodes as needed.  *frame is NULL when
+ * constants or VAR(k), its nvars variables numbered by first occurrence);
+ * creates trie nodes as needed.  *frame is NULL when
  * this thread has none yet; then *ans says whether the subgoal's answers are
  * complete already (FS: another thread completed them), else NULL. */
 tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
-                     const term *pattern, sgframe **frame, answers **ans);
+                     const term *pattern, uint32_t nvars, sgframe **frame, answers **ans);
 /* Makes this thread's frame for a subgoal leaf (none yet). */
 sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
                          const pred *p, uint32_t nvars);
