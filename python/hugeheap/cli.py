@@ -36,18 +36,23 @@ def main() -> None:
 @click.option("--cores", metavar="LIST", help="cores to run on, e.g. 0,1 or 0-3")
 @click.option("--stdin", "stdin_path", metavar="FILE", help="the tool's standard input")
 @click.option("--output", metavar="FILE", help="the tool's standard output and error")
+@click.option("--env", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="a variable for the tool (repeatable); the tool never gets the caller's "
+              "allocator variables (LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*, HUGEHEAP_*, ...) "
+              "unless given here")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: str | None,
-        cores: str | None, stdin_path: str | None, output: str | None, as_json: bool,
-        command: tuple[str, ...]) -> None:
+        cores: str | None, stdin_path: str | None, output: str | None,
+        assignments: tuple[str, ...], as_json: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND once, measured (write it after `--`)."""
     from .measure.allocators import require
     from .measure.runner import Limits
     from .measure.runner import run as run_measured
-    from .measure.units import parse_cpu_list, parse_duration, parse_size
+    from .measure.units import parse_assignments, parse_cpu_list, parse_duration, parse_size
     from .measure.view import print_run_result
     try:
+        extra_env = parse_assignments(assignments, "--env")
         limits = Limits(
             cpu_s=parse_duration(cpu_limit, "--cpu-limit") if cpu_limit else None,
             wall_s=parse_duration(wall_limit, "--wall-limit") if wall_limit else None,
@@ -59,7 +64,8 @@ def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: st
         signal.signal(signal.SIGTERM, _interrupt)
         # With --json, the tool's own output must not mix with ours on stdout.
         result = run_measured(list(command), limits, alloc=mode, stdin=stdin_path,
-                              output=output, tool_stdout=2 if as_json else None)
+                              output=output, extra_env=extra_env,
+                              tool_stdout=2 if as_json else None)
     except HarnessError as error:
         _fail(str(error))
     if as_json:
@@ -150,12 +156,13 @@ def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
            html_file: str | None, csv_file: str | None, benchexec_dir: str | None) -> None:
     """Summarise campaigns: tables in the terminal, and HTML, CSV or BenchExec XML."""
     from .report.analysis import analyse
-    from .report.view import show
+    from .report.view import check_outputs, show
     try:
+        outputs = (Path(html_file) if html_file else None, Path(csv_file) if csv_file else None,
+                   Path(benchexec_dir) if benchexec_dir else None)
+        check_outputs(*outputs)
         analyses = [analyse(Path(directory)) for directory in directories]
-        show(analyses, Path(html_file) if html_file else None,
-             Path(csv_file) if csv_file else None,
-             Path(benchexec_dir) if benchexec_dir else None, tables, pair)
+        show(analyses, *outputs, tables, pair)
     except HarnessError as error:
         _fail(str(error))
 

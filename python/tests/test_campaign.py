@@ -62,7 +62,7 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     harness, orphan = start_until_slow_run(suite, out, flag)
     before = rows(out)
     harness.send_signal(signal.SIGKILL)
-    harness.wait()
+    harness.communicate()
     assert len(before) == 4 and {r[1] for r in before} == {"inst/a.cnf", "inst/b.cnf"}
     # The run in flight left a process and its cgroup behind.
     assert alive(orphan) and leftover_groups(out)
@@ -206,7 +206,8 @@ def test_the_library_recorded_is_the_library_preloaded(tmp_path: Path,
     outcome = run_campaign(suite, out, LocalExecutor(1), 1)
     assert outcome.ran == 4 and not outcome.harness_errors
     assert preloaded_in_output(out) == {str(first)}
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
     assert recorded["libraries"]["hugeheap"] == sha256(first)
     machine = json.loads((out / "machine.json").read_text())
     assert machine[-1]["allocators"]["hugeheap"]["library"] == str(first)
@@ -233,8 +234,14 @@ environment = {{ HUGEHEAP_RELEASE_DELAY_MS = "0" }}
     assert preloaded_in_output(out) == {str(first), str(second)}
     new_log = gzip.open(out / "outputs/fake/new/inst__a.cnf.r0.log.gz", "rt").read()
     assert "THP=off DELAY=0" in new_log
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
+        environments = {r.mode: json.loads(r.environment or "{}")["set"] for r in store.runs()}
     assert recorded["libraries"] == {"old": sha256(first), "new": sha256(second)}
+    # Each run records what the harness set in its tool's environment.
+    assert environments == {"old": {"LD_PRELOAD": str(first)},
+                            "new": {"LD_PRELOAD": str(second), "HUGEHEAP_THP": "off",
+                                    "HUGEHEAP_RELEASE_DELAY_MS": "0"}}
 
 
 GENERATOR = """#!/bin/sh

@@ -128,6 +128,7 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
         # A harness killed earlier may have left runs going: end them first.
         leftovers = executor.end_leftovers(folder)
         folder.clear_partials()
+        folder.sessions()  # a damaged machine record stops the campaign here
         store, instances = prepare_folder(suite, folder)
         try:
             _record_machine(suite, folder, executor)

@@ -111,7 +111,7 @@ class LocalExecutor(Executor):
             return True
         finally:
             for worker in workers:
-                if worker.process.is_alive():
+                if not worker.released:
                     worker.stop()
             signal.signal(signal.SIGTERM, previous)
 
@@ -148,6 +148,7 @@ class _Worker:
         theirs.close()
         self.block: deque[RunSpec] = deque()
         self.running: RunSpec | None = None
+        self.released = False
 
     def send(self, spec: RunSpec) -> None:
         self.running = replace(spec, cores=tuple(self.cores))
@@ -162,14 +163,27 @@ class _Worker:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+        self.release()
 
     def kill(self) -> None:
         self.process.kill()
         self.process.join()
+        self.release()
+
+    def release(self) -> None:
+        """Closes the pipe and the process's handle now, not whenever the
+        garbage collector gets to them (the worker has ended)."""
+        self.connection.close()
+        self.process.close()
+        self.released = True
 
     def replacement(self) -> _Worker:
         """A new worker on the same cores, with the rest of this dead one's block."""
         self.process.join(timeout=1)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.release()
         successor = _Worker(self.cores)
         successor.block = self.block
         return successor

@@ -10,9 +10,10 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import HarnessError
+from ..files import check_writable
 from . import tables
 from .analysis import Analysis, memory_note
-from .export import write_benchexec, write_csv
+from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
 from .html_page import write_html
 from .paper import PairRow, choose_pair, pair_rows
@@ -80,6 +81,17 @@ def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
     notes = {r.tlb_note for r in rows if r.tlb_note}
     if notes:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
+
+
+def check_outputs(html_file: Path | None, csv_file: Path | None,
+                  benchexec_dir: Path | None) -> None:
+    """HarnessError before anything is read if a file asked for could not be
+    written (no folder is made for it, but --benchexec's own)."""
+    for path, option in ((html_file, "--html"), (csv_file, "--csv")):
+        if path is not None:
+            check_writable(path, option)
+    if benchexec_dir is not None:
+        check_benchexec_folder(benchexec_dir, "--benchexec")
 
 
 def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None,
