@@ -327,3 +327,25 @@ def test_a_store_from_before_nodes_were_recorded_still_opens(tmp_path: Path) -> 
     upgraded = Store(path)
     assert upgraded.block_nodes("t", "i", 0) == [None]
     upgraded.close()
+
+
+def test_part_of_a_suite_goes_into_the_same_campaign(tmp_path: Path) -> None:
+    """bench --tools runs some tools of a suite; the rest (or the whole suite)
+    goes on later in the same folder, running only what is missing."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"}, SUITE + """
+[tools.other]
+command = "./tool.sh {instance}"
+adapter = "sat"
+""")
+    out = tmp_path / "camp"
+    first = bench(suite, out, options=("--tools", "other"))
+    assert first.returncode == 0, first.stderr
+    assert {r[0] for r in rows(out)} == {"other"} and len(rows(out)) == 4
+    assert "4 of 4 runs finished (4 now)" in first.stderr
+    rest = bench(suite, out)
+    assert rest.returncode == 0, rest.stderr
+    assert "8 of 8 runs finished (4 now)" in rest.stderr
+    assert {r[0] for r in rows(out)} == {"fake", "other"} and len(rows(out)) == 8
+    wrong = cli("bench", str(suite), "--out", str(out), "--tools", "fake,nosuch")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "suite.toml has no tool 'nosuch' (its tools: fake, other)" in wrong.stderr

@@ -61,9 +61,10 @@ class LocalExecutor(Executor):
     """Worker processes on this machine, each on its own whole physical cores
     (more jobs than cores is an error here, before anything runs)."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, allowed: set[int] | None = None) -> None:
+        """allowed: the CPUs the jobs may use (default: all this process may)."""
         self.jobs = jobs
-        self.cores = topology.assign_cores(topology.read_machine(), jobs)
+        self.cores = topology.assign_cores(topology.read_machine(allowed), jobs)
 
     def describe(self) -> dict[str, Any]:
         return {"executor": "local", "jobs": self.jobs, "cores_per_job": self.cores}

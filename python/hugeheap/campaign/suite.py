@@ -116,6 +116,24 @@ class Suite:
     def directory(self) -> Path:
         return self.path.parent
 
+    def choose_tools(self, names: str) -> set[str]:
+        """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
+        for a name that is no tool of the suite, or one not installed here."""
+        chosen = {name.strip() for name in names.split(",") if name.strip()}
+        skipped = dict(self.skipped_tools)
+        known = [tool.name for tool in self.tools]
+        for name in sorted(chosen):
+            if name in skipped:
+                raise HarnessError(f"--tools {names}: tool '{name}' cannot run here: "
+                                   f"{skipped[name]}")
+            if name not in known:
+                raise HarnessError(f"--tools {names}: {self.path.name} has no tool '{name}' "
+                                   f"(its tools: {', '.join(known + list(skipped))})")
+        if not chosen:
+            raise HarnessError(f"--tools {names!r}: names no tool (example: --tools "
+                               f"{known[0]})")
+        return chosen
+
 
 class _Locator:
     """Lines of tables and keys in the TOML text, for error messages

@@ -138,7 +138,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
     alloc = alloc or resolve("system")
     if alloc.missing:
         raise HarnessError(f"--alloc {alloc.name}: {alloc.missing}")
-    program = _resolve_command(command)
+    program = resolve_command(command)
     _check_limits(limits)
     for path, option in ((stdin, "--stdin"), (output, "--output")):
         if path is not None and os.path.isdir(path):
@@ -157,7 +157,9 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
 
 # ------------------------------------------------------------------ checks
 
-def _resolve_command(command: list[str]) -> str:
+def resolve_command(command: list[str]) -> str:
+    """The program of command, found in PATH where it has no slash;
+    HarnessError when there is none to run."""
     if not command:
         raise HarnessError("no command given: write it after `--`")
     program = command[0]
