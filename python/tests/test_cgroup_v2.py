@@ -177,7 +177,9 @@ def test_refusals_name_the_fix() -> None:
                    "control")
     denied = PermissionError(errno.EACCES, "Permission denied", "/sys/fs/cgroup/x")
     for error in (busy, denied):
-        assert "systemd-run --user --scope -p Delegate=yes" in cgroups._explained(error)
+        explained = cgroups._explained(error)
+        assert "systemd-run --user --scope -p Delegate=yes" in explained
+        assert "as root: `systemd-run --scope -p Delegate=yes" in explained  # v2: root too
 
 
 def real_v2_parent() -> Path:
