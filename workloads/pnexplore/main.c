@@ -34,36 +34,32 @@ static int bad_value(const char *option, const char *value, const char *expected
     return cli_bad_value("pnexplore", option, value, expected);
 }
 
+static const char *const FORMATS[] = {"pnml", "lola", NULL};
+
 /* Where and how gen and convert write a net: --format and -o. */
 typedef struct output_options {
-    const char *format, *path;
+    int format; /* an index into FORMATS */
+    const char *path;
 } output_options;
 
 /* Reads the options from argv[first] on; 0, or the exit code of a mistake. */
 static int parse_output_options(const char *command, int argc, char **argv, int first,
                                 output_options *out) {
-    *out = (output_options){"pnml", NULL};
-    for (int i = first; i < argc; i++) {
-        if (strcmp(argv[i], "--format") == 0 && i + 1 < argc) {
-            out->format = argv[++i];
-            if (strcmp(out->format, "pnml") != 0 && strcmp(out->format, "lola") != 0) {
-                return bad_value("--format", out->format, "pnml or lola");
-            }
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            out->path = argv[++i];
-        } else {
-            fprintf(stderr, "pnexplore %s: unknown option '%s'\n", command, argv[i]);
-            return usage();
-        }
-    }
-    return 0;
+    *out = (output_options){0, NULL};
+    const cli_option table[] = {
+        {.name = "--format", .kind = CLI_CHOICE, .target = &out->format, .choices = FORMATS},
+        {.name = "-o", .kind = CLI_TEXT, .target = &out->path},
+        {0},
+    };
+    return cli_parse_options(&(cli_command){"pnexplore", command, usage}, table, argc, argv,
+                             first);
 }
 
 /* Writes the net as the options say (PNML under the net id `name`), or
  * nothing if the format cannot carry its names; frees it; returns the exit
  * code. */
 static int write_net(const char *command, net *n, const char *name, const output_options *o) {
-    bool lola = strcmp(o->format, "lola") == 0;
+    bool lola = strcmp(FORMATS[o->format], "lola") == 0;
     char error[512];
     if (lola ? !lola_can_carry(n, error, sizeof error)
              : !pnml_can_carry(n, name, error, sizeof error)) {
@@ -130,63 +126,52 @@ static int convert(int argc, char **argv) {
     return write_net("convert", n, name[0] ? name : "net", &output);
 }
 
+/* --store shared|buckets:B into the explore options. */
+static bool read_store(const char *value, void *target) {
+    explore_options *opt = target;
+    unsigned long long buckets;
+    if (strcmp(value, "shared") == 0) {
+        opt->store = STORE_SHARED;
+    } else if (strncmp(value, "buckets:", 8) == 0 &&
+               cli_whole_number(value + 8, 1, 1u << 20, &buckets)) {
+        opt->store = STORE_BUCKETS;
+        opt->buckets = (unsigned)buckets;
+    } else {
+        return false;
+    }
+    return true;
+}
+
 static int run_explore(int argc, char **argv) {
     if (argc < 3) return usage();
+    static const char *const CHECKS[] = {"full", "deadlock", NULL};
+    static const char *const ALLOCS[] = {"arena", "pool", "malloc", NULL};
     explore_options opt = {1, false, STORE_SHARED, 0, ALLOC_ARENA, 0, (size_t)4 << 30};
+    unsigned long long threads = 1, max_states = 0, memory_mib = 4096;
+    int check = 0, alloc = ALLOC_ARENA;
     bool json = false;
-    for (int i = 3; i < argc; i++) {
-        const char *o = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        unsigned long long x;
-        if (strcmp(o, "--json") == 0) {
-            json = true;
-            continue;
-        }
-        if (v == NULL) {
-            fprintf(stderr, "pnexplore: %s needs a value\n", o);
-            return 2;
-        }
-        i++;
-        if (strcmp(o, "--threads") == 0) {
-            if (!cli_whole_number(v, 1, 1024, &x)) return bad_value(o, v, "a thread count (1-1024)");
-            opt.threads = (unsigned)x;
-        } else if (strcmp(o, "--check") == 0) {
-            if (strcmp(v, "full") == 0) {
-                opt.stop_at_deadlock = false;
-            } else if (strcmp(v, "deadlock") == 0) {
-                opt.stop_at_deadlock = true;
-            } else {
-                return bad_value(o, v, "full or deadlock");
-            }
-        } else if (strcmp(o, "--store") == 0) {
-            if (strcmp(v, "shared") == 0) {
-                opt.store = STORE_SHARED;
-            } else if (strncmp(v, "buckets:", 8) == 0 && cli_whole_number(v + 8, 1, 1u << 20, &x)) {
-                opt.store = STORE_BUCKETS;
-                opt.buckets = (unsigned)x;
-            } else {
-                return bad_value(o, v, "shared or buckets:B (B from 1 to 1048576)");
-            }
-        } else if (strcmp(o, "--alloc") == 0) {
-            if (strcmp(v, "arena") == 0) {
-                opt.alloc = ALLOC_ARENA;
-            } else if (strcmp(v, "pool") == 0) {
-                opt.alloc = ALLOC_POOL;
-            } else if (strcmp(v, "malloc") == 0) {
-                opt.alloc = ALLOC_MALLOC;
-            } else {
-                return bad_value(o, v, "arena, pool or malloc");
-            }
-        } else if (strcmp(o, "--max-states") == 0) {
-            if (!cli_whole_number(v, 1, UINT64_MAX, &x)) return bad_value(o, v, "a positive count");
-            opt.max_states = x;
-        } else if (strcmp(o, "--memory") == 0) {
-            if (!cli_whole_number(v, 1, 1u << 30, &x)) return bad_value(o, v, "a size in MiB");
-            opt.memory_budget = (size_t)x << 20;
-        } else {
-            fprintf(stderr, "pnexplore explore: unknown option '%s'\n", o);
-            return usage();
-        }
-    }
+    const cli_option table[] = {
+        {.name = "--json", .kind = CLI_FLAG, .target = &json},
+        {.name = "--threads", .kind = CLI_NUMBER, .target = &threads, .min = 1, .max = 1024,
+         .expected = "a thread count (1-1024)"},
+        {.name = "--check", .kind = CLI_CHOICE, .target = &check, .choices = CHECKS},
+        {.name = "--store", .kind = CLI_CUSTOM, .target = &opt, .read = read_store,
+         .expected = "shared or buckets:B (B from 1 to 1048576)"},
+        {.name = "--alloc", .kind = CLI_CHOICE, .target = &alloc, .choices = ALLOCS},
+        {.name = "--max-states", .kind = CLI_NUMBER, .target = &max_states, .min = 1,
+         .max = UINT64_MAX, .expected = "a positive count"},
+        {.name = "--memory", .kind = CLI_NUMBER, .target = &memory_mib, .min = 1,
+         .max = 1u << 30, .expected = "a size in MiB"},
+        {0},
+    };
+    int mistake = cli_parse_options(&(cli_command){"pnexplore", "explore", usage}, table, argc,
+                                    argv, 3);
+    if (mistake) return mistake;
+    opt.threads = (unsigned)threads;
+    opt.stop_at_deadlock = check == 1;
+    opt.alloc = (alloc_kind)alloc;
+    opt.max_states = max_states;
+    opt.memory_budget = (size_t)memory_mib << 20;
     char error[600];
     net *n = read_net(argv[2], error, sizeof error);
     if (n == NULL) {
