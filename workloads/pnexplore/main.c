@@ -2,6 +2,8 @@
  * and pools.
  *
  *   pnexplore gen MODEL N [--format pnml|lola] [-o FILE]
+ *       (MODEL: philosophers, sharedmemory, tokenring, kanban, referendum,
+ *       dekker; serversandclients takes N as SxC)
  *   pnexplore convert NET [--format pnml|lola] [-o FILE]
  *   pnexplore explore NET [--threads N] [--check full|deadlock]
  *                         [--store shared|buckets:B] [--alloc arena|pool|malloc]
@@ -21,17 +23,14 @@
 
 static int usage(void) {
     fprintf(stderr,
-            "usage: pnexplore gen philosophers|sharedmemory|tokenring|kanban N "
+            "usage: pnexplore gen philosophers|sharedmemory|tokenring|kanban|referendum|dekker N "
+            "| serversandclients SxC "
             "[--format pnml|lola] [-o FILE]\n"
             "       pnexplore convert NET [--format pnml|lola] [-o FILE]\n"
             "       pnexplore explore NET [--threads N] [--check full|deadlock] "
             "[--store shared|buckets:B] [--alloc arena|pool|malloc] [--max-states M] "
             "[--memory MIB] [--json]\n");
     return 2;
-}
-
-static int bad_value(const char *option, const char *value, const char *expected) {
-    return cli_bad_value("pnexplore", option, value, expected);
 }
 
 static const char *const FORMATS[] = {"pnml", "lola", NULL};
@@ -91,19 +90,17 @@ static int write_net(const char *command, net *n, const char *name, const output
 
 static int generate(int argc, char **argv) {
     if (argc < 4) return usage();
-    unsigned long long size;
-    if (!cli_whole_number(argv[3], 1, 10000, &size)) return bad_value("N", argv[3], "a size from 1 to 10000");
     output_options output;
     int mistake = parse_output_options("gen", argc, argv, 4, &output);
     if (mistake) return mistake;
     char error[512];
-    net *n = model_generate(argv[2], (unsigned)size, error, sizeof error);
+    net *n = model_generate(argv[2], argv[3], error, sizeof error);
     if (n == NULL) {
         fprintf(stderr, "pnexplore gen: %s\n", error);
         return 2;
     }
     char name[128];
-    snprintf(name, sizeof name, "%s-%llu", argv[2], size);
+    snprintf(name, sizeof name, "%s-%s", argv[2], argv[3]);
     return write_net("gen", n, name, &output);
 }
 
