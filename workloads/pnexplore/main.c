@@ -7,9 +7,12 @@
  *   pnexplore convert NET [--format pnml|lola] [-o FILE]
  *   pnexplore explore NET [--threads N] [--check full|deadlock]
  *                         [--store shared|buckets:B] [--alloc arena|pool|malloc]
- *                         [--max-states M] [--memory MIB] [--json]
+ *                         [--max-states M] [--memory MIB] [--json] [--mcc]
  *
- * --memory MIB: how far the state table may grow, in MiB (default 4096). */
+ * NET: a PNML or LoLA file, or a folder holding model.pnml (the Model
+ * Checking Contest's layout).  --memory MIB: how far the state table may
+ * grow, in MiB (default 4096).  --mcc: the contest's StateSpace answer lines
+ * instead of the summary. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +32,7 @@ static int usage(void) {
             "       pnexplore convert NET [--format pnml|lola] [-o FILE]\n"
             "       pnexplore explore NET [--threads N] [--check full|deadlock] "
             "[--store shared|buckets:B] [--alloc arena|pool|malloc] [--max-states M] "
-            "[--memory MIB] [--json]\n");
+            "[--memory MIB] [--json] [--mcc]\n");
     return 2;
 }
 
@@ -123,6 +126,66 @@ static int convert(int argc, char **argv) {
     return write_net("convert", n, name[0] ? name : "net", &output);
 }
 
+/* The Model Checking Contest's answer to its StateSpace examination, or
+ * that it cannot (the reason goes to standard error). */
+static void print_mcc(const explore_result *r, unsigned threads) {
+    if (!r->complete) {
+        printf("CANNOT_COMPUTE\n");
+        return;
+    }
+    const char *techniques = threads > 1 ? "EXPLICIT STATE_COMPRESSION PARALLEL_PROCESSING"
+                                         : "EXPLICIT STATE_COMPRESSION SEQUENTIAL_PROCESSING";
+    printf("STATE_SPACE STATES %llu TECHNIQUES %s\n", (unsigned long long)r->states, techniques);
+    printf("STATE_SPACE TRANSITIONS %llu TECHNIQUES %s\n", (unsigned long long)r->edges,
+           techniques);
+    printf("STATE_SPACE MAX_TOKEN_PER_MARKING %llu TECHNIQUES %s\n",
+           (unsigned long long)r->max_tokens_per_marking, techniques);
+    printf("STATE_SPACE MAX_TOKEN_IN_PLACE %u TECHNIQUES %s\n", r->max_tokens_in_place,
+           techniques);
+}
+
+static void print_json(const net *n, const explore_options *opt, const explore_result *r) {
+    double rate = r->seconds > 0 ? (double)r->states / r->seconds : 0;
+    printf("{\"states\":%llu,\"edges\":%llu,\"deadlocks\":%llu,\"seconds\":%.6f,"
+           "\"states_per_second\":%.1f,\"bytes_per_state\":%.2f,\"marking_bytes\":%.2f,"
+           "\"safe\":%s,\"max_tokens_in_place\":%u,\"max_tokens_per_marking\":%llu,"
+           "\"threads\":%u,\"complete\":%s,\"stopped\":",
+           (unsigned long long)r->states, (unsigned long long)r->edges,
+           (unsigned long long)r->deadlocks, r->seconds, rate, r->bytes_per_state,
+           r->marking_bytes, r->max_tokens_in_place <= 1 ? "true" : "false",
+           r->max_tokens_in_place, (unsigned long long)r->max_tokens_per_marking, opt->threads,
+           r->complete ? "true" : "false");
+    write_json_string(stdout, r->stopped);
+    if (opt->stop_at_deadlock) {
+        printf(",\"deadlock\":%s,\"witness\":[", r->found_deadlock ? "true" : "false");
+        for (size_t i = 0; i < r->witness_length; i++) {
+            if (i) putchar(',');
+            write_json_string(stdout, n->transitions[r->witness[i]].name);
+        }
+        printf("]");
+    }
+    printf("}\n");
+}
+
+static void print_summary(const net *n, const explore_options *opt, const explore_result *r) {
+    double rate = r->seconds > 0 ? (double)r->states / r->seconds : 0;
+    printf("states %llu\nedges %llu\ndeadlocks %llu\nseconds %.3f\nstates/s %.0f\n"
+           "bytes/state %.2f (markings %.2f bytes on average)\n"
+           "max tokens %u in a place, %llu in a marking\nthreads %u\n",
+           (unsigned long long)r->states, (unsigned long long)r->edges,
+           (unsigned long long)r->deadlocks, r->seconds, rate, r->bytes_per_state,
+           r->marking_bytes, r->max_tokens_in_place, (unsigned long long)r->max_tokens_per_marking,
+           opt->threads);
+    if (!opt->stop_at_deadlock) return;
+    if (r->found_deadlock) {
+        printf("deadlock after %zu firings:", r->witness_length);
+        for (size_t i = 0; i < r->witness_length; i++) printf(" %s", n->transitions[r->witness[i]].name);
+        printf("\n");
+    } else if (r->complete) {
+        printf("no deadlock\n");
+    }
+}
+
 /* --store shared|buckets:B into the explore options. */
 static bool read_store(const char *value, void *target) {
     explore_options *opt = target;
@@ -146,9 +209,10 @@ static int run_explore(int argc, char **argv) {
     explore_options opt = {1, false, STORE_SHARED, 0, ALLOC_ARENA, 0, (size_t)4 << 30};
     unsigned long long threads = 1, max_states = 0, memory_mib = 4096;
     int check = 0, alloc = ALLOC_ARENA;
-    bool json = false;
+    bool json = false, mcc = false;
     const cli_option table[] = {
         {.name = "--json", .kind = CLI_FLAG, .target = &json},
+        {.name = "--mcc", .kind = CLI_FLAG, .target = &mcc},
         {.name = "--threads", .kind = CLI_NUMBER, .target = &threads, .min = 1, .max = 1024,
          .expected = "a thread count (1-1024)"},
         {.name = "--check", .kind = CLI_CHOICE, .target = &check, .choices = CHECKS},
@@ -169,6 +233,11 @@ static int run_explore(int argc, char **argv) {
     opt.alloc = (alloc_kind)alloc;
     opt.max_states = max_states;
     opt.memory_budget = (size_t)memory_mib << 20;
+    if (mcc && (json || opt.stop_at_deadlock)) {
+        fprintf(stderr, "pnexplore: --mcc answers the contest's StateSpace examination: it goes "
+                        "with neither --json nor --check deadlock\n");
+        return 2;
+    }
     char error[600];
     net *n = read_net(argv[2], error, sizeof error);
     if (n == NULL) {
@@ -182,50 +251,23 @@ static int run_explore(int argc, char **argv) {
         net_free(n);
         return outcome == EXPLORE_REFUSED ? 2 : 1;
     }
-    double rate = r.seconds > 0 ? (double)r.states / r.seconds : 0;
-    if (json) {
-        printf("{\"states\":%llu,\"edges\":%llu,\"deadlocks\":%llu,\"seconds\":%.6f,"
-               "\"states_per_second\":%.1f,\"bytes_per_state\":%.2f,\"marking_bytes\":%zu,"
-               "\"safe\":%s,\"threads\":%u,\"complete\":%s,\"stopped\":",
-               (unsigned long long)r.states, (unsigned long long)r.edges,
-               (unsigned long long)r.deadlocks, r.seconds, rate, r.bytes_per_state,
-               r.marking_bytes, r.safe ? "true" : "false", opt.threads,
-               r.complete ? "true" : "false");
-        write_json_string(stdout, r.stopped);
-        if (opt.stop_at_deadlock) {
-            printf(",\"deadlock\":%s,\"witness\":[", r.found_deadlock ? "true" : "false");
-            for (size_t i = 0; i < r.witness_length; i++) {
-                if (i) putchar(',');
-                write_json_string(stdout, n->transitions[r.witness[i]].name);
-            }
-            printf("]");
-        }
-        printf("}\n");
+    if (mcc) {
+        print_mcc(&r, opt.threads);
+    } else if (json) {
+        print_json(n, &opt, &r);
     } else {
-        printf("states %llu\nedges %llu\ndeadlocks %llu\nseconds %.3f\nstates/s %.0f\n"
-               "bytes/state %.2f (marking %zu bytes, %s)\nthreads %u\n",
-               (unsigned long long)r.states, (unsigned long long)r.edges,
-               (unsigned long long)r.deadlocks, r.seconds, rate, r.bytes_per_state,
-               r.marking_bytes, r.safe ? "1-safe: one bit per place" : "16-bit counters",
-               opt.threads);
-        if (opt.stop_at_deadlock) {
-            if (r.found_deadlock) {
-                printf("deadlock after %zu firings:", r.witness_length);
-                for (size_t i = 0; i < r.witness_length; i++) {
-                    printf(" %s", n->transitions[r.witness[i]].name);
-                }
-                printf("\n");
-            } else if (r.complete) {
-                printf("no deadlock\n");
-            }
-        }
+        print_summary(n, &opt, &r);
     }
     if (!r.complete && !(opt.stop_at_deadlock && r.found_deadlock)) {
-        fprintf(stderr, "pnexplore: stopped early: %s; the counts above are those so far\n",
-                r.stopped);
+        fprintf(stderr, "pnexplore: stopped early: %s%s\n", r.stopped,
+                mcc ? "" : "; the counts above are those so far");
     }
     free(r.witness);
     net_free(n);
+    if (fflush(stdout) != 0) {
+        fprintf(stderr, "pnexplore: writing the results failed\n");
+        return 1;
+    }
     return r.complete || (opt.stop_at_deadlock && r.found_deadlock) ? 0 : 3;
 }
 

@@ -1,0 +1,257 @@
+/* A thread's current marking (see marking.h). */
+#include "marking.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define HEADER_ROOM 10 /* a sparse record's payload is written first, its header before it */
+
+static void enable(marking *m, uint32_t t) {
+    m->enabled_at[t] = m->enabled_count;
+    m->enabled[m->enabled_count++] = t;
+}
+
+static void disable(marking *m, uint32_t t) {
+    uint32_t at = m->enabled_at[t], last = m->enabled[--m->enabled_count];
+    m->enabled[at] = last;
+    m->enabled_at[last] = at;
+}
+
+void marking_free(marking *m) {
+    free(m->tokens);
+    free(m->missing);
+    free(m->enabled);
+    free(m->enabled_at);
+    free(m->differ);
+    free(m->next_differ);
+    free(m->next_counts);
+    free(m->dense);
+    memset(m, 0, sizeof *m);
+}
+
+bool marking_init(marking *m, const firing *f, const encoding *e) {
+    memset(m, 0, sizeof *m);
+    m->f = f;
+    m->e = e;
+    size_t places = (size_t)f->places + 1, transitions = (size_t)f->transitions + 1;
+    m->tokens = malloc(places * sizeof *m->tokens);
+    m->missing = calloc(transitions, sizeof *m->missing);
+    m->enabled = malloc(transitions * sizeof *m->enabled);
+    m->enabled_at = malloc(transitions * sizeof *m->enabled_at);
+    m->differ = malloc(places * sizeof *m->differ);
+    m->next_differ = malloc(places * sizeof *m->next_differ);
+    m->next_counts = malloc(places * sizeof *m->next_counts);
+    m->dense = malloc(e->longest);
+    if (!m->tokens || !m->missing || !m->enabled || !m->enabled_at || !m->differ ||
+        !m->next_differ || !m->next_counts || !m->dense) {
+        marking_free(m);
+        return false;
+    }
+    for (uint32_t p = 0; p < f->places; p++) {
+        uint32_t c = m->tokens[p] = f->initial[p];
+        m->total += c;
+        m->over1 += c > 1;
+        m->over255 += c > 255;
+        if (c > m->max_in_place) m->max_in_place = c;
+    }
+    m->max_total = m->total;
+    for (uint32_t t = 0; t < f->transitions; t++) {
+        for (uint32_t k = f->input_start[t]; k < f->input_start[t + 1]; k++) {
+            m->missing[t] += m->tokens[f->inputs[k].index] < f->inputs[k].weight;
+        }
+        if (m->missing[t] == 0) enable(m, t);
+    }
+    return true;
+}
+
+static encoding_kind dense_kind(uint32_t over1, uint32_t over255) {
+    return over1 == 0 ? KIND_DENSE_BITS : over255 == 0 ? KIND_DENSE_BYTES : KIND_DENSE_SHORTS;
+}
+
+static size_t dense_length(const encoding *e, encoding_kind kind) {
+    return kind == KIND_DENSE_BITS    ? e->bits_bytes
+           : kind == KIND_DENSE_BYTES ? e->bytes_header + e->places
+                                      : e->shorts_header + 2 * (size_t)e->places;
+}
+
+/* Writes place p's count into a dense record of its kind. */
+static void put_dense(const encoding *e, uint8_t *record, encoding_kind kind, uint32_t p,
+                      uint32_t count) {
+    if (kind == KIND_DENSE_BITS) {
+        uint8_t bit = (uint8_t)(1u << ((p + 1) & 7));
+        record[(p + 1) >> 3] = (uint8_t)(count ? record[(p + 1) >> 3] | bit
+                                               : record[(p + 1) >> 3] & ~bit);
+    } else if (kind == KIND_DENSE_BYTES) {
+        record[e->bytes_header + p] = (uint8_t)count;
+    } else {
+        record[e->shorts_header + 2 * (size_t)p] = (uint8_t)count;
+        record[e->shorts_header + 2 * (size_t)p + 1] = (uint8_t)(count >> 8);
+    }
+}
+
+/* The dense record of kind `kind` of the current tokens. */
+static void write_dense(const marking *m, uint8_t *record, encoding_kind kind) {
+    const encoding *e = m->e;
+    if (kind == KIND_DENSE_BITS) {
+        memset(record, 0, e->bits_bytes);
+        record[0] = 1;
+    } else {
+        encoding_header(record, kind, kind == KIND_DENSE_BYTES ? e->places : 2 * (size_t)e->places);
+    }
+    for (uint32_t p = 0; p < e->places; p++) {
+        if (m->tokens[p] || kind != KIND_DENSE_BITS) put_dense(e, record, kind, p, m->tokens[p]);
+    }
+}
+
+/* Place p gets `count` tokens: the transitions consuming from it are
+ * re-tested, the cached dense record follows if it can. */
+static void change(marking *m, uint32_t p, uint32_t count) {
+    const firing *f = m->f;
+    uint32_t old = m->tokens[p];
+    for (uint32_t k = f->consumer_start[p]; k < f->consumer_start[p + 1]; k++) {
+        uint32_t t = f->consumers[k].index, w = f->consumers[k].weight;
+        bool was = old >= w, now = count >= w;
+        if (was == now) continue;
+        if (now) {
+            if (--m->missing[t] == 0) enable(m, t);
+        } else if (m->missing[t]++ == 0) {
+            disable(m, t);
+        }
+    }
+    m->tokens[p] = count;
+    m->total += (uint64_t)count - old;
+    m->over1 += (uint32_t)(count > 1) - (uint32_t)(old > 1);
+    m->over255 += (uint32_t)(count > 255) - (uint32_t)(old > 255);
+    if (m->dense_valid && dense_kind(m->over1, m->over255) == m->dense_kind) {
+        put_dense(m->e, m->dense, m->dense_kind, p, count);
+    } else {
+        m->dense_valid = false;
+    }
+}
+
+void marking_set(marking *m, const uint8_t *record) {
+    const uint32_t *initial = m->f->initial;
+    uint32_t k = encoding_decode(m->e, record, m->next_differ, m->next_counts);
+    /* Only places in either list can change: the others hold their initial count. */
+    uint32_t i = 0, j = 0;
+    while (i < m->differ_count || j < k) {
+        uint32_t p;
+        uint32_t count;
+        if (j == k || (i < m->differ_count && m->differ[i] < m->next_differ[j])) {
+            p = m->differ[i++];
+            count = initial[p];
+        } else {
+            if (i < m->differ_count && m->differ[i] == m->next_differ[j]) i++;
+            p = m->next_differ[j];
+            count = m->next_counts[j++];
+        }
+        if (m->tokens[p] != count) change(m, p, count);
+    }
+    uint32_t *swap = m->differ;
+    m->differ = m->next_differ;
+    m->next_differ = swap;
+    m->differ_count = k;
+    m->nonflip = 0;
+    for (uint32_t d = 0; d < k; d++) {
+        m->nonflip += m->tokens[m->differ[d]] > 1 || initial[m->differ[d]] > 1;
+    }
+    encoding_kind kind = encoding_kind_of(record);
+    if (kind >= KIND_DENSE_BYTES) { /* a dense record is this marking's dense record */
+        memcpy(m->dense, record, dense_length(m->e, kind));
+        m->dense_kind = kind;
+        m->dense_valid = true;
+    }
+}
+
+/* The sparse record of the successor (this marking's differing places merged
+ * with the transition's effects), if shorter than `limit`: its length, else 0. */
+static size_t write_sparse(marking *m, const effect *effects, uint32_t n_effects, bool counts,
+                           size_t limit, uint8_t *room, const uint8_t **record) {
+    const uint32_t *initial = m->f->initial;
+    uint8_t *payload = room + HEADER_ROOM;
+    size_t n = 0;
+    uint32_t i = 0, j = 0, previous = UINT32_MAX;
+    while (i < m->differ_count || j < n_effects) {
+        uint32_t p;
+        uint64_t count;
+        if (j == n_effects || (i < m->differ_count && m->differ[i] < effects[j].place)) {
+            p = m->differ[i++];
+            count = m->tokens[p];
+        } else {
+            if (i < m->differ_count && m->differ[i] == effects[j].place) i++;
+            p = effects[j].place;
+            count = (uint64_t)((int64_t)m->tokens[p] + effects[j++].delta);
+        }
+        if (count == initial[p]) continue;
+        n += leb128_put(payload + n, p - previous - 1);
+        previous = p;
+        if (counts) n += leb128_put(payload + n, count);
+        if (n + 1 >= limit) return 0;
+    }
+    encoding_kind kind = counts ? KIND_SPARSE_COUNTS : KIND_SPARSE_FLIPS;
+    size_t header = leb128_length((uint64_t)n << 3 | (uint64_t)kind << 1);
+    if (header + n >= limit) return 0;
+    encoding_header(payload - header, kind, n);
+    *record = payload - header;
+    return header + n;
+}
+
+size_t marking_room(const encoding *e) { return e->longest + HEADER_ROOM; }
+
+size_t marking_successor(marking *m, uint32_t t, uint8_t *room, const uint8_t **record,
+                         uint32_t *overflow) {
+    const firing *f = m->f;
+    const encoding *e = m->e;
+    const effect *effects = NULL;
+    uint32_t n_effects = 0;
+    if (t != UINT32_MAX) {
+        effects = f->effects + f->effect_start[t];
+        n_effects = f->effect_start[t + 1] - f->effect_start[t];
+    }
+    /* What the successor's record depends on, from this marking's and the effects. */
+    uint32_t differ = m->differ_count, nonflip = m->nonflip, over1 = m->over1,
+             over255 = m->over255;
+    uint64_t total = m->total;
+    for (uint32_t k = 0; k < n_effects; k++) {
+        uint32_t p = effects[k].place, start = f->initial[p], old = m->tokens[p];
+        int64_t after = (int64_t)old + effects[k].delta;
+        if (after > ENCODING_COUNT_MAX) {
+            *overflow = p;
+            return 0;
+        }
+        uint32_t now = (uint32_t)after;
+        differ += (uint32_t)(now != start) - (uint32_t)(old != start);
+        nonflip += (uint32_t)(now != start && (now > 1 || start > 1)) -
+                   (uint32_t)(old != start && (old > 1 || start > 1));
+        over1 += (uint32_t)(now > 1) - (uint32_t)(old > 1);
+        over255 += (uint32_t)(now > 255) - (uint32_t)(old > 255);
+        total += (uint64_t)effects[k].delta;
+        if (now > m->max_in_place) m->max_in_place = now;
+    }
+    if (total > m->max_total) m->max_total = total;
+    encoding_kind kind = dense_kind(over1, over255);
+    size_t dense = dense_length(e, kind);
+    /* Every sparse entry takes a byte, two with its count, after a header byte. */
+    bool counts = nonflip != 0;
+    if (1 + (size_t)differ * (counts ? 2 : 1) < dense) {
+        size_t length = write_sparse(m, effects, n_effects, counts, dense, room, record);
+        if (length) return length;
+    }
+    uint8_t *out = room + HEADER_ROOM;
+    if (kind == dense_kind(m->over1, m->over255)) {
+        if (!m->dense_valid || m->dense_kind != kind) {
+            write_dense(m, m->dense, kind);
+            m->dense_kind = kind;
+            m->dense_valid = true;
+        }
+        memcpy(out, m->dense, dense);
+    } else {
+        write_dense(m, out, kind);
+    }
+    for (uint32_t k = 0; k < n_effects; k++) {
+        uint32_t p = effects[k].place;
+        put_dense(e, out, kind, p, (uint32_t)((int64_t)m->tokens[p] + effects[k].delta));
+    }
+    *record = out;
+    return dense;
+}
