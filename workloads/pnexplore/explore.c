@@ -315,9 +315,9 @@ static uint64_t flush_count(shared *s, worker *w, bool now) {
     return total;
 }
 
-static state_ref store(shared *s, worker *w, const uint8_t *m, size_t length, state_ref parent,
-                       uint32_t via, bool *fresh) {
-    uint64_t h = encoding_hash(m, length);
+/* The state of marking record `m` (hash `h`): found, or made (*fresh). */
+static state_ref store(shared *s, worker *w, const uint8_t *m, size_t length, uint64_t h,
+                       state_ref parent, uint32_t via, bool *fresh) {
     state_ref r;
     if (s->opt->store == STORE_SHARED) {
         r = table_insert(s, w, &s->main, m, length, h, parent, via, fresh);
@@ -452,7 +452,7 @@ static bool store_batch(worker *w, state_ref parent, const successor *batch, uns
     shared *s = w->s;
     for (unsigned k = 0; k < count; k++) {
         bool fresh;
-        state_ref next = store(s, w, batch[k].record, batch[k].length, parent,
+        state_ref next = store(s, w, batch[k].record, batch[k].length, batch[k].hash, parent,
                                batch[k].transition, &fresh);
         if (next == 0) return false; /* the store stopped the run, saying why */
         if (!fresh) continue;
@@ -650,7 +650,7 @@ static int run(shared *s, explore_result *result, explore_outcome *outcome) {
     uint32_t overflow;
     size_t length = marking_successor(&first->current, UINT32_MAX, first->batch, &record, &overflow);
     bool fresh;
-    state_ref initial = store(s, first, record, length, 0, 0, &fresh);
+    state_ref initial = store(s, first, record, length, encoding_hash(record, length), 0, 0, &fresh);
     if (initial == 0) return 1;
     first->record_bytes += length;
     stack_push(&first->own, initial);

@@ -19,9 +19,11 @@ typedef struct marking {
     uint32_t *enabled;        /* the transitions with none missing */
     uint32_t *enabled_at;     /* where each enabled transition is in `enabled` */
     uint32_t enabled_count;
-    uint32_t *differ;         /* the places whose count is not the initial one, in order */
+    uint32_t *differ;         /* the places whose count is not the initial one, in order, */
+    bool differ_listed;       /* when listed (else `dense` is valid, and lists them) */
     uint32_t differ_count;
     uint32_t *next_differ, *next_counts; /* a record being read */
+    uint32_t *after;          /* a successor's counts at its transition's effects */
     uint32_t over1, over255;  /* places holding more than 1, more than 255 tokens */
     uint32_t nonflip;         /* differing places where either count is above 1 */
     uint64_t total;           /* tokens in all places */
