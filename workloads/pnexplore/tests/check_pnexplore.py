@@ -28,6 +28,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
 
+
 def dekker_edges(n: int) -> int:
     """Firings of dekker N: over the states with t processes trying, the rest
     idle (c = 0) or one critical (c = 1), every idle process raises its flag,
@@ -139,7 +140,8 @@ def test_mcc(tool: str, tmp: Path) -> None:
             patterns = mcc_lines(f"EXPLICIT STATE_COMPRESSION {techniques}", *expected)
             lines = out.stdout.splitlines()
             check(out.returncode == 0 and len(lines) == len(patterns)
-                  and all(re.fullmatch(p, line) for p, line in zip(patterns, lines)),
+                  and all(re.fullmatch(p, line)
+                          for p, line in zip(patterns, lines, strict=True)),
                   f"{model} {n} --mcc at {threads} threads: {out.returncode} {lines}, "
                   f"expected {patterns}")
     net = generate(tool, "philosophers", 8, "lola", tmp)
@@ -152,7 +154,8 @@ def test_mcc(tool: str, tmp: Path) -> None:
         out = subprocess.run([tool, "explore", str(net), "--mcc", *other.split()],
                              capture_output=True, text=True)
         check(out.returncode == 2 and out.stdout == "" and "--mcc" in out.stderr
-              and len(out.stderr.splitlines()) == 1, f"--mcc {other}: {out.returncode} {out.stderr!r}")
+              and len(out.stderr.splitlines()) == 1,
+              f"--mcc {other}: {out.returncode} {out.stderr!r}")
 
 
 Marking = tuple[int, ...]
@@ -634,10 +637,10 @@ def test_refusals(tool: str, tmp: Path) -> None:
         out = subprocess.run([tool, "explore", str(net), "--alloc", "pool", *json_option],
                              capture_output=True, text=True)
         lines = out.stderr.strip().splitlines()
+        too_large = (r"stopped early: a state of 20003 bytes is too large for --alloc pool .*"
+                     r"use --alloc arena or --alloc malloc")
         check(out.returncode == 3 and "states 1" in out.stdout.replace('"states":1,', "states 1")
-              and len(lines) == 1 and re.search(r"stopped early: a state of 20003 bytes is too large "
-                                                r"for --alloc pool .*use --alloc arena or --alloc "
-                                                r"malloc", lines[0]) is not None,
+              and len(lines) == 1 and re.search(too_large, lines[0]) is not None,
               f"a 20,000-byte state under --alloc pool {json_option}: {out.returncode} "
               f"{out.stdout[:200]!r} {lines}")
     r = explore(tool, net, "--alloc", "arena")
