@@ -23,7 +23,7 @@ size_t leb128_put(uint8_t *out, uint64_t v) {
     return n;
 }
 
-static uint64_t leb128_get(const uint8_t **in) {
+uint64_t leb128_get(const uint8_t **in) {
     uint64_t v = 0;
     for (unsigned shift = 0;; shift += 7) {
         uint8_t b = *(*in)++;
@@ -71,17 +71,6 @@ void encoding_free(encoding *e) {
     free(e->big_initial);
     e->initial_bits = NULL;
     e->big_initial = NULL;
-}
-
-encoding_kind encoding_kind_of(const uint8_t *record) {
-    return record[0] & 1 ? KIND_DENSE_BITS : (encoding_kind)((record[0] >> 1) & 3);
-}
-
-size_t encoding_length(const encoding *e, const uint8_t *record) {
-    if (record[0] & 1) return e->bits_bytes;
-    const uint8_t *payload = record;
-    uint64_t h = leb128_get(&payload);
-    return (size_t)(payload - record) + (size_t)(h >> 3);
 }
 
 static uint32_t bit_of(const uint8_t *record, uint32_t p) {

@@ -45,19 +45,29 @@ typedef struct encoding {
 bool encoding_init(encoding *e, uint32_t places, const uint32_t *initial, uint32_t *too_many);
 void encoding_free(encoding *e);
 
+size_t leb128_length(uint64_t v);
+size_t leb128_put(uint8_t *out, uint64_t v);
+uint64_t leb128_get(const uint8_t **in);
+
 /* The length of the record at `record`, from its first bytes. */
-size_t encoding_length(const encoding *e, const uint8_t *record);
+static inline size_t encoding_length(const encoding *e, const uint8_t *record) {
+    if (record[0] & 1) return e->bits_bytes;
+    if (record[0] < 0x80) return 1 + (size_t)(record[0] >> 3); /* a one-byte header */
+    const uint8_t *payload = record;
+    uint64_t h = leb128_get(&payload);
+    return (size_t)(payload - record) + (size_t)(h >> 3);
+}
 /* The places whose counts differ from the initial marking, in order, with
  * their counts; returns how many. */
 uint32_t encoding_decode(const encoding *e, const uint8_t *record, uint32_t *places,
                          uint32_t *counts);
 /* The kind of the record at `record`. */
-encoding_kind encoding_kind_of(const uint8_t *record);
+static inline encoding_kind encoding_kind_of(const uint8_t *record) {
+    return record[0] & 1 ? KIND_DENSE_BITS : (encoding_kind)((record[0] >> 1) & 3);
+}
 
 /* The header of a non-bits record with `payload` bytes; returns its length. */
 size_t encoding_header(uint8_t *out, encoding_kind kind, size_t payload);
-size_t leb128_length(uint64_t v);
-size_t leb128_put(uint8_t *out, uint64_t v);
 uint64_t encoding_hash(const uint8_t *record, size_t length);
 
 #endif

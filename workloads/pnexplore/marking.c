@@ -244,6 +244,19 @@ static size_t write_sparse(marking *m, const effect *effects, uint32_t n_effects
 
 size_t marking_room(const encoding *e) { return e->longest + HEADER_ROOM; }
 
+/* memcpy, without a call for the short records most nets have. */
+static inline void copy_record(uint8_t *to, const uint8_t *from, size_t n) {
+    if (n < 8 || n > 16) {
+        memcpy(to, from, n);
+        return;
+    }
+    uint64_t head, tail;
+    memcpy(&head, from, 8);
+    memcpy(&tail, from + n - 8, 8);
+    memcpy(to, &head, 8);
+    memcpy(to + n - 8, &tail, 8);
+}
+
 size_t marking_successor(marking *m, uint32_t t, uint8_t *room, const uint8_t **record,
                          uint32_t *overflow) {
     const firing *f = m->f;
@@ -299,17 +312,25 @@ size_t marking_successor(marking *m, uint32_t t, uint8_t *room, const uint8_t **
         if (length) return length;
     }
     uint8_t *out = room + HEADER_ROOM;
-    if (kind == dense_kind(m->over1, m->over255)) {
-        if (!m->dense_valid || m->dense_kind != kind) {
-            write_dense(m, m->dense, kind);
-            m->dense_kind = kind;
-            m->dense_valid = true;
-        }
-        memcpy(out, m->dense, dense);
-    } else {
-        write_dense(m, out, kind);
-    }
-    for (uint32_t k = 0; k < n_effects; k++) put_dense(e, out, kind, effects[k].place, after[k]);
     *record = out;
+    if (kind != dense_kind(m->over1, m->over255)) {
+        write_dense(m, out, kind);
+        for (uint32_t k = 0; k < n_effects; k++) put_dense(e, out, kind, effects[k].place, after[k]);
+        return dense;
+    }
+    if (!m->dense_valid || m->dense_kind != kind) {
+        write_dense(m, m->dense, kind);
+        m->dense_kind = kind;
+        m->dense_valid = true;
+    }
+    copy_record(out, m->dense, dense);
+    if (kind == KIND_DENSE_BITS) { /* every effect flips a bit */
+        for (uint32_t k = 0; k < n_effects; k++) {
+            uint32_t bit = effects[k].place + 1;
+            out[bit >> 3] ^= (uint8_t)(1u << (bit & 7));
+        }
+    } else {
+        for (uint32_t k = 0; k < n_effects; k++) put_dense(e, out, kind, effects[k].place, after[k]);
+    }
     return dense;
 }
