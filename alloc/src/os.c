@@ -38,7 +38,7 @@ static void *map_plain(size_t size, bool reserve) {
 }
 
 /* size bytes whose start + offset is aligned.  The plain mapping is often
- * aligned already; else the aligned address after it is usually free; only
+ * aligned already; else an aligned address next to it is usually free; only
  * then is the alignment over-reserved and both ends cut off (which needs
  * twice the address space: a small RLIMIT_AS refuses it). */
 static char *map_plain_aligned(size_t size, size_t alignment, size_t offset, bool reserve) {
@@ -48,9 +48,16 @@ static char *map_plain_aligned(size_t size, size_t alignment, size_t offset, boo
     uintptr_t want = _hh_align_up((uintptr_t)p + offset, alignment) - offset;
     if (want == (uintptr_t)p) return p;
     munmap(p, size);
-    if (want > (uintptr_t)p) {
-        char *q = mmap((void *)want, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED_NOREPLACE, -1, 0);
-        if (q == (char *)want) return q;
+    /* The aligned start below the plain mapping is usually free too (the
+     * kernel hands out addresses from the top down), and the one after it
+     * often is. */
+    uintptr_t below = want - alignment;
+    uintptr_t tries[2] = {below < (uintptr_t)p ? below : 0, want};
+    for (int i = 0; i < 2; i++) {
+        if (tries[i] == 0) continue;
+        char *q = mmap((void *)tries[i], size, PROT_READ | PROT_WRITE,
+                       flags | MAP_FIXED_NOREPLACE, -1, 0);
+        if (q == (char *)tries[i]) return q;
         if (q != MAP_FAILED) munmap(q, size);
     }
     char *raw = mmap(NULL, size + alignment, PROT_READ | PROT_WRITE, flags, -1, 0);
