@@ -182,23 +182,6 @@ static memory_reading read_memory(void) {
     return r;
 }
 
-static void read_system_thp(char *out, size_t cap) {
-    out[0] = '\0';
-    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    char buf[128];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return;
-    buf[n] = '\0';
-    char *open_bracket = strchr(buf, '['), *close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
-    if (!open_bracket || !close_bracket) return;
-    size_t len = (size_t)(close_bracket - open_bracket - 1);
-    if (len >= cap) len = cap - 1;
-    memcpy(out, open_bracket + 1, len);
-    out[len] = '\0';
-}
-
 static const char *mode_name(void) {
     switch (_hh_cfg.thp) {
     case HH_THP_OFF: return "off";
@@ -247,7 +230,7 @@ static void take_snapshot(snapshot *s, char *system_thp, size_t cap) {
     breakdown peak = peak_breakdown;
     _hh_unlock();
     memory_reading memory = read_memory();
-    read_system_thp(system_thp, cap);
+    _hh_read_system_thp(system_thp, cap);
 
     uint64_t small_allocs = atomic_load_explicit(&heaps.allocs, memory_order_relaxed);
     /* Every block handed out and not in use now was freed (at exit, exact). */
