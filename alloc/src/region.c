@@ -13,17 +13,18 @@
  * memory is touched, and the free memory gathers at the top, in whole 2 MiB
  * units that can go back without splitting a huge page.
  *
- * What goes back, and when (the release policy): never more than the
- * program will want again.  The page heap keeps the highest demand (pages in
- * use) of the last one to two release delays (HUGEHEAP_RELEASE_DELAY_MS,
- * 10 s by default); the memory it holds beyond that peak goes back, from the
- * highest addresses down: whole free 2 MiB units once the heap is huge,
- * runs of free 4 KiB pages while it is small.  A program that frees and
- * allocates again within the delay faults nothing in twice; one whose demand
- * fell for good gets its memory back one to two delays later.  The check
- * runs on the page heap's own operations (a program that stops calling the
- * allocator keeps what it had: a timer thread inside malloc would cost more
- * than it saves). */
+ * What goes back, and when (the release policy): never what the program
+ * will want again.  Each 2 MiB unit remembers when pages were last handed
+ * out from it; the free memory of a unit nothing was taken from for the
+ * release delay (HUGEHEAP_RELEASE_DELAY_MS, 10 s by default) goes back, from
+ * the highest addresses down: units free as a whole once the heap is huge
+ * (never part of a huge page), runs of free 4 KiB pages while it is small.
+ * A program that frees and allocates again within the delay (even blocks
+ * that do not fit the holes they left, so that the heap keeps more than its
+ * demand) faults nothing in twice; memory it stopped using goes back one
+ * delay later.  The check runs on the page heap's own operations (a program
+ * that stops calling the allocator keeps what it had: a timer thread inside
+ * malloc would cost more than it saves). */
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
@@ -54,7 +55,7 @@ static uint64_t demand_pages;     /* handed out by the page heap */
 static _Atomic(int64_t) unwritten_pages; /* handed out, not written yet (small pages) */
 static uint64_t dirty_free_pages; /* free and holding memory */
 static uint64_t touched_units;    /* units holding memory (huge heap: resident whole) */
-static uint64_t peak_now, peak_before, window_started_ms, next_check_ms;
+static uint64_t next_check_ms;
 static uint64_t released_units_outstanding; /* given back, not yet needed again */
 static uint64_t held_reported;              /* bytes last told to the statistics */
 
@@ -275,14 +276,16 @@ static void held_changed_locked(void) {
 
 static void demand_changed_locked(int64_t pages) {
     demand_pages = (uint64_t)((int64_t)demand_pages + pages);
-    if (demand_pages > peak_now) peak_now = demand_pages;
     _hh_os_count_demand((intptr_t)(pages * (int64_t)HH_OS_PAGE));
 }
 
-/* The units [idx, idx + n) overlaps hold memory from now on. */
+/* The units [idx, idx + n) overlaps hold memory from now on, and are in use
+ * now (the release policy leaves them alone for the delay). */
 static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
+    uint64_t now = _hh_clock_ms();
     for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
         uint32_t mask = (uint32_t)1 << u;
+        r->unit_used_ms[u] = now;
         if (r->touched_units & mask) continue;
         r->touched_units |= mask;
         touched_units++;
@@ -384,20 +387,17 @@ typedef struct purge_run {
     size_t idx, n;
 } purge_run;
 
-/* Rolls the windows of the demand's peak. */
-static void roll_windows_locked(uint64_t now) {
-    uint64_t delay = _hh_cfg.release_delay_ms;
-    if (now - window_started_ms >= delay) {
-        peak_before = now - window_started_ms >= 2 * delay ? demand_pages : peak_now;
-        peak_now = demand_pages;
-        window_started_ms = now;
-    }
+/* Whether unit u of r has been quiet (nothing handed out from it) for the
+ * release delay, or everything is to go. */
+static bool quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
+    return everything || now - r->unit_used_ms[u] >= _hh_cfg.release_delay_ms;
 }
 
-/* Picks the free memory to give back (at most PURGE_BATCH runs, up to
- * `excess` pages, from the top down) and marks it used, so that nobody takes
- * it while it is given back outside the lock. */
-static size_t pick_purge_locked(uint64_t excess, purge_run *runs) {
+/* Picks the free memory to give back (at most PURGE_BATCH runs, from the top
+ * down) and marks it used, so that nobody takes it while it is given back
+ * outside the lock: the free pages of units that have been quiet for the
+ * release delay (a huge heap: only units free as a whole). */
+static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) {
     size_t count = 0;
     bool huge = heap_is_huge();
     /* From the top: the last region first. */
@@ -407,34 +407,29 @@ static size_t pick_purge_locked(uint64_t excess, purge_run *runs) {
         if (n_regions == 64) memmove(order, order + 1, --n_regions * sizeof *order);
         order[n_regions++] = r;
     }
-    for (size_t k = n_regions; k-- > 0 && count < PURGE_BATCH && excess > 0;) {
+    for (size_t k = n_regions; k-- > 0 && count < PURGE_BATCH;) {
         hh_region *r = order[k];
         if (r->dirty_free == 0) continue;
-        if (huge) {
-            for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
-                if (excess < HH_UNIT_PAGES) return count;
-                size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+        for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
+            if (!(r->touched_units & ((uint32_t)1 << u)) || !quiet(r, u, now, everything)) continue;
+            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            if (huge) {
                 if (find_bit(r->used, from, to, true) != to) continue;
-                if (!(r->touched_units & ((uint32_t)1 << u))) continue;
                 set_bits(r->used, from, to, true);
                 runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
-                excess -= HH_UNIT_PAGES;
+                continue;
             }
-        } else {
-            size_t end = HH_REGION_PAGES;
-            while (end > r->header_pages && count < PURGE_BATCH && excess > 0) {
-                /* The last free dirty run below `end`. */
+            /* Small: every free run of written pages in the unit, from its top. */
+            size_t end = to;
+            if (from < r->header_pages) from = r->header_pages;
+            while (end > from && count < PURGE_BATCH) {
                 size_t i = end;
-                while (i > r->header_pages && !(bit(r->dirty, i - 1) && !bit(r->used, i - 1))) i--;
-                if (i == r->header_pages) break;
+                while (i > from && !(bit(r->dirty, i - 1) && !bit(r->used, i - 1))) i--;
+                if (i == from) break;
                 size_t start = i;
-                while (start > r->header_pages && bit(r->dirty, start - 1) &&
-                       !bit(r->used, start - 1) && (uint64_t)(i - start) < excess) {
-                    start--;
-                }
+                while (start > from && bit(r->dirty, start - 1) && !bit(r->used, start - 1)) start--;
                 set_bits(r->used, start, i, true);
                 runs[count++] = (purge_run){r, start, i - start};
-                excess -= i - start;
                 end = start;
             }
         }
@@ -487,28 +482,17 @@ static void purge_runs(const purge_run *runs, size_t count) {
     }
 }
 
-/* How much the page heap holds beyond the recent peak of the demand (or
- * beyond the demand itself, for `everything`), in pages. */
-static uint64_t excess_locked(bool everything) {
-    uint64_t now = _hh_clock_ms();
-    roll_windows_locked(now);
-    if (!everything) {
-        if (now < next_check_ms) return 0;
-        next_check_ms = now + RELEASE_CHECK_MS;
-    }
-    uint64_t keep = everything ? demand_pages : (peak_now > peak_before ? peak_now : peak_before);
-    uint64_t held = demand_pages + dirty_free_pages;
-    return held > keep ? held - keep : 0;
-}
-
 /* With the lock held on entry; returns with it held.  Bytes given back. */
 static size_t release_locked(bool everything) {
     size_t released = 0;
+    uint64_t now = _hh_clock_ms();
+    if (!everything) {
+        if (now < next_check_ms || dirty_free_pages == 0) return 0;
+        next_check_ms = now + RELEASE_CHECK_MS;
+    }
     for (;;) {
-        uint64_t excess = excess_locked(everything);
-        if (excess == 0) break;
         purge_run runs[PURGE_BATCH];
-        size_t count = pick_purge_locked(excess, runs);
+        size_t count = pick_purge_locked(now, everything, runs);
         if (count == 0) break;
         _hh_unlock();
         purge_runs(runs, count);

@@ -169,6 +169,7 @@ typedef struct hh_region {
     uint8_t pad_[2];
     uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
     uint8_t pad2_[16];
+    uint64_t unit_used_ms[HH_REGION_UNITS]; /* when pages of each unit were last handed out */
     uint64_t used[HH_REGION_WORDS];  /* bit i: page i is handed out (or the header) */
     uint64_t dirty[HH_REGION_WORDS]; /* bit i: page i was written since mapped or given back */
     uint32_t span[HH_REGION_PAGES];  /* medium blocks, by first page */
