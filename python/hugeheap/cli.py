@@ -99,7 +99,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
     """Run a campaign: every instance under every tool and allocator mode."""
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
-    from .campaign.slurm import DEFAULT_ARRAY_TASKS, SlurmExecutor
+    from .campaign.slurm.executor import DEFAULT_ARRAY_TASKS, SlurmExecutor
     from .campaign.suite import load
     from .campaign.view import ProgressView, print_outcome, print_skipped
     try:
@@ -171,7 +171,7 @@ def doctor(as_json: bool, slurm: bool, partition: str | None) -> None:
     if partition is not None and not slurm:
         _fail("--partition is for doctor --slurm")
     if slurm:
-        from .campaign.slurm_doctor import diagnose as diagnose_slurm
+        from .campaign.slurm.doctor import diagnose as diagnose_slurm
         from .campaign.view import print_slurm_doctor
         found = diagnose_slurm(partition)
         if as_json:

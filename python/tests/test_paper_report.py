@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from hugeheap_cli import cli
 
+from hugeheap.campaign.answers.verdicts import judge
 from hugeheap.campaign.store import RunRecord, Store
-from hugeheap.campaign.verdicts import judge
 from hugeheap.measure.allocators import REPO_ROOT
 from hugeheap.measure.firsttouch import measure, what_it_means
 from hugeheap.report.analysis import analyse

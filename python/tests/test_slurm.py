@@ -31,8 +31,8 @@ from campaign_helpers import (
 from hugeheap_cli import cli
 from slurm_cluster import LocalSlurm
 
-from hugeheap.campaign import slurm_files
-from hugeheap.campaign.slurm_task import allocation_cores
+from hugeheap.campaign.slurm import files as slurm_files
+from hugeheap.campaign.slurm.task import allocation_cores
 from hugeheap.measure import machine
 from hugeheap.measure.allocators import REPO_ROOT, hugeheap_library
 
@@ -183,7 +183,7 @@ def test_a_task_killed_with_sigkill_leaves_its_runs_merged_and_the_rest_rerun(
     campaign = in_flight(tmp_path)
     tool = parent_of(campaign.orphan)  # the tool's shell, started by the task
     task = parent_of(tool)
-    assert "hugeheap.campaign.slurm_task" in Path(f"/proc/{task}/cmdline").read_text()
+    assert "hugeheap.campaign.slurm.task" in Path(f"/proc/{task}/cmdline").read_text()
     campaign.flag.unlink()  # the slow run goes fast when it runs again
     os.kill(task, signal.SIGKILL)
     _, stderr = campaign.harness.communicate(timeout=180)

@@ -9,16 +9,14 @@ one across machines or cores."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..measure.allocators import AllocatorMode
+from .folder import CampaignFolder
 from .instances import Instance
+from .store import RunKey
 from .suite import Suite
-
-RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
 
 @dataclass(frozen=True)
@@ -49,13 +47,6 @@ class RunSpec:
         return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
 
 
-def group_prefix(directory: Path) -> str:
-    """The name every cgroup of the campaign in directory starts with, so that
-    a later harness finds what a killed one left running."""
-    digest = hashlib.sha1(str(directory.resolve()).encode()).hexdigest()[:10]
-    return f"hugeheap_c{digest}"
-
-
 def planned_runs(suite: Suite, instances: list[Instance], repetitions: int) -> int:
     """How many runs the whole campaign has."""
     pairs = sum(1 for instance in instances for tool in suite.tools
@@ -63,12 +54,12 @@ def planned_runs(suite: Suite, instances: list[Instance], repetitions: int) -> i
     return pairs * len(suite.modes) * repetitions
 
 
-def plan(suite: Suite, instances: list[Instance], repetitions: int, directory: Path,
+def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: CampaignFolder,
          finished: set[RunKey]) -> list[list[RunSpec]]:
     """Blocks of runs still to do, repetition by repetition (a stopped campaign
     has whole repetitions rather than some instances repeated more)."""
     blocks = []
-    prefix = group_prefix(directory)
+    prefix = folder.group_prefix()
     for repetition in range(repetitions):
         for instance in instances:
             for tool in suite.tools:
@@ -84,7 +75,7 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, directory: P
                                  repetition=repetition, argv=argv, adapter=tool.adapter,
                                  cpu_s=suite.cpu_s, wall_s=suite.wall_s,
                                  memory_bytes=suite.memory_bytes, cores=None,
-                                 group_prefix=prefix, output_dir=str(directory / "outputs"))
+                                 group_prefix=prefix, output_dir=str(folder.outputs))
                          for mode in modes]
                 block = [spec for spec in block if spec.key not in finished]
                 if block:

@@ -15,6 +15,8 @@ from ..errors import HarnessError
 SCHEMA_VERSION = "2"
 READABLE_VERSIONS = ("1", SCHEMA_VERSION)
 
+RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
+
 
 @dataclass
 class RunRecord:
@@ -41,14 +43,14 @@ class RunRecord:
     warnings: str  # JSON list
     cores: str
     start_time: str
-    output: str | None  # the compressed output, relative to the campaign directory
+    output: str | None  # the compressed output, relative to the campaign's outputs/
     # JSON: {"host", "facts": measure.machine.node_facts(), and where the
     # executor placed the run, e.g. "slurm": {...}}; None in campaigns stored
     # before hugeheap recorded it
     node: str | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> RunKey:
         return self.tool, self.instance, self.mode, self.repetition
 
 
@@ -130,7 +132,7 @@ class Store:
             self.db.executemany(f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES "
                                 f"({placeholders})", [astuple(r) for r in records])
 
-    def finished(self) -> set[tuple[str, str, str, int]]:
+    def finished(self) -> set[RunKey]:
         rows = self.db.execute("SELECT tool, instance, mode, repetition FROM runs")
         return {(t, i, m, int(r)) for t, i, m, r in rows}
 

@@ -59,7 +59,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
-from .adapters import ADAPTERS, check_adapter_name
+from .answers.adapters import ADAPTERS, check_adapter_name
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {

@@ -10,8 +10,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..campaign.answers.verdicts import solved
+from ..campaign.folder import CampaignFolder
 from ..campaign.store import RunRecord
-from ..campaign.verdicts import solved
 from .analysis import Analysis
 
 OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "wrong")
@@ -110,8 +111,8 @@ def _advice(analysis: Analysis, tool: str, kind: str, cause: str | None,
         return (f"the adapter \"{adapter}\" found no answer in {program}'s output; try "
                 f"adapter = \"{suggested}\"")
     example = next((r.output for r in runs if r.output), None)
-    where = (f"{analysis.directory / 'outputs' / example}" if example and analysis.directory
-             else "the run's output")
+    where = (f"{CampaignFolder(analysis.directory).outputs / example}"
+             if example and analysis.directory else "the run's output")
     if kind == "unsolved":
         return f"the adapter \"{adapter}\" found no answer: see {where}"
     return f"see {where}"

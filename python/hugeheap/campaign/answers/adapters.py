@@ -34,7 +34,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from ..errors import HarnessError
+from ...errors import HarnessError
 
 ADAPTERS = ("sat", "smtlib", "asp", "maxsat", "mus", "spin", "pnexplore", "hhtab", "exitcode")
 

@@ -20,8 +20,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from ..store import RunRecord
 from .checks import CHECKED
-from .store import RunRecord
 
 UNSOLVED = {"unknown", "error", "wrong"}  # any other answer (sat, unsat, done, a regex's) solves
 FAILED = {"error", "wrong"}

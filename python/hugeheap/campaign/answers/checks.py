@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import HarnessError
+from ...errors import HarnessError
 from .adapters import Answer, sat_competition_answer
 
 CHECKED = "model checked"  # the detail of an answer a check confirmed
