@@ -8,8 +8,9 @@ DEPTH (frame 0 is the reset state), so a bounded model checker must find a
 counterexample there, and with DEPTH beyond its bound must find none.
 
     aiger.py counter COUNTERS WIDTH DEPTH
-        COUNTERS counters of WIDTH bits, each counting up when its own enable
-        input is 1; bad when every counter shows DEPTH at once.
+        COUNTERS counters of WIDTH bits (address generators, say), counter i
+        adding 2i+1 when the one enable input is 1; bad when each shows the
+        value DEPTH steps give it.
     aiger.py shift STAGES WIDTH DEPTH
         a delay line of STAGES stages of WIDTH-bit words that all move one
         stage on when the `shift` input is 1, and a counter of the shifts;
@@ -28,7 +29,8 @@ counterexample there, and with DEPTH beyond its bound must find none.
         when two clients are granted at once.
 
 DEPTH `safe` (counter, arbiter) makes the property hold: the counters stop
-one short of the value the property looks for, the arbiter has no watchdog.
+one step short of the values the property looks for, the arbiter has no
+watchdog.
 Sizes and the memory a model checker needs for them: suites/paper/hwmc.toml.
 """
 
@@ -121,6 +123,16 @@ class Circuit:
             carry = self.and_(bit, carry)
         return result
 
+    def add(self, word: Word, other: Word) -> Word:
+        """word + other, wrapping around."""
+        result = []
+        carry = FALSE
+        for a, b in zip(word, other, strict=True):
+            half = self.xor(a, b)
+            result.append(self.xor(half, carry))
+            carry = self.or_(self.and_(a, b), self.and_(half, carry))
+        return result
+
     def decrement(self, word: Word, borrow: int) -> Word:
         result = []
         for bit in word:
@@ -175,18 +187,21 @@ def bits_for(value: int) -> int:
 def counter(circuit: Circuit, counters: int, width: int, depth: int | None) -> None:
     if depth is not None and depth >> width:
         raise ValueError(f"a counter of {width} bits cannot show {depth}")
-    enables = [circuit.input() for _ in range(counters)]
+    enable = circuit.input()
     words = [[circuit.latch() for _ in range(width)] for _ in range(counters)]
-    # Safe: the counters stop at the all-ones value less one, and the property
-    # looks for all ones.
-    last = (1 << width) - 2
+    # Counter i steps by 2i+1 (odd: all of them distinct, and each takes
+    # 2^WIDTH steps to come back to 0). Safe: the first stops at the all-ones
+    # value less one, and the property looks for all ones there.
+    steps = [(2 * index + 1) % (1 << width) for index in range(counters)]
     target = (1 << width) - 1 if depth is None else depth
-    for enable, word in zip(enables, words, strict=True):
-        step = enable if depth is not None else circuit.and_(enable, circuit.equals(word, last)
-                                                              ^ 1)
-        for latch, value in zip(word, circuit.increment(word, step), strict=True):
+    stopped = FALSE if depth is not None else circuit.equals(words[0], target - 1)
+    stepping = circuit.and_(enable, stopped ^ 1)
+    for step, word in zip(steps, words, strict=True):
+        addend = [stepping if step >> bit & 1 else FALSE for bit in range(width)]
+        for latch, value in zip(word, circuit.add(word, addend), strict=True):
             circuit.update(latch, value)
-    circuit.bad = circuit.all_of([circuit.equals(word, target) for word in words])
+    circuit.bad = circuit.all_of([circuit.equals(word, step * target % (1 << width))
+                                  for step, word in zip(steps, words, strict=True)])
 
 
 def pattern(width: int) -> int:
