@@ -22,7 +22,7 @@ _ADAPTER_OF = {"clasp": "asp", "clingo": "asp", "minisat": "sat", "cadical": "sa
                "kissat": "sat", "cryptominisat5": "sat", "picosat": "sat", "glucose": "sat",
                "z3": "smtlib", "cvc5": "smtlib", "cvc4": "smtlib", "yices-smt2": "smtlib",
                "rc2.py": "maxsat", "musx.py": "mus", "pnexplore": "pnexplore",
-               "hhtab": "hhtab"}
+               "hhtab": "hhtab", "berkeley-abc": "abc"}
 _EXIT_MEANING = {10: "satisfiable", 20: "unsatisfiable", 30: "an optimum found"}
 
 
