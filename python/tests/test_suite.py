@@ -235,14 +235,18 @@ def test_compressed_instances_are_checked(tmp_path: Path) -> None:
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("suite_file", sorted((REPO / "suites").glob("*.toml")),
-                         ids=lambda path: path.name)
+@pytest.mark.parametrize("suite_file", sorted([*(REPO / "suites").glob("*.toml"),
+                                               *(REPO / "suites" / "paper").glob("*.toml")]),
+                         ids=lambda path: str(path.relative_to(REPO / "suites")))
 def test_the_committed_suites_load(suite_file: Path) -> None:
-    """`make demo` and `make bench` start from these: they must load on a
-    machine where `make` has run. Suites that compare with an older build
-    of the library (`make before`) load once it is built."""
+    """`make demo`, `make bench` and `make paper` start from these: they must
+    load on a machine where `make` has run, the paper's in both sizes.
+    Suites that compare with an older build of the library (`make before`)
+    load once it is built."""
     before = REPO / "build" / "before" / "lib" / "libhugeheap.so"
     if "build/before/" in suite_file.read_text() and not before.exists():
         pytest.skip(f"{suite_file.name} compares with {before}: `make before` builds it")
     suite = load(suite_file)
     assert suite.tools and suite.modes
+    if suite_file.parent.name == "paper":
+        assert load(suite_file, quick=True).generators
