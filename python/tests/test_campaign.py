@@ -66,7 +66,7 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     harness, orphan = start_until_slow_run(suite, out, flag)
     before = rows(out)
     harness.send_signal(signal.SIGKILL)
-    harness.wait()
+    harness.communicate()
     assert len(before) == 4 and {r[1] for r in before} == {"inst/a.cnf", "inst/b.cnf"}
     # The run in flight left a process and its cgroup behind.
     assert alive(orphan) and leftover_groups(out)
@@ -281,7 +281,8 @@ def test_the_library_recorded_is_the_library_preloaded(tmp_path: Path,
     outcome = run_campaign(suite, out, LocalExecutor(1), 1)
     assert outcome.ran == 4 and not outcome.harness_errors
     assert preloaded_in_output(out) == {str(first)}
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
     assert recorded["libraries"]["hugeheap"] == sha256(first)
     machine = json.loads((out / "machine.json").read_text())
     assert machine[-1]["allocators"]["hugeheap"]["library"] == str(first)
@@ -308,8 +309,14 @@ environment = {{ HUGEHEAP_RELEASE_DELAY_MS = "0" }}
     assert preloaded_in_output(out) == {str(first), str(second)}
     new_log = gzip.open(out / "outputs/fake/new/inst__a.cnf.r0.log.gz", "rt").read()
     assert "THP=off DELAY=0" in new_log
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
+        environments = {r.mode: json.loads(r.environment or "{}")["set"] for r in store.runs()}
     assert recorded["libraries"] == {"old": sha256(first), "new": sha256(second)}
+    # Each run records what the harness set in its tool's environment.
+    assert environments == {"old": {"LD_PRELOAD": str(first)},
+                            "new": {"LD_PRELOAD": str(second), "HUGEHEAP_THP": "off",
+                                    "HUGEHEAP_RELEASE_DELAY_MS": "0"}}
 
 
 GENERATOR = """#!/bin/sh
@@ -395,3 +402,25 @@ def test_a_store_from_before_nodes_were_recorded_still_opens(tmp_path: Path) -> 
     upgraded = Store(path)
     assert upgraded.block_nodes("t", "i", 0) == [None]
     upgraded.close()
+
+
+def test_part_of_a_suite_goes_into_the_same_campaign(tmp_path: Path) -> None:
+    """bench --tools runs some tools of a suite; the rest (or the whole suite)
+    goes on later in the same folder, running only what is missing."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"}, SUITE + """
+[tools.other]
+command = "./tool.sh {instance}"
+adapter = "sat"
+""")
+    out = tmp_path / "camp"
+    first = bench(suite, out, options=("--tools", "other"))
+    assert first.returncode == 0, first.stderr
+    assert {r[0] for r in rows(out)} == {"other"} and len(rows(out)) == 4
+    assert "4 of 4 runs finished (4 now)" in first.stderr
+    rest = bench(suite, out)
+    assert rest.returncode == 0, rest.stderr
+    assert "8 of 8 runs finished (4 now)" in rest.stderr
+    assert {r[0] for r in rows(out)} == {"fake", "other"} and len(rows(out)) == 8
+    wrong = cli("bench", str(suite), "--out", str(out), "--tools", "fake,nosuch")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "suite.toml has no tool 'nosuch' (its tools: fake, other)" in wrong.stderr

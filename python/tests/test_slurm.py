@@ -310,7 +310,7 @@ def test_a_killed_command_leaves_an_array_the_next_one_cancels(
         slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
     campaign = in_flight(tmp_path)
     campaign.harness.send_signal(signal.SIGKILL)
-    campaign.harness.wait()
+    campaign.harness.communicate()
     assert alive(campaign.orphan)  # the array goes on without its command
     campaign.flag.unlink()
     resumed = bench(campaign.suite, campaign.out, options=ONE_TASK)

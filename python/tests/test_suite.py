@@ -141,7 +141,7 @@ def test_generators_are_checked(tmp_path: Path) -> None:
           r"suite\.toml:15: .*gives every seed the same name", r"put \{seed\}")
     fails(tmp_path, base + '[[instances.generate]]\nname = "r{seed}.cnf"\n'
           'command = "no-such-generator {seed}"\nseeds = [1]\n',
-          r"suite\.toml:16: the generator 'no-such-generator' is not found")
+          r"suite\.toml:16: the generator 'no-such-generator' is not installed")
 
 
 def test_no_instances(tmp_path: Path) -> None:

@@ -132,22 +132,26 @@ def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) ->
 def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
                  on_progress: Callable[[Progress], None] | None = None,
                  on_start: Callable[[Progress, int], None] | None = None,
-                 on_note: Callable[[str], None] | None = None) -> Outcome:
+                 on_note: Callable[[str], None] | None = None,
+                 tools: set[str] | None = None) -> Outcome:
     """Runs what is missing of the campaign on the executor; Ctrl-C
     (KeyboardInterrupt) or SIGTERM ends the runs in flight and keeps every
-    finished one. on_note: an event of the executor worth a line of its own."""
+    finished one. on_note: an event of the executor worth a line of its own;
+    tools: run only these tools' runs (the campaign stays the whole suite's:
+    a later run of the others, or of all, goes into the same folder)."""
     folder = CampaignFolder(directory)
     lock = folder.lock()
     try:
         # A harness killed earlier may have left runs going: end them first.
         leftovers = executor.end_leftovers(folder)
         folder.clear_partials()
+        folder.sessions()  # a damaged machine record stops the campaign here
         store, instances = prepare_folder(suite, folder)
         try:
             _record_machine(suite, folder, executor)
             finished = store.finished()
-            blocks = plan(suite, instances, repetitions, folder, finished)
-            total = planned_runs(suite, instances, repetitions)
+            blocks = plan(suite, instances, repetitions, folder, finished, tools)
+            total = planned_runs(suite, instances, repetitions, tools)
             remaining = sum(len(b) for b in blocks)
             progress = Progress(total=total, already=total - remaining)
             if on_start:

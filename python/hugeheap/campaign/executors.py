@@ -61,9 +61,10 @@ class LocalExecutor(Executor):
     """Worker processes on this machine, each on its own whole physical cores
     (more jobs than cores is an error here, before anything runs)."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, allowed: set[int] | None = None) -> None:
+        """allowed: the CPUs the jobs may use (default: all this process may)."""
         self.jobs = jobs
-        self.cores = topology.assign_cores(topology.read_machine(), jobs)
+        self.cores = topology.assign_cores(topology.read_machine(allowed), jobs)
 
     def describe(self) -> dict[str, Any]:
         return {"executor": "local", "jobs": self.jobs, "cores_per_job": self.cores}
@@ -111,7 +112,7 @@ class LocalExecutor(Executor):
             return True
         finally:
             for worker in workers:
-                if worker.process.is_alive():
+                if not worker.released:
                     worker.stop()
             signal.signal(signal.SIGTERM, previous)
 
@@ -148,6 +149,7 @@ class _Worker:
         theirs.close()
         self.block: deque[RunSpec] = deque()
         self.running: RunSpec | None = None
+        self.released = False
 
     def send(self, spec: RunSpec) -> None:
         self.running = replace(spec, cores=tuple(self.cores))
@@ -162,14 +164,27 @@ class _Worker:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+        self.release()
 
     def kill(self) -> None:
         self.process.kill()
         self.process.join()
+        self.release()
+
+    def release(self) -> None:
+        """Closes the pipe and the process's handle now, not whenever the
+        garbage collector gets to them (the worker has ended)."""
+        self.connection.close()
+        self.process.close()
+        self.released = True
 
     def replacement(self) -> _Worker:
         """A new worker on the same cores, with the rest of this dead one's block."""
         self.process.join(timeout=1)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.release()
         successor = _Worker(self.cores)
         successor.block = self.block
         return successor

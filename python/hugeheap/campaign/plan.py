@@ -50,29 +50,35 @@ class RunSpec:
         return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
 
 
-def planned_runs(suite: Suite, instances: list[Instance], repetitions: int) -> int:
-    """How many runs the whole campaign has."""
+def planned_runs(suite: Suite, instances: list[Instance], repetitions: int,
+                 tools: set[str] | None = None) -> int:
+    """How many runs the campaign has (of the tools named, or of all)."""
     pairs = sum(1 for instance in instances for tool in suite.tools
-                if tool.runs_on(instance.name))
+                if tool.runs_on(instance.name) and (tools is None or tool.name in tools))
     return pairs * len(suite.modes) * repetitions
 
 
 def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: CampaignFolder,
-         finished: set[RunKey]) -> list[list[RunSpec]]:
+         finished: set[RunKey], tools: set[str] | None = None) -> list[list[RunSpec]]:
     """Blocks of runs still to do, repetition by repetition (a stopped campaign
-    has whole repetitions rather than some instances repeated more)."""
+    has whole repetitions rather than some instances repeated more); of the
+    tools named, or of all (a block's order does not depend on which)."""
     blocks = []
     prefix = folder.group_prefix()
     for repetition in range(repetitions):
         for instance in instances:
             for tool in suite.tools:
-                if not tool.runs_on(instance.name):
+                if not tool.runs_on(instance.name) or (tools is not None and
+                                                      tool.name not in tools):
                     continue
                 modes = list(suite.modes)
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
                 argv = (tool.program, *tool.argv[1:])
-                decompress = instance.compression not in (None, *tool.reads_compressed)
+                # (A command that names no {instance}, as `hugeheap compare` runs
+                # one, is run as given.)
+                decompress = instance.compression not in (None, *tool.reads_compressed) \
+                    and any("{instance}" in word for word in tool.argv)
                 block = [RunSpec(tool=tool.name, instance=instance.name,
                                  instance_path=str(instance.path), alloc=mode,
                                  repetition=repetition, argv=argv, adapter=tool.adapter,

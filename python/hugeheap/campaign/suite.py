@@ -126,6 +126,24 @@ class Suite:
     def directory(self) -> Path:
         return self.path.parent
 
+    def choose_tools(self, names: str) -> set[str]:
+        """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
+        for a name that is no tool of the suite, or one not installed here."""
+        chosen = {name.strip() for name in names.split(",") if name.strip()}
+        skipped = dict(self.skipped_tools)
+        known = [tool.name for tool in self.tools]
+        for name in sorted(chosen):
+            if name in skipped:
+                raise HarnessError(f"--tools {names}: tool '{name}' cannot run here: "
+                                   f"{skipped[name]}")
+            if name not in known:
+                raise HarnessError(f"--tools {names}: {self.path.name} has no tool '{name}' "
+                                   f"(its tools: {', '.join(known + list(skipped))})")
+        if not chosen:
+            raise HarnessError(f"--tools {names!r}: names no tool (example: --tools "
+                               f"{known[0]})")
+        return chosen
+
 
 class _Locator:
     """Lines of tables and keys in the TOML text, for error messages
@@ -214,9 +232,13 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     as a campaign of its own (its name ends in -quick)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise HarnessError(f"{path}: cannot read the suite file ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        line = error.object[:error.start].count(b"\n") + 1
+        raise HarnessError(f"{path}:{line}: not a suite file: not UTF-8 text (byte "
+                           f"0x{error.object[error.start]:02x}); TOML files are UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -405,14 +427,16 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
                              where, "optional")
         program = _find_program(argv[0], check.path.parent)
         if program is None:
-            why = f"'{argv[0]}' is not installed (not found in PATH)"
+            why = _not_found(argv[0], check.path.parent)
             if optional:
                 skipped.append((name, why))
                 continue
-            raise check.fail(f"tool '{name}': {why}",
-                             f"install it (Debian: apt-get install {Path(argv[0]).name}), "
-                             "give its full path, or mark the tool optional = true",
-                             where, "command")
+            fix = ("make it executable (chmod +x)" if "not executable" in why
+                   else f"install it (Debian: apt-get install {argv[0]}), give its full path, "
+                   "or mark the tool optional = true" if "/" not in argv[0]
+                   else "fix the path (relative to the suite file), or mark the tool "
+                   "optional = true")
+            raise check.fail(f"tool '{name}': {why}", fix, where, "command")
         selection = values.get("instances")
         if isinstance(selection, str):
             selection = [selection]
@@ -435,12 +459,31 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
     return tools, skipped
 
 
+def _candidate(program: str, directory: Path) -> Path:
+    """Where a program given with a path is (relative to the suite file)."""
+    return Path(program) if Path(program).is_absolute() else directory / program
+
+
 def _find_program(program: str, directory: Path) -> str | None:
     if "/" in program:
-        candidate = Path(program) if Path(program).is_absolute() else directory / program
+        candidate = _candidate(program, directory)
         return str(candidate.resolve()) if os.access(candidate, os.X_OK) and \
             candidate.is_file() else None
     return shutil.which(program)
+
+
+def _not_found(program: str, directory: Path) -> str:
+    """Why _find_program found nothing: no such file, or one that is not
+    executable."""
+    if "/" in program:
+        candidate = _candidate(program, directory)
+        if candidate.is_file():
+            return f"'{program}' is not executable ({candidate})"
+        return f"'{program}' does not exist ({candidate})"
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if folder and (Path(folder) / program).is_file():
+            return f"'{program}' in PATH is not executable ({Path(folder) / program})"
+    return f"'{program}' is not installed (not found in PATH)"
 
 
 _VARIABLE = re.compile(r"^\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))", re.A)
@@ -548,7 +591,9 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
             names.add(instance)
         program = _find_program(argv[0], directory)
         if program is None:
-            raise check.fail(f"the generator '{argv[0]}' is not found",
+            why = _not_found(argv[0], directory)
+            raise check.fail(f"the generator {why}",
+                             "make it executable (chmod +x)" if "not executable" in why else
                              "build or install it, or give its path relative to the suite "
                              "file", where, "command", index)
         quick = values.get("quick", False)

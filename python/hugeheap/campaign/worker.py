@@ -125,7 +125,8 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
         reliable=result.reliable, warnings=json.dumps(result.warnings),
         cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept,
         node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
-                         **(placement or {})}))
+                         **(placement or {})}),
+        environment=json.dumps(result.environment))
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -44,6 +44,17 @@ from ...errors import HarnessError
 
 ADAPTERS = ("sat", "smtlib", "asp", "maxsat", "mus", "spin", "pnexplore", "hhtab", "abc",
             "exitcode")
+# The adapter that reads a program's answers, by the program's name.
+_ADAPTER_OF = {"clasp": "asp", "clingo": "asp", "minisat": "sat", "cadical": "sat",
+               "kissat": "sat", "cryptominisat5": "sat", "picosat": "sat", "glucose": "sat",
+               "z3": "smtlib", "cvc5": "smtlib", "cvc4": "smtlib", "yices-smt2": "smtlib",
+               "rc2.py": "maxsat", "musx.py": "mus", "pnexplore": "pnexplore",
+               "hhtab": "hhtab", "berkeley-abc": "abc"}
+
+
+def suggested_adapter(program: str) -> str | None:
+    """The adapter that reads the answers of a program known by its name."""
+    return _ADAPTER_OF.get(program.rsplit("/", 1)[-1])
 
 
 @dataclass

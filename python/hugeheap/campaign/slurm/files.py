@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,8 @@ def _record(data: object, number: int, given: set[RunKey]) -> RunRecord:
         raise MalformedReport(f"run {number} is not a record")
     for spec in fields(RunRecord):
         if spec.name not in data:
+            if spec.default is not MISSING:  # a field later versions added
+                continue
             raise MalformedReport(f"run {number} has no {spec.name}")
         kinds = str(spec.type).split(" | ")
         value = data[spec.name]
