@@ -74,6 +74,7 @@ def test_safe_designs_are_proved(tmp_path: Path, words: tuple[str, ...]) -> None
 def test_bad_sizes_are_one_line_errors(tmp_path: Path) -> None:
     for words, said in ((["fifo", "6", "4", "3"], "ENTRIES 6 is not a power of two"),
                         (["counter", "2", "3", "9"], "a counter of 3 bits cannot show 9"),
+                        (["counter", "5", "3", "2"], "there are only 4 odd steps"),
                         (["shift", "4", "8", "2"], "DEPTH 2 is less than the 4 stages"),
                         (["shift", "4", "8", "safe"], "DEPTH 'safe' is not a whole number"),
                         (["ring", "4"], "usage: aiger.py")):

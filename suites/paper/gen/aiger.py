@@ -187,6 +187,9 @@ def bits_for(value: int) -> int:
 def counter(circuit: Circuit, counters: int, width: int, depth: int | None) -> None:
     if depth is not None and depth >> width:
         raise ValueError(f"a counter of {width} bits cannot show {depth}")
+    if counters > 1 << (width - 1):
+        raise ValueError(f"{counters} counters of {width} bits: there are only "
+                         f"{1 << (width - 1)} odd steps, and counters with the same step are one")
     enable = circuit.input()
     words = [[circuit.latch() for _ in range(width)] for _ in range(counters)]
     # Counter i steps by 2i+1 (odd: all of them distinct, and each takes
@@ -213,8 +216,9 @@ def count_to(circuit: Circuit, event: int, limit: int) -> tuple[Word, int]:
     """A binary counter of events, stopping at limit: (its latches, and 1
     when it shows limit). It counts at most one event a frame, so it shows
     limit in frame `limit` at the earliest; a bounded model checker cannot
-    see that without a proof (the counter could show any value as far as
-    the circuit's structure goes), which is the work each frame gives it."""
+    see that without a proof (from the frame where it may have as many bits
+    set as limit has, the circuit's structure allows any value), which is
+    the work each frame gives it."""
     word = [circuit.latch() for _ in range(bits_for(limit))]
     full = circuit.equals(word, limit)
     for latch, value in zip(word, circuit.increment(word, circuit.and_(event, full ^ 1)),
