@@ -8,7 +8,7 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo
 PYTHON  ?= python3
 VENV    := .venv
 
-.PHONY: all deps build venv test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
+.PHONY: all deps build venv wheel test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
 	test-python demo bench before paper-quick paper install clean
 
 all: build
@@ -22,12 +22,17 @@ build: deps venv
 
 # The hugeheap command and its test tools, in .venv (rebuilt when pyproject changes).
 venv: $(VENV)/.installed
-$(VENV)/.installed: python/pyproject.toml
+$(VENV)/.installed: pyproject.toml setup.py
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
 	  { echo "hugeheap needs Python 3.11 or newer ($(PYTHON) is older)"; exit 1; }
 	@test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	@$(VENV)/bin/pip install -q --disable-pip-version-check -e 'python[dev,paper]'
+	@$(VENV)/bin/pip install -q --disable-pip-version-check -e '.[dev,paper]'
 	@touch $@
+
+# The hugeheap command as a wheel with libhugeheap in it (what `pip install .`
+# installs), in build/wheel/.
+wheel: venv
+	@rm -rf $(BUILD)/wheel && $(VENV)/bin/pip wheel -q --no-deps -w $(BUILD)/wheel .
 
 # The allocator's own tests, then its logic again under AddressSanitizer with
 # UBSan and under ThreadSanitizer (test-only builds: the sanitizer owns malloc),
@@ -70,9 +75,9 @@ test-aarch64: deps
 	cmake --build build-aarch64 -j$(JOBS) && cd build-aarch64 && ctest --output-on-failure -j$(JOBS)
 
 # The harness: its tests (real processes, real cgroups), lint and types.
-test-python: build
-	$(VENV)/bin/ruff check python bench scripts suites alloc/tests workloads
-	cd python && ../$(VENV)/bin/mypy
+test-python: build wheel
+	$(VENV)/bin/ruff check python bench scripts suites alloc/tests workloads setup.py
+	$(VENV)/bin/mypy
 	$(VENV)/bin/pytest python/tests
 
 # The main job: suites/demo.toml, a fresh campaign each time (a rebuilt
@@ -106,7 +111,7 @@ $(BUILD)/before/lib/libhugeheap.so:
 # The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
 # each suite of suites/paper in its quick size (minutes each), or whole
 # (`make paper`); the same command resumes. Then the tables over all of them.
-PAPER_FAMILIES := sat asp smt maxsat mus modelchecking tabling
+PAPER_FAMILIES := sat asp smt maxsat mus modelchecking hwmc tabling
 PAPER_DIR := $(BUILD)/paper
 paper-quick paper: build
 	@quick=$(if $(filter paper-quick,$@),--quick,); suffix=$(if $(filter paper-quick,$@),-quick,); \

@@ -5,6 +5,7 @@ Bad input is one line on stderr and exit code 2."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 from pathlib import Path
@@ -36,18 +37,23 @@ def main() -> None:
 @click.option("--cores", metavar="LIST", help="cores to run on, e.g. 0,1 or 0-3")
 @click.option("--stdin", "stdin_path", metavar="FILE", help="the tool's standard input")
 @click.option("--output", metavar="FILE", help="the tool's standard output and error")
+@click.option("--env", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="a variable for the tool (repeatable); the tool never gets the caller's "
+              "allocator variables (LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*, HUGEHEAP_*, ...) "
+              "unless given here")
 @click.option("--json", "as_json", is_flag=True, help="print the result as one JSON object")
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: str | None,
-        cores: str | None, stdin_path: str | None, output: str | None, as_json: bool,
-        command: tuple[str, ...]) -> None:
+        cores: str | None, stdin_path: str | None, output: str | None,
+        assignments: tuple[str, ...], as_json: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND once, measured (write it after `--`)."""
     from .measure.allocators import require
     from .measure.runner import Limits
     from .measure.runner import run as run_measured
-    from .measure.units import parse_cpu_list, parse_duration, parse_size
+    from .measure.units import parse_assignments, parse_cpu_list, parse_duration, parse_size
     from .measure.view import print_run_result
     try:
+        extra_env = parse_assignments(assignments, "--env")
         limits = Limits(
             cpu_s=parse_duration(cpu_limit, "--cpu-limit") if cpu_limit else None,
             wall_s=parse_duration(wall_limit, "--wall-limit") if wall_limit else None,
@@ -59,7 +65,8 @@ def run(alloc: str, cpu_limit: str | None, wall_limit: str | None, mem_limit: st
         signal.signal(signal.SIGTERM, _interrupt)
         # With --json, the tool's own output must not mix with ours on stdout.
         result = run_measured(list(command), limits, alloc=mode, stdin=stdin_path,
-                              output=output, tool_stdout=2 if as_json else None)
+                              output=output, extra_env=extra_env,
+                              tool_stdout=2 if as_json else None)
     except HarnessError as error:
         _fail(str(error))
     if as_json:
@@ -83,6 +90,8 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--repeat", type=int, metavar="K", help="repetitions (default: the suite's)")
 @click.option("--quick", is_flag=True, help="only the instances the suite marks quick = true "
               "(a campaign of its own, NAME-quick)")
+@click.option("--tools", metavar="A,B", help="run only these tools of the suite, into the "
+              "same campaign (the others, or all, go on later in the same DIR)")
 @click.option("--executor", type=click.Choice(["local", "slurm"]), default="local",
               show_default=True, help="where runs go: workers on this machine, or Slurm job "
               "arrays (DIR must be on a filesystem the nodes share)")
@@ -94,12 +103,13 @@ def _interrupt(signum: int, frame: object) -> None:
               help="passed to sbatch as is, after hugeheap's own (repeatable), e.g. "
               "--slurm-option=--qos=short")
 def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
-          quick: bool, executor: str, partition: str | None, account: str | None,
-          max_array_tasks: int | None, slurm_options: tuple[str, ...]) -> None:
+          quick: bool, tools: str | None, executor: str, partition: str | None,
+          account: str | None, max_array_tasks: int | None,
+          slurm_options: tuple[str, ...]) -> None:
     """Run a campaign: every instance under every tool and allocator mode."""
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
-    from .campaign.slurm import DEFAULT_ARRAY_TASKS, SlurmExecutor
+    from .campaign.slurm.executor import DEFAULT_ARRAY_TASKS, SlurmExecutor
     from .campaign.suite import load
     from .campaign.view import ProgressView, print_outcome, print_skipped
     try:
@@ -117,6 +127,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
             raise HarnessError("--jobs is for the local executor; on Slurm every array task "
                                "is one job (--max-array-tasks bounds how many)")
         suite = load(suite_file, quick)
+        chosen = suite.choose_tools(tools) if tools is not None else None
         runner: Executor = (
             LocalExecutor(jobs or suite.jobs) if executor == "local" else
             SlurmExecutor(suite, partition, account,
@@ -126,7 +137,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         print_skipped(suite.skipped_tools)
         with ProgressView(directory) as view:
             outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,
-                                   view.advanced, view.started, view.note)
+                                   view.advanced, view.started, view.note, chosen)
     except HarnessError as error:
         _fail(str(error))
     except KeyboardInterrupt:  # outside the runs (e.g. while generating instances)
@@ -134,6 +145,74 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
                    "on)", err=True)
         sys.exit(130)
     sys.exit(print_outcome(outcome))
+
+
+@main.command(context_settings={"ignore_unknown_options": False})
+@click.option("--modes", metavar="A,B,...", help="the allocator modes, the first the baseline "
+              "(default: system and every other built-in mode this machine has but "
+              "hugeheap-nothp)")
+@click.option("-n", "repetitions", type=int, default=5, show_default=True, metavar="N",
+              help="repetitions of every mode")
+@click.option("--cpu-limit", metavar="DURATION", help="CPU time of a run (default 15m)")
+@click.option("--wall-limit", metavar="DURATION", help="wall time of a run (default: twice "
+              "the CPU limit)")
+@click.option("--mem-limit", metavar="SIZE", help="memory of a run, e.g. 4GiB")
+@click.option("--cores", metavar="LIST", help="the cores the runs go on (default: all)")
+@click.option("--env", "assignments", multiple=True, metavar="NAME=VALUE",
+              help="a variable for the command under every mode (repeatable)")
+@click.option("--adapter", metavar="NAME", help="how to read the command's answer (default: "
+              "by its program's name, e.g. sat for minisat; else its exit code)")
+@click.option("--out", "out_dir", metavar="DIR", help="keep the runs in this campaign folder "
+              "(`hugeheap report DIR` reads it; the same command resumes it)")
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+def compare(modes: str | None, repetitions: int, cpu_limit: str | None, wall_limit: str | None,
+            mem_limit: str | None, cores: str | None, assignments: tuple[str, ...],
+            adapter: str | None, out_dir: str | None, command: tuple[str, ...]) -> None:
+    """Run COMMAND under several allocators, paired and interleaved (write it after `--`)."""
+    import shutil
+    import tempfile
+
+    from .campaign.compare import choose_modes, comparison_suite
+    from .campaign.coordinator import run_campaign
+    from .campaign.executors import LocalExecutor
+    from .campaign.view import ProgressView, print_outcome, print_skipped
+    from .measure.units import parse_assignments, parse_cpu_list, parse_duration, parse_size
+    from .report.compare import compare as summarise
+    from .report.view import print_comparison
+    scratch = None
+    try:
+        if repetitions < 1:
+            raise HarnessError(f"-n {repetitions}: must be at least 1")
+        chosen, left_out = choose_modes(modes)
+        allowed = set(parse_cpu_list(cores, "--cores")) if cores is not None else None
+        if allowed is not None and not allowed <= os.sched_getaffinity(0):
+            raise HarnessError(f"--cores {cores}: not among the cores this process may use "
+                               f"({sorted(os.sched_getaffinity(0))})")
+        executor = LocalExecutor(1, allowed)
+        directory = Path(out_dir) if out_dir else Path(
+            scratch := tempfile.mkdtemp(prefix="hugeheap-compare-"))
+        suite = comparison_suite(
+            list(command), chosen, adapter,
+            parse_duration(cpu_limit, "--cpu-limit") if cpu_limit else None,
+            parse_duration(wall_limit, "--wall-limit") if wall_limit else None,
+            parse_size(mem_limit, "--mem-limit") if mem_limit else None,
+            parse_assignments(assignments, "--env"), directory)
+        print_skipped(left_out, "mode", "not compared")
+        with ProgressView(directory) as view:
+            outcome = run_campaign(suite, directory, executor, repetitions, view.advanced,
+                                   view.started, view.note)
+        status = print_outcome(outcome, kept=out_dir is not None)
+        if outcome.ran + outcome.already:
+            print_comparison(summarise(directory))
+    except HarnessError as error:
+        _fail(str(error))
+    except KeyboardInterrupt:  # outside the runs (e.g. while resolving the modes)
+        click.echo("hugeheap: interrupted", err=True)
+        sys.exit(130)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+    sys.exit(status)
 
 
 @main.command()
@@ -150,12 +229,13 @@ def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
            html_file: str | None, csv_file: str | None, benchexec_dir: str | None) -> None:
     """Summarise campaigns: tables in the terminal, and HTML, CSV or BenchExec XML."""
     from .report.analysis import analyse
-    from .report.view import show
+    from .report.view import check_outputs, show
     try:
+        outputs = (Path(html_file) if html_file else None, Path(csv_file) if csv_file else None,
+                   Path(benchexec_dir) if benchexec_dir else None)
+        check_outputs(*outputs)
         analyses = [analyse(Path(directory)) for directory in directories]
-        show(analyses, Path(html_file) if html_file else None,
-             Path(csv_file) if csv_file else None,
-             Path(benchexec_dir) if benchexec_dir else None, tables, pair)
+        show(analyses, *outputs, tables, pair)
     except HarnessError as error:
         _fail(str(error))
 
@@ -171,7 +251,7 @@ def doctor(as_json: bool, slurm: bool, partition: str | None) -> None:
     if partition is not None and not slurm:
         _fail("--partition is for doctor --slurm")
     if slurm:
-        from .campaign.slurm_doctor import diagnose as diagnose_slurm
+        from .campaign.slurm.doctor import diagnose as diagnose_slurm
         from .campaign.view import print_slurm_doctor
         found = diagnose_slurm(partition)
         if as_json:

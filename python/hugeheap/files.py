@@ -10,13 +10,35 @@ from .errors import HarnessError
 
 
 def write_whole(path: Path, text: str) -> None:
-    """Writes text to path (making its directory); HarnessError naming the
-    path if it cannot."""
+    """Writes text to path; HarnessError naming the path if it cannot. No
+    folder is made: a missing one is named (the campaign makes its own)."""
     partial = path.with_name(path.name + ".partial")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         partial.write_text(text)
         os.replace(partial, path)
     except OSError as error:
-        partial.unlink(missing_ok=True)
-        raise HarnessError(f"{path}: cannot write it ({error.strerror})") from None
+        try:
+            partial.unlink(missing_ok=True)
+        except OSError:
+            pass
+        raise HarnessError(f"{path}: cannot write it ({why_not_writable(path, error)})") \
+            from None
+
+
+def why_not_writable(path: Path, error: OSError | None = None) -> str:
+    """Why a file cannot be written at path, in a few words."""
+    folder = path.parent
+    if not folder.exists():
+        return f"there is no folder {folder}; make it first"
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    if path.is_dir():
+        return "it is a folder"
+    return error.strerror if error is not None and error.strerror else "not writable"
+
+
+def check_writable(path: Path, option: str) -> None:
+    """HarnessError now, before any work, if a file could not be written at
+    path later: its folder is missing or is a file, or path is a folder."""
+    if path.is_dir() or not path.parent.is_dir():
+        raise HarnessError(f"{option} {path}: cannot write it ({why_not_writable(path)})")

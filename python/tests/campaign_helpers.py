@@ -12,7 +12,7 @@ from pathlib import Path
 
 from hugeheap_cli import CLI, cli
 
-from hugeheap.campaign.plan import group_prefix
+from hugeheap.campaign.folder import group_prefix
 from hugeheap.measure.cgroups import discover
 
 # Answers what the instance's first line says; `slow` sleeps in a child of

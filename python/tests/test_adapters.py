@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from hugeheap.campaign.adapters import Answer, check_adapter_name, classify
-from hugeheap.campaign.checks import check_sat_answer, read_cnf
+from hugeheap.campaign.answers.adapters import Answer, check_adapter_name, classify
+from hugeheap.campaign.answers.checks import check_sat_answer, read_cnf
 from hugeheap.errors import HarnessError
 
 CNF = "c tiny\np cnf 3 3\n1 -2 0\n2 3 0\n-1 -3 0\n"

@@ -4,12 +4,16 @@ answers checked and contradictions marked wrong, the report's files."""
 
 from __future__ import annotations
 
+import bz2
+import functools
 import gzip
 import hashlib
 import json
+import lzma
 import os
 import signal
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -62,7 +66,7 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     harness, orphan = start_until_slow_run(suite, out, flag)
     before = rows(out)
     harness.send_signal(signal.SIGKILL)
-    harness.wait()
+    harness.communicate()
     assert len(before) == 4 and {r[1] for r in before} == {"inst/a.cnf", "inst/b.cnf"}
     # The run in flight left a process and its cgroup behind.
     assert alive(orphan) and leftover_groups(out)
@@ -124,6 +128,77 @@ def test_a_model_that_does_not_hold_is_wrong(tmp_path: Path) -> None:
     db = sqlite3.connect(out / "results.sqlite")
     details = db.execute("SELECT DISTINCT verdict, verdict_detail FROM runs").fetchall()
     assert details == [("wrong", "the model leaves clause 1 false: [1, -2]")]
+
+
+COMPRESSED = SUITE.replace('"inst/*.cnf"', '"inst/*.cnf.*"') + """
+# Tells where its instance is: in the run's own folder, decompressed ...
+[tools.where]
+command = "./where.sh {instance}"
+adapter = 'regex:^got /.*/hugeheap-run-[^/]+/(?P<answer>instance/\\S+)$'
+
+# ... or where the suite has it, compressed.
+[tools.reader]
+command = "./where.sh {instance}"
+adapter = 'regex:^got /.*/inst/(?P<answer>\\S+)$'
+reads_compressed = ["FORMAT"]
+"""
+
+
+@pytest.mark.parametrize(("format_name", "suffix", "compress"), [
+    ("gzip", ".gz", gzip.compress), ("bzip2", ".bz2", bz2.compress), ("xz", ".xz", lzma.compress),
+    ("lzma", ".lzma", functools.partial(lzma.compress, format=lzma.FORMAT_ALONE))])
+def test_compressed_instances(tmp_path: Path, format_name: str, suffix: str,
+                              compress: Callable[[bytes], bytes]) -> None:
+    """A tool that does not read the format gets the instance decompressed in
+    its run's folder; one that does gets the file as it is; models are
+    checked against the compressed formula; the campaign records each file's
+    checksum as stored."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"},
+                          COMPRESSED.replace("FORMAT", format_name))
+    for plain in sorted((tmp_path / "inst").iterdir()):
+        plain.with_name(plain.name + suffix).write_bytes(compress(plain.read_bytes()))
+        plain.unlink()
+    where = tmp_path / "where.sh"
+    where.write_text('#!/bin/sh\necho "got $1"\n')
+    where.chmod(0o755)
+    out = tmp_path / "camp"
+    done = bench(suite, out)
+    assert done.returncode == 0, done.stderr
+    answers = {(tool, instance, mode): verdict
+               for tool, instance, mode, _, status, verdict, *_ in rows(out)}
+    for mode in ("system", "hugeheap"):
+        assert answers[("fake", "inst/a.cnf", mode)] == "sat"
+        assert answers[("fake", "inst/b.cnf", mode)] == "unsat"
+        assert answers[("where", "inst/a.cnf", mode)] == "instance/a.cnf"
+        assert answers[("reader", "inst/b.cnf", mode)] == f"b.cnf{suffix}"
+    db = sqlite3.connect(out / "results.sqlite")
+    assert {d for (d,) in db.execute("SELECT verdict_detail FROM runs WHERE verdict = 'sat'")} \
+        == {"model checked"}
+    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    assert recorded["files"] == {f"inst/{name}.cnf": sha256(tmp_path / "inst" /
+                                                            f"{name}.cnf{suffix}")
+                                 for name in ("a", "b")}
+    assert not list(Path(tempfile.gettempdir()).glob("hugeheap-run-*/instance"))
+
+
+def test_a_changed_instance_file_is_another_campaign(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    instance = tmp_path / "inst" / "a.cnf"
+    said = refusal_after(suite, tmp_path / "camp",
+                         lambda: instance.write_text(instance.read_text() + "c edited\n"))
+    assert "holds a campaign of another suite (its files differ" in said
+
+
+def test_a_damaged_compressed_instance_is_named(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"}, SUITE.replace('"inst/*.cnf"', '"inst/*.xz"'))
+    instance = tmp_path / "inst" / "a.cnf"
+    damaged = lzma.compress(instance.read_bytes())
+    (tmp_path / "inst" / "a.cnf.xz").write_bytes(damaged[:len(damaged) // 2])
+    instance.unlink()
+    done = bench(suite, tmp_path / "camp")
+    assert done.returncode != 0
+    assert "a.cnf.xz: damaged xz data (Compressed file ended before" in done.stderr
+    assert "Traceback" not in done.stderr and not rows(tmp_path / "camp")
 
 
 def refusal_after(suite: Path, out: Path, change: Callable[[], object]) -> str:
@@ -206,7 +281,8 @@ def test_the_library_recorded_is_the_library_preloaded(tmp_path: Path,
     outcome = run_campaign(suite, out, LocalExecutor(1), 1)
     assert outcome.ran == 4 and not outcome.harness_errors
     assert preloaded_in_output(out) == {str(first)}
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
     assert recorded["libraries"]["hugeheap"] == sha256(first)
     machine = json.loads((out / "machine.json").read_text())
     assert machine[-1]["allocators"]["hugeheap"]["library"] == str(first)
@@ -233,8 +309,14 @@ environment = {{ HUGEHEAP_RELEASE_DELAY_MS = "0" }}
     assert preloaded_in_output(out) == {str(first), str(second)}
     new_log = gzip.open(out / "outputs/fake/new/inst__a.cnf.r0.log.gz", "rt").read()
     assert "THP=off DELAY=0" in new_log
-    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    with Store(out / "results.sqlite", readonly=True) as store:
+        recorded = json.loads(store.meta("identity") or "{}")
+        environments = {r.mode: json.loads(r.environment or "{}")["set"] for r in store.runs()}
     assert recorded["libraries"] == {"old": sha256(first), "new": sha256(second)}
+    # Each run records what the harness set in its tool's environment.
+    assert environments == {"old": {"LD_PRELOAD": str(first)},
+                            "new": {"LD_PRELOAD": str(second), "HUGEHEAP_THP": "off",
+                                    "HUGEHEAP_RELEASE_DELAY_MS": "0"}}
 
 
 GENERATOR = """#!/bin/sh
@@ -320,3 +402,25 @@ def test_a_store_from_before_nodes_were_recorded_still_opens(tmp_path: Path) -> 
     upgraded = Store(path)
     assert upgraded.block_nodes("t", "i", 0) == [None]
     upgraded.close()
+
+
+def test_part_of_a_suite_goes_into_the_same_campaign(tmp_path: Path) -> None:
+    """bench --tools runs some tools of a suite; the rest (or the whole suite)
+    goes on later in the same folder, running only what is missing."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"}, SUITE + """
+[tools.other]
+command = "./tool.sh {instance}"
+adapter = "sat"
+""")
+    out = tmp_path / "camp"
+    first = bench(suite, out, options=("--tools", "other"))
+    assert first.returncode == 0, first.stderr
+    assert {r[0] for r in rows(out)} == {"other"} and len(rows(out)) == 4
+    assert "4 of 4 runs finished (4 now)" in first.stderr
+    rest = bench(suite, out)
+    assert rest.returncode == 0, rest.stderr
+    assert "8 of 8 runs finished (4 now)" in rest.stderr
+    assert {r[0] for r in rows(out)} == {"fake", "other"} and len(rows(out)) == 8
+    wrong = cli("bench", str(suite), "--out", str(out), "--tools", "fake,nosuch")
+    assert wrong.returncode == 2 and wrong.stderr.count("\n") == 1
+    assert "suite.toml has no tool 'nosuch' (its tools: fake, other)" in wrong.stderr

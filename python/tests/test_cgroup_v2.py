@@ -4,6 +4,8 @@ the real hierarchy where one with the controllers exists."""
 
 from __future__ import annotations
 
+import errno
+import os
 import subprocess
 from pathlib import Path
 
@@ -127,6 +129,54 @@ def test_discover_reads_mountinfo_and_own_cgroup() -> None:
     assert found.v1 == {"memory": Path("/sys/fs/cgroup/memory/jobs/a"),
                         "cpu": Path("/sys/fs/cgroup/cpu,cpuacct"),
                         "cpuacct": Path("/sys/fs/cgroup/cpu,cpuacct")}
+
+
+def test_the_harness_makes_room_in_a_group_of_its_own(tmp_path: Path) -> None:
+    """A non-root group that holds the harness (a systemd scope with
+    Delegate=yes) cannot give controllers to groups inside it: the harness
+    moves itself into a leaf beside its runs first, as BenchExec does."""
+    parent = fake_parent(tmp_path)
+    (parent / "cgroup.type").write_text("domain\n")  # not the root group
+    (parent / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    (parent / f"{cgroups.HARNESS_LEAF}-1").mkdir()  # a harness that ended
+    group = CgroupV2(parent, name="run")
+    leaf = parent / f"{cgroups.HARNESS_LEAF}-{os.getpid()}"
+    assert (leaf / "cgroup.procs").read_text() == str(os.getpid())
+    assert not (parent / f"{cgroups.HARNESS_LEAF}-1").exists()
+    assert "+memory" in (parent / "cgroup.subtree_control").read_text()
+    assert group.path == parent / "run"
+
+
+def test_a_group_shared_with_other_processes_is_left_alone(tmp_path: Path) -> None:
+    parent = fake_parent(tmp_path)
+    (parent / "cgroup.type").write_text("domain\n")
+    (parent / "cgroup.procs").write_text(f"1\n{os.getpid()}\n")  # a login session's
+    with pytest.raises(HarnessError, match=r"pids 1\).*systemd-run --user --scope -p "
+                                           r"Delegate=yes hugeheap"):
+        CgroupV2(parent, name="run")
+    assert not list(parent.glob(f"{cgroups.HARNESS_LEAF}-*"))
+    assert (parent / "cgroup.subtree_control").read_text() == ""
+
+
+def test_the_root_group_needs_no_room(tmp_path: Path) -> None:
+    parent = fake_parent(tmp_path)  # no cgroup.type: the root group
+    (parent / "cgroup.procs").write_text("1\n")
+    CgroupV2(parent, name="run")
+    assert not list(parent.glob(f"{cgroups.HARNESS_LEAF}-*"))
+
+
+def test_discover_sees_through_the_harness_leaf() -> None:
+    mountinfo = "30 23 0:26 / /sys/fs/cgroup rw,nosuid - cgroup2 cgroup2 rw\n"
+    own = f"0::/user.slice/run-1.scope/{cgroups.HARNESS_LEAF}-77\n"
+    assert discover(mountinfo, own).v2 == Path("/sys/fs/cgroup/user.slice/run-1.scope")
+
+
+def test_refusals_name_the_fix() -> None:
+    busy = OSError(errno.EBUSY, "Device or resource busy", "/sys/fs/cgroup/x/cgroup.subtree_"
+                   "control")
+    denied = PermissionError(errno.EACCES, "Permission denied", "/sys/fs/cgroup/x")
+    for error in (busy, denied):
+        assert "systemd-run --user --scope -p Delegate=yes" in cgroups._explained(error)
 
 
 def real_v2_parent() -> Path:

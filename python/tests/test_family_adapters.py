@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from hugeheap.campaign.adapters import Answer, classify
-from hugeheap.campaign.checks import check, check_maxsat_answer
+from hugeheap.campaign.answers.adapters import Answer, classify
+from hugeheap.campaign.answers.checks import check, check_maxsat_answer
 from hugeheap.measure.allocators import REPO_ROOT
 
 GEN = REPO_ROOT / "suites" / "paper" / "gen"

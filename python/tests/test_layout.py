@@ -94,3 +94,23 @@ def test_the_checker_sees_imports() -> None:
     assert "hugeheap.measure.machine" in GRAPH["hugeheap.measure.runner"]
     assert "hugeheap.campaign.store" in GRAPH["hugeheap.report.analysis"]
     assert "hugeheap.report.analysis" in GRAPH["hugeheap.cli"]  # an import inside a function
+
+
+# The top level of a campaign folder, as campaign/folder.py lays it out.
+FOLDER_ENTRIES = {"results.sqlite", "suite.toml", "machine.json", "instances", "outputs",
+                  "slurm", ".harness.lock"}
+
+
+def test_the_campaign_folder_is_laid_out_in_one_module() -> None:
+    """Only campaign/folder.py joins a path with an entry of the campaign
+    folder; every other module asks it (CampaignFolder)."""
+    owner = PACKAGE / "campaign" / "folder.py"
+    spelled = [f"{path.relative_to(PACKAGE)}:{node.lineno} / {node.right.value!r}"
+               for path in MODULES.values() if path != owner
+               for node in ast.walk(ast.parse(path.read_text()))
+               if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div)
+               and isinstance(node.right, ast.Constant) and node.right.value in FOLDER_ENTRIES]
+    assert spelled == []
+    assert any(isinstance(node, ast.BinOp) and isinstance(node.right, ast.Constant)
+               and node.right.value == "results.sqlite"
+               for node in ast.walk(ast.parse(owner.read_text())))

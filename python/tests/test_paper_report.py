@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from hugeheap_cli import cli
 
+from hugeheap.campaign.answers.verdicts import judge
 from hugeheap.campaign.store import RunRecord, Store
-from hugeheap.campaign.verdicts import judge
 from hugeheap.measure.allocators import REPO_ROOT
 from hugeheap.measure.firsttouch import measure, what_it_means
 from hugeheap.report.analysis import analyse
@@ -125,13 +125,15 @@ def test_pair_mistakes_are_one_line(campaign: Path) -> None:
 
 
 def test_a_run_starts_in_a_directory_of_its_own(campaign: Path) -> None:
-    runs = Store(campaign / "results.sqlite", readonly=True).runs()
+    with Store(campaign / "results.sqlite", readonly=True) as store:
+        runs = store.runs()
     assert {r.verdict for r in runs if r.tool == "where"} == {"hugeheap-run"}
     assert not (campaign.parent / "left-behind").exists() and not Path("left-behind").exists()
 
 
 def test_optimum_costs_must_agree(campaign: Path) -> None:
-    runs = Store(campaign / "results.sqlite", readonly=True).runs()
+    with Store(campaign / "results.sqlite", readonly=True) as store:
+        runs = store.runs()
     optima = {r.answer_value for r in runs if r.tool == "clasp"}
     assert optima == {"3"} and not judge(runs)
 
@@ -208,4 +210,5 @@ def test_campaigns_of_schema_1_are_read_and_upgraded(campaign: Path, tmp_path: P
     old = analyse(copy)
     assert all(r.answer_value is None for r in old.runs) and old.summaries
     Store(copy / "results.sqlite").close()  # opened for writing: upgraded
-    assert Store(copy / "results.sqlite", readonly=True).missing_columns == set()
+    with Store(copy / "results.sqlite", readonly=True) as upgraded:
+        assert upgraded.missing_columns == set()

@@ -15,6 +15,7 @@ import pytest
 from browser import Browser, find_chromium
 from hugeheap_cli import cli
 
+from hugeheap.campaign.folder import CampaignMeta
 from hugeheap.campaign.store import RunRecord, Store
 from hugeheap.report.analysis import analyse
 from hugeheap.report.export import write_benchexec, write_csv
@@ -46,9 +47,8 @@ def record(mode: str, instance: str, repetition: int, cputime: float | None) -> 
 def make_campaign(directory: Path, repetitions: int = 3) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     store = Store(directory / "results.sqlite")
-    for key, value in {"baseline": "base", "tools": '["solver"]', "modes": '["base", "fast"]',
-                       "cpu_limit_s": str(LIMIT), "suite_name": "known"}.items():
-        store.set_meta(key, value)
+    CampaignMeta(identity={}, suite_name="known", baseline="base", cpu_limit_s=LIMIT,
+                 tools=["solver"], modes=["base", "fast"]).save(store)
     # Repetitions: the median is the listed time (one faster, one slower).
     store.add_many([record(mode, instance, rep,
                            None if t is None else t * (1.0, 0.9, 1.2)[rep % 3])

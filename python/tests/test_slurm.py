@@ -31,8 +31,8 @@ from campaign_helpers import (
 from hugeheap_cli import cli
 from slurm_cluster import LocalSlurm
 
-from hugeheap.campaign import slurm_files
-from hugeheap.campaign.slurm_task import allocation_cores
+from hugeheap.campaign.slurm import files as slurm_files
+from hugeheap.campaign.slurm.task import allocation_cores
 from hugeheap.measure import machine
 from hugeheap.measure.allocators import REPO_ROOT, hugeheap_library
 
@@ -183,7 +183,7 @@ def test_a_task_killed_with_sigkill_leaves_its_runs_merged_and_the_rest_rerun(
     campaign = in_flight(tmp_path)
     tool = parent_of(campaign.orphan)  # the tool's shell, started by the task
     task = parent_of(tool)
-    assert "hugeheap.campaign.slurm_task" in Path(f"/proc/{task}/cmdline").read_text()
+    assert "hugeheap.campaign.slurm.task" in Path(f"/proc/{task}/cmdline").read_text()
     campaign.flag.unlink()  # the slow run goes fast when it runs again
     os.kill(task, signal.SIGKILL)
     _, stderr = campaign.harness.communicate(timeout=180)
@@ -310,7 +310,7 @@ def test_a_killed_command_leaves_an_array_the_next_one_cancels(
         slurm: LocalSlurm, tmp_path: Path, cgroups_usable: str) -> None:
     campaign = in_flight(tmp_path)
     campaign.harness.send_signal(signal.SIGKILL)
-    campaign.harness.wait()
+    campaign.harness.communicate()
     assert alive(campaign.orphan)  # the array goes on without its command
     campaign.flag.unlink()
     resumed = bench(campaign.suite, campaign.out, options=ONE_TASK)

@@ -1,23 +1,19 @@
 """A campaign: every instance under every tool and allocator mode, repeated,
 run and stored so that it can be stopped and resumed at any moment.
 
-The coordinator owns the campaign directory: results.sqlite (one committed
-row per finished run), suite.toml (the suite as first run), machine.json
-(what the machine was at each start), instances/ (generated instances) and
-outputs/ (each run's output, gzip-compressed). A `.harness.lock` keeps two
-harnesses apart. It plans what is missing (plan.py), hands the blocks to an
-executor (executors.py: local workers, or slurm.py: a cluster's job arrays)
-and commits every run the executor delivers, unless the run's node differs
-from where the other modes of its block ran: paired runs are compared only
-on alike nodes."""
+The coordinator runs a campaign in its folder (folder.py: the layout, the
+lock, the campaign's facts): it holds the folder against a second harness,
+plans what is missing (plan.py), hands the blocks to an executor
+(executors.py: local workers, or slurm/: a cluster's job arrays) and commits
+every run the executor delivers, unless the run's node differs from where
+the other modes of its block ran: paired runs are compared only on alike
+nodes."""
 
 from __future__ import annotations
 
 import datetime
-import fcntl
 import hashlib
 import json
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,13 +21,15 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..files import write_whole
+from .answers.verdicts import Disagreement, failed, judge, solved
 from .executors import Executor, Sink
+from .folder import CampaignFolder, CampaignMeta
 from .instances import Instance, prepare
 from .plan import plan, planned_runs
 from .store import RunRecord, Store
 from .suite import Suite
-from .verdicts import Disagreement, failed, judge, solved
 from .versions import describe_campaign_machine
+from .worker import RunFailure, RunOutcome
 
 
 @dataclass
@@ -42,7 +40,7 @@ class Progress:
     done: int = 0
     unsolved: int = 0
     failed: int = 0
-    harness_errors: list[str] = field(default_factory=list)
+    harness_errors: list[RunFailure] = field(default_factory=list)
     queue: str = ""  # where the runs wait, as the executor last saw it (a cluster's queue)
 
 
@@ -54,7 +52,7 @@ class Outcome:
     already: int
     interrupted: bool
     leftovers_ended: int
-    harness_errors: list[str]
+    harness_errors: list[RunFailure]
     disagreements: list[Disagreement]
 
 
@@ -68,10 +66,15 @@ def _digest(path: str | None) -> str | None:
 def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
     """What makes two campaigns comparable: runs of one may not mix with the
     other's. A rebuilt allocator library, tool or instance generator is
-    another campaign. The libraries are those the runs preload: the modes
-    were resolved once, when the suite was loaded."""
-    return {
+    another campaign, and so is a changed instance file (its checksum as
+    stored: a file compressed again is another campaign too, a safe
+    mistake). The libraries are those the runs preload: the modes were
+    resolved once, when the suite was loaded. Keys a new feature added are
+    there only where the suite uses the feature, so that a campaign started
+    before it resumes."""
+    found: dict[str, Any] = {
         "tools": {t.name: [t.argv, t.adapter, _digest(t.program), t.instances]
+                  + ([list(t.reads_compressed)] if t.reads_compressed else [])
                   for t in suite.tools},
         "modes": [m.name for m in suite.modes],
         "libraries": {m.name: _digest(m.library) for m in suite.modes},
@@ -81,92 +84,80 @@ def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
         "limits": {"cpu_s": suite.cpu_s, "wall_s": suite.wall_s, "memory": suite.memory_bytes},
         "instances": sorted(i.name for i in instances),
     }
+    if suite.files:
+        found["files"] = {name: _digest(str(path)) for name, path in suite.files}
+    return found
 
 
-class _Lock:
-    def __init__(self, directory: Path) -> None:
-        self.file = open(directory / ".harness.lock", "a+")
-        try:
-            fcntl.flock(self.file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            self.file.seek(0)
-            holder = self.file.read().strip() or "?"
-            self.file.close()
-            raise HarnessError(f"{directory}: another hugeheap bench (pid {holder}) is running "
-                               "this campaign; wait for it or stop it first") from None
-        self.file.seek(0)
-        self.file.truncate()
-        self.file.write(str(os.getpid()))
-        self.file.flush()
-
-    def release(self) -> None:
-        self.file.close()
+def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
+    """The identity's keys that differ; a key the stored campaign lacks was
+    not recorded then (an older harness), and is no difference."""
+    return [key for key in sorted(mine.keys() | stored.keys())
+            if key in stored and stored[key] != mine.get(key)]
 
 
-def prepare_directory(suite: Suite, directory: Path) -> tuple[Store, list[Instance]]:
-    """Opens (or starts) the campaign in directory; refuses a directory that
+def prepare_folder(suite: Suite, folder: CampaignFolder) -> tuple[Store, list[Instance]]:
+    """Opens (or starts) the campaign in the folder; refuses a folder that
     holds a campaign of another suite."""
-    instances = prepare(suite, directory / "instances")
-    store = Store(directory / "results.sqlite")
-    mine = json.dumps(identity(suite, instances), sort_keys=True)
-    theirs = store.meta("identity")
-    if theirs is None:
-        store.set_meta("identity", mine)
-        store.set_meta("suite_name", suite.name)
-        store.set_meta("baseline", suite.modes[0].name)
-        store.set_meta("cpu_limit_s", str(suite.cpu_s))
-        store.set_meta("tools", json.dumps([t.name for t in suite.tools]))
-        store.set_meta("modes", json.dumps([m.name for m in suite.modes]))
-        store.set_meta("tool_instances", json.dumps(
-            {t.name: [i.name for i in instances if t.runs_on(i.name)] for t in suite.tools}))
-        write_whole(directory / "suite.toml", suite.text)
-    elif theirs != mine:
-        old, new = json.loads(theirs), json.loads(mine)
-        changed = [key for key in new if old.get(key) != new[key]]
+    instances = prepare(suite, folder.instances)
+    store = folder.open_store()
+    try:
+        mine = json.loads(json.dumps(identity(suite, instances)))  # as stored: lists, not tuples
+        stored = CampaignMeta.load(store)
+        if stored is None:
+            CampaignMeta(
+                identity=mine, suite_name=suite.name, baseline=suite.modes[0].name,
+                cpu_limit_s=suite.cpu_s, tools=[t.name for t in suite.tools],
+                modes=[m.name for m in suite.modes],
+                tool_instances={t.name: [i.name for i in instances if t.runs_on(i.name)]
+                                for t in suite.tools}).save(store)
+            write_whole(folder.suite_copy, suite.text)
+        elif changed := _differences(stored.identity, mine):
+            raise HarnessError(f"{folder.path} holds a campaign of another suite (its "
+                               f"{', '.join(changed)} differ from {suite.path.name}'s); give "
+                               f"another --out, or delete {folder.path} to start over")
+    except BaseException:
         store.close()
-        raise HarnessError(f"{directory} holds a campaign of another suite (its "
-                           f"{', '.join(changed)} differ from {suite.path.name}'s); give "
-                           f"another --out, or delete {directory} to start over")
+        raise
     return store, instances
 
 
-def _record_machine(suite: Suite, directory: Path, executor: Executor) -> None:
-    path = directory / "machine.json"
-    sessions = json.loads(path.read_text()) if path.exists() else []
+def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) -> None:
     info = describe_campaign_machine(suite)
     info["started"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     info.update(executor.describe())
-    sessions.append(info)
-    write_whole(path, json.dumps(sessions, indent=1))
+    folder.add_session(info)
 
 
 def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
                  on_progress: Callable[[Progress], None] | None = None,
                  on_start: Callable[[Progress, int], None] | None = None,
-                 on_note: Callable[[str], None] | None = None) -> Outcome:
+                 on_note: Callable[[str], None] | None = None,
+                 tools: set[str] | None = None) -> Outcome:
     """Runs what is missing of the campaign on the executor; Ctrl-C
     (KeyboardInterrupt) or SIGTERM ends the runs in flight and keeps every
-    finished one. on_note: an event of the executor worth a line of its own."""
-    directory.mkdir(parents=True, exist_ok=True)
-    lock = _Lock(directory)
+    finished one. on_note: an event of the executor worth a line of its own;
+    tools: run only these tools' runs (the campaign stays the whole suite's:
+    a later run of the others, or of all, goes into the same folder)."""
+    folder = CampaignFolder(directory)
+    lock = folder.lock()
     try:
         # A harness killed earlier may have left runs going: end them first.
-        leftovers = executor.end_leftovers(directory)
-        for partial in [*(directory / "outputs").rglob("*.partial"),
-                        *(directory / "instances").glob(".*.partial")]:
-            partial.unlink()
-        store, instances = prepare_directory(suite, directory)
+        leftovers = executor.end_leftovers(folder)
+        folder.clear_partials()
+        folder.sessions()  # a damaged machine record stops the campaign here
+        store, instances = prepare_folder(suite, folder)
         try:
-            _record_machine(suite, directory, executor)
+            _record_machine(suite, folder, executor)
             finished = store.finished()
-            blocks = plan(suite, instances, repetitions, directory, finished)
-            total = planned_runs(suite, instances, repetitions)
+            blocks = plan(suite, instances, repetitions, folder, finished, tools)
+            total = planned_runs(suite, instances, repetitions, tools)
             remaining = sum(len(b) for b in blocks)
             progress = Progress(total=total, already=total - remaining)
             if on_start:
                 on_start(progress, leftovers)
 
-            def deliver(result: RunRecord | str) -> None:
+            def deliver(result: RunOutcome) -> None:
                 _account(result, store, progress)
                 if on_progress:
                     on_progress(progress)
@@ -177,7 +168,7 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
                     on_progress(progress)
 
             sink = Sink(deliver, queue, on_note or (lambda line: None))
-            interrupted = executor.run(blocks, directory, sink)
+            interrupted = executor.run(blocks, folder, sink)
             disagreements = judge(store.runs())
         finally:
             store.close()
@@ -187,12 +178,12 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
                    progress.harness_errors, disagreements)
 
 
-def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
-    if not isinstance(result, str):
+def _account(result: RunOutcome, store: Store, progress: Progress) -> None:
+    if isinstance(result, RunRecord):
         problem = unpaired(result, store.block_nodes(result.tool, result.instance,
                                                       result.repetition))
         result = problem or result
-    if isinstance(result, str):
+    if isinstance(result, RunFailure):
         progress.harness_errors.append(result)
         progress.failed += 1
         return
@@ -204,7 +195,7 @@ def _account(result: RunRecord | str, store: Store, progress: Progress) -> None:
         progress.failed += 1
 
 
-def unpaired(record: RunRecord, block_nodes: list[str | None]) -> str | None:
+def unpaired(record: RunRecord, block_nodes: list[str | None]) -> RunFailure | None:
     """Why the run may not join the stored runs of its block (the other modes
     of its tool, instance and repetition): they ran on a node whose facts
     differ. None when it may. A fact only one of them records (a run stored
@@ -220,11 +211,11 @@ def unpaired(record: RunRecord, block_nodes: list[str | None]) -> str | None:
         if not differ:
             continue
         host = json.loads(node or "{}").get("host")
-        return (f"{record.tool}/{record.mode}/{record.instance}#{record.repetition}: not stored: "
-                f"the other modes of its block ran on a node unlike this one ({differ}; "
-                f"that node: {host}), and paired runs are compared on alike nodes only; run "
-                "the campaign on identical nodes with the same settings (one --partition of "
-                "them), or give another --out")
+        return RunFailure(record.key, (
+            f"not stored: the other modes of its block ran on a node unlike this one ({differ}; "
+            f"that node: {host}), and paired runs are compared on alike nodes only; run the "
+            "campaign on identical nodes with the same settings (one --partition of them), or "
+            "give another --out"))
     return None
 
 

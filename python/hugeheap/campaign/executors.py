@@ -1,11 +1,11 @@
 """Executors: where the planned runs of a campaign are measured. The
 coordinator hands an executor the blocks still to do and a Sink; the executor
 runs each block on one set of cores, in order, and delivers every finished run
-(a RunRecord) or a message saying why the harness could not do a run (not a
-measurement: such a run is not stored and runs again on resume).
+(a RunRecord) or a RunFailure saying why the harness could not do a run (not
+a measurement: such a run is not stored and runs again on resume).
 
 The local executor runs blocks on worker processes of this machine, one per
-disjoint set of whole physical cores. The Slurm executor (slurm.py) runs them
+disjoint set of whole physical cores. The Slurm executor (slurm/) runs them
 in a cluster's job arrays: the planner, the store, resume and the report do
 not change with it."""
 
@@ -19,20 +19,19 @@ from abc import ABC, abstractmethod
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import Any
 
 from ..measure.cgroups import end_leftover_groups
 from . import topology
-from .plan import RunSpec, group_prefix
-from .store import RunRecord
-from .worker import execute_reporting, start_worker
+from .folder import CampaignFolder
+from .plan import RunSpec
+from .worker import RunFailure, RunOutcome, execute_reporting, start_worker
 
 
 @dataclass
 class Sink:
     """Where an executor reports to."""
-    deliver: Callable[[RunRecord | str], None]  # a finished run, or why one was not done
+    deliver: Callable[[RunOutcome], None]  # a finished run, or why one was not done
     # The state of a queue the runs wait in (a cluster's), shown beside the
     # progress bar; empty where there is none.
     queue: Callable[[str], None] = lambda state: None
@@ -47,12 +46,12 @@ class Executor(ABC):
         """What the campaign's machine record keeps about where runs go."""
 
     @abstractmethod
-    def end_leftovers(self, directory: Path) -> int:
+    def end_leftovers(self, folder: CampaignFolder) -> int:
         """Ends runs that a killed harness of this campaign left going;
         returns how many it found."""
 
     @abstractmethod
-    def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
+    def run(self, blocks: list[list[RunSpec]], folder: CampaignFolder, sink: Sink) -> bool:
         """Runs the blocks, delivering every run as it finishes; True when
         interrupted (Ctrl-C or SIGTERM: the runs in flight are ended, every
         finished one has been delivered)."""
@@ -62,17 +61,18 @@ class LocalExecutor(Executor):
     """Worker processes on this machine, each on its own whole physical cores
     (more jobs than cores is an error here, before anything runs)."""
 
-    def __init__(self, jobs: int) -> None:
+    def __init__(self, jobs: int, allowed: set[int] | None = None) -> None:
+        """allowed: the CPUs the jobs may use (default: all this process may)."""
         self.jobs = jobs
-        self.cores = topology.assign_cores(topology.read_machine(), jobs)
+        self.cores = topology.assign_cores(topology.read_machine(allowed), jobs)
 
     def describe(self) -> dict[str, Any]:
         return {"executor": "local", "jobs": self.jobs, "cores_per_job": self.cores}
 
-    def end_leftovers(self, directory: Path) -> int:
-        return end_leftover_groups(group_prefix(directory))
+    def end_leftovers(self, folder: CampaignFolder) -> int:
+        return end_leftover_groups(folder.group_prefix())
 
-    def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
+    def run(self, blocks: list[list[RunSpec]], folder: CampaignFolder, sink: Sink) -> bool:
         pending = deque(deque(block) for block in blocks)
         workers: list[_Worker] = []
         previous = signal.signal(signal.SIGTERM, interrupt)
@@ -100,19 +100,19 @@ class LocalExecutor(Executor):
                     assert running is not None
                     worker.running = None
                     try:
-                        result: RunRecord | str = worker.connection.recv()
+                        result: RunOutcome = worker.connection.recv()
                     except EOFError:  # the worker died (out of memory?): replace it
-                        result = f"{running.describe()}: the worker process died"
+                        result = RunFailure(running.key, "the worker process died")
                         workers[workers.index(worker)] = worker.replacement()
                     sink.deliver(result)
         except KeyboardInterrupt:
             for worker in workers:
                 worker.kill()  # its tool dies with it (PDEATHSIG); its cgroup is ended below
-            self.end_leftovers(directory)
+            self.end_leftovers(folder)
             return True
         finally:
             for worker in workers:
-                if worker.process.is_alive():
+                if not worker.released:
                     worker.stop()
             signal.signal(signal.SIGTERM, previous)
 
@@ -149,6 +149,7 @@ class _Worker:
         theirs.close()
         self.block: deque[RunSpec] = deque()
         self.running: RunSpec | None = None
+        self.released = False
 
     def send(self, spec: RunSpec) -> None:
         self.running = replace(spec, cores=tuple(self.cores))
@@ -163,14 +164,27 @@ class _Worker:
         if self.process.is_alive():
             self.process.kill()
             self.process.join()
+        self.release()
 
     def kill(self) -> None:
         self.process.kill()
         self.process.join()
+        self.release()
+
+    def release(self) -> None:
+        """Closes the pipe and the process's handle now, not whenever the
+        garbage collector gets to them (the worker has ended)."""
+        self.connection.close()
+        self.process.close()
+        self.released = True
 
     def replacement(self) -> _Worker:
         """A new worker on the same cores, with the rest of this dead one's block."""
         self.process.join(timeout=1)
+        if self.process.is_alive():
+            self.process.kill()
+            self.process.join()
+        self.release()
         successor = _Worker(self.cores)
         successor.block = self.block
         return successor

@@ -9,16 +9,14 @@ one across machines or cores."""
 
 from __future__ import annotations
 
-import hashlib
 import random
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..measure.allocators import AllocatorMode
+from .folder import CampaignFolder
 from .instances import Instance
+from .store import RunKey
 from .suite import Suite
-
-RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
 
 @dataclass(frozen=True)
@@ -28,7 +26,7 @@ class RunSpec:
     instance_path: str
     alloc: AllocatorMode  # resolved when the suite was loaded: what the run preloads
     repetition: int
-    argv: tuple[str, ...]  # {instance} filled in, {model} not yet
+    argv: tuple[str, ...]  # {instance} and {model} filled in by the worker
     adapter: str
     cpu_s: float
     wall_s: float
@@ -36,6 +34,9 @@ class RunSpec:
     cores: tuple[int, ...] | None  # set by the executor that runs it
     group_prefix: str
     output_dir: str  # the campaign directory's outputs/
+    # The instance is compressed in a format the tool does not read: the
+    # worker decompresses it for the run, before the run starts.
+    decompress: bool = False
 
     @property
     def mode(self) -> str:
@@ -49,42 +50,42 @@ class RunSpec:
         return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
 
 
-def group_prefix(directory: Path) -> str:
-    """The name every cgroup of the campaign in directory starts with, so that
-    a later harness finds what a killed one left running."""
-    digest = hashlib.sha1(str(directory.resolve()).encode()).hexdigest()[:10]
-    return f"hugeheap_c{digest}"
-
-
-def planned_runs(suite: Suite, instances: list[Instance], repetitions: int) -> int:
-    """How many runs the whole campaign has."""
+def planned_runs(suite: Suite, instances: list[Instance], repetitions: int,
+                 tools: set[str] | None = None) -> int:
+    """How many runs the campaign has (of the tools named, or of all)."""
     pairs = sum(1 for instance in instances for tool in suite.tools
-                if tool.runs_on(instance.name))
+                if tool.runs_on(instance.name) and (tools is None or tool.name in tools))
     return pairs * len(suite.modes) * repetitions
 
 
-def plan(suite: Suite, instances: list[Instance], repetitions: int, directory: Path,
-         finished: set[RunKey]) -> list[list[RunSpec]]:
+def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: CampaignFolder,
+         finished: set[RunKey], tools: set[str] | None = None) -> list[list[RunSpec]]:
     """Blocks of runs still to do, repetition by repetition (a stopped campaign
-    has whole repetitions rather than some instances repeated more)."""
+    has whole repetitions rather than some instances repeated more); of the
+    tools named, or of all (a block's order does not depend on which)."""
     blocks = []
-    prefix = group_prefix(directory)
+    prefix = folder.group_prefix()
     for repetition in range(repetitions):
         for instance in instances:
             for tool in suite.tools:
-                if not tool.runs_on(instance.name):
+                if not tool.runs_on(instance.name) or (tools is not None and
+                                                      tool.name not in tools):
                     continue
                 modes = list(suite.modes)
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
-                argv = tuple(w.replace("{instance}", str(instance.path)) for w in tool.argv)
-                argv = (tool.program, *argv[1:])
+                argv = (tool.program, *tool.argv[1:])
+                # (A command that names no {instance}, as `hugeheap compare` runs
+                # one, is run as given.)
+                decompress = instance.compression not in (None, *tool.reads_compressed) \
+                    and any("{instance}" in word for word in tool.argv)
                 block = [RunSpec(tool=tool.name, instance=instance.name,
                                  instance_path=str(instance.path), alloc=mode,
                                  repetition=repetition, argv=argv, adapter=tool.adapter,
                                  cpu_s=suite.cpu_s, wall_s=suite.wall_s,
                                  memory_bytes=suite.memory_bytes, cores=None,
-                                 group_prefix=prefix, output_dir=str(directory / "outputs"))
+                                 group_prefix=prefix, output_dir=str(folder.outputs),
+                                 decompress=decompress)
                          for mode in modes]
                 block = [spec for spec in block if spec.key not in finished]
                 if block:

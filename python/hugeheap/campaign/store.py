@@ -12,8 +12,10 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "2"
-READABLE_VERSIONS = ("1", SCHEMA_VERSION)
+SCHEMA_VERSION = "3"
+READABLE_VERSIONS = ("1", "2", SCHEMA_VERSION)
+
+RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
 
 @dataclass
@@ -41,14 +43,18 @@ class RunRecord:
     warnings: str  # JSON list
     cores: str
     start_time: str
-    output: str | None  # the compressed output, relative to the campaign directory
+    output: str | None  # the compressed output, relative to the campaign's outputs/
     # JSON: {"host", "facts": measure.machine.node_facts(), and where the
     # executor placed the run, e.g. "slurm": {...}}; None in campaigns stored
     # before hugeheap recorded it
     node: str | None = None
+    # JSON: what the harness did to the tool's environment, {"set": {name:
+    # value}, "withheld": [name]} (measure.runner.tool_environment); None in
+    # campaigns stored before hugeheap recorded it
+    environment: str | None = None
 
     @property
-    def key(self) -> tuple[str, str, str, int]:
+    def key(self) -> RunKey:
         return self.tool, self.instance, self.mode, self.repetition
 
 
@@ -59,10 +65,11 @@ _TYPES = {"repetition": "INTEGER NOT NULL", "exit_code": "INTEGER", "signal": "I
           "cputime_system": "REAL", "huge_share": "REAL"}
 _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores", "start_time"}
 # Columns later versions added, each nullable: an older store gains them when
-# it is opened to write (and becomes schema 2), and reads them as NULL when
-# only read. answer_value (schema 2): the value an answer claims (an optimum's
-# cost, the states stored); node: where the run ran.
-LATER_COLUMNS = ["answer_value", "node"]
+# it is opened to write (and becomes the current schema), and reads them as
+# NULL when only read. answer_value (schema 2): the value an answer claims (an
+# optimum's cost, the states stored); node: where the run ran; environment
+# (schema 3): what the harness did to the tool's environment.
+LATER_COLUMNS = ["answer_value", "node", "environment"]
 
 
 class Store:
@@ -130,7 +137,7 @@ class Store:
             self.db.executemany(f"INSERT INTO runs ({', '.join(_COLUMNS)}) VALUES "
                                 f"({placeholders})", [astuple(r) for r in records])
 
-    def finished(self) -> set[tuple[str, str, str, int]]:
+    def finished(self) -> set[RunKey]:
         rows = self.db.execute("SELECT tool, instance, mode, repetition FROM runs")
         return {(t, i, m, int(r)) for t, i, m, r in rows}
 
@@ -153,4 +160,10 @@ class Store:
 
     def close(self) -> None:
         self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 

@@ -17,6 +17,7 @@ instances, under which limits, how often.
     adapter = "sat"                    # how to read its answer: adapters.py lists them
     optional = true                    # if it is not installed: named, then skipped
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
+    reads_compressed = ["gzip"]        # optional: formats it is given compressed
 
     [allocators.hugeheap-old]          # optional: modes of one's own, named in modes
     like = "hugeheap"                  # a built-in mode
@@ -24,7 +25,8 @@ instances, under which limits, how often.
     environment = { HUGEHEAP_THP = "off" }   # more environment for the tool
 
     [instances]
-    files = ["cnf/*.cnf"]              # globs relative to this file
+    files = ["cnf/*.cnf", "$SAT_BENCH/*.cnf.xz"]   # globs relative to this file, absolute,
+                                       # or starting with an environment variable
 
     [[instances.generate]]
     name = "random-{seed}.cnf"
@@ -38,6 +40,12 @@ absolute paths, the program is found relative to this file or in PATH.
 A generator writes its instance to standard output; an instance that is a
 program (it starts with an ELF header or `#!`) is made executable, so that a
 tool's command can run it (`command = "env {instance}"`).
+
+An instance file (or a generator's output) named with a compression suffix
+(.gz, .bz2, .xz, .lzma) is that instance compressed: it is named without the
+suffix (x.cnf.xz holds the instance x.cnf), and each run of a tool that does
+not list the format in reads_compressed gets it decompressed into the run's
+own folder before the run starts, outside what is measured.
 
 Everything is checked before anything runs, and each mistake is one
 HarnessError naming the file, the line where there is one, and the fix."""
@@ -59,14 +67,15 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
-from .adapters import ADAPTERS, check_adapter_name
+from .answers.adapters import ADAPTERS, check_adapter_name
+from .compression import FORMATS, format_problem, plain_name
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
     "": {"campaign", "limits", "tools", "instances", "allocators"},
     "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
     "limits": {"cpu_time", "wall_time", "memory"},
-    "tool": {"command", "adapter", "optional", "instances"},
+    "tool": {"command", "adapter", "optional", "instances", "reads_compressed"},
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate"},
     "generate": {"name", "command", "seeds", "quick"},
@@ -80,6 +89,7 @@ class Tool:
     adapter: str
     program: str  # the executable, resolved
     instances: list[str] | None = None  # globs of the instance names it runs on; None: all
+    reads_compressed: tuple[str, ...] = ()  # formats it is given compressed (compression.py)
 
     def runs_on(self, instance: str) -> bool:
         return self.instances is None or any(fnmatch.fnmatchcase(instance, pattern)
@@ -115,6 +125,24 @@ class Suite:
     @property
     def directory(self) -> Path:
         return self.path.parent
+
+    def choose_tools(self, names: str) -> set[str]:
+        """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
+        for a name that is no tool of the suite, or one not installed here."""
+        chosen = {name.strip() for name in names.split(",") if name.strip()}
+        skipped = dict(self.skipped_tools)
+        known = [tool.name for tool in self.tools]
+        for name in sorted(chosen):
+            if name in skipped:
+                raise HarnessError(f"--tools {names}: tool '{name}' cannot run here: "
+                                   f"{skipped[name]}")
+            if name not in known:
+                raise HarnessError(f"--tools {names}: {self.path.name} has no tool '{name}' "
+                                   f"(its tools: {', '.join(known + list(skipped))})")
+        if not chosen:
+            raise HarnessError(f"--tools {names!r}: names no tool (example: --tools "
+                               f"{known[0]})")
+        return chosen
 
 
 class _Locator:
@@ -204,9 +232,13 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     as a campaign of its own (its name ends in -quick)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8")
     except OSError as error:
         raise HarnessError(f"{path}: cannot read the suite file ({error.strerror})") from None
+    except UnicodeDecodeError as error:
+        line = error.object[:error.start].count(b"\n") + 1
+        raise HarnessError(f"{path}:{line}: not a suite file: not UTF-8 text (byte "
+                           f"0x{error.object[error.start]:02x}); TOML files are UTF-8") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
@@ -248,7 +280,7 @@ def load(path: str | Path, quick: bool = False) -> Suite:
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
                          "instances")
-    names = [name for name, _ in files] + [generator.name.replace("{seed}", str(seed))
+    names = [name for name, _ in files] + [plain_name(generator.name.replace("{seed}", str(seed)))
                                            for generator in generators
                                            for seed in generator.seeds]
     for tool in tools:
@@ -395,14 +427,16 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
                              where, "optional")
         program = _find_program(argv[0], check.path.parent)
         if program is None:
-            why = f"'{argv[0]}' is not installed (not found in PATH)"
+            why = _not_found(argv[0], check.path.parent)
             if optional:
                 skipped.append((name, why))
                 continue
-            raise check.fail(f"tool '{name}': {why}",
-                             f"install it (Debian: apt-get install {Path(argv[0]).name}), "
-                             "give its full path, or mark the tool optional = true",
-                             where, "command")
+            fix = ("make it executable (chmod +x)" if "not executable" in why
+                   else f"install it (Debian: apt-get install {argv[0]}), give its full path, "
+                   "or mark the tool optional = true" if "/" not in argv[0]
+                   else "fix the path (relative to the suite file), or mark the tool "
+                   "optional = true")
+            raise check.fail(f"tool '{name}': {why}", fix, where, "command")
         selection = values.get("instances")
         if isinstance(selection, str):
             selection = [selection]
@@ -411,7 +445,13 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
             raise check.fail(f"{where}.instances must be a list of instance-name globs",
                              'write instances = ["*.cnf"] (or leave it out: all instances)',
                              where, "instances")
-        tools.append(Tool(name, argv, str(adapter), program, selection))
+        reads = values.get("reads_compressed", [])
+        formats = sorted(set(FORMATS.values()))
+        if not isinstance(reads, list) or not all(r in formats for r in reads):
+            raise check.fail(f"{where}.reads_compressed must list formats among "
+                             f"{', '.join(formats)}", 'write e.g. reads_compressed = ["gzip"]',
+                             where, "reads_compressed")
+        tools.append(Tool(name, argv, str(adapter), program, selection, tuple(sorted(reads))))
     if not tools:
         raise check.fail("none of the suite's tools is installed: "
                          + "; ".join(f"{n}: {why}" for n, why in skipped),
@@ -419,15 +459,73 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
     return tools, skipped
 
 
+def _candidate(program: str, directory: Path) -> Path:
+    """Where a program given with a path is (relative to the suite file)."""
+    return Path(program) if Path(program).is_absolute() else directory / program
+
+
 def _find_program(program: str, directory: Path) -> str | None:
     if "/" in program:
-        candidate = Path(program) if Path(program).is_absolute() else directory / program
+        candidate = _candidate(program, directory)
         return str(candidate.resolve()) if os.access(candidate, os.X_OK) and \
             candidate.is_file() else None
     return shutil.which(program)
 
 
+def _not_found(program: str, directory: Path) -> str:
+    """Why _find_program found nothing: no such file, or one that is not
+    executable."""
+    if "/" in program:
+        candidate = _candidate(program, directory)
+        if candidate.is_file():
+            return f"'{program}' is not executable ({candidate})"
+        return f"'{program}' does not exist ({candidate})"
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        if folder and (Path(folder) / program).is_file():
+            return f"'{program}' in PATH is not executable ({Path(folder) / program})"
+    return f"'{program}' is not installed (not found in PATH)"
+
+
+_VARIABLE = re.compile(r"^\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))", re.A)
+
+
+def _expand(check: _Checker, pattern: str, directory: Path) -> tuple[str, str]:
+    """(the glob to match, where it looked, for a message): a pattern
+    relative to the suite file, absolute, or starting with an environment
+    variable ($SAT_BENCH/*.cnf.xz), so that a benchmark folder is used
+    where it is."""
+    variable = _VARIABLE.match(pattern)
+    if variable is None:
+        if Path(pattern).is_absolute():
+            return pattern, ""
+        return str(directory / pattern), f" (relative to {directory})"
+    name = variable["braced"] or variable["plain"]
+    value = os.environ.get(name)
+    if not value:
+        raise check.fail(f"the glob '{pattern}' needs the environment variable {name}, which "
+                         "is not set", f"export {name}=/path/to/the/instances", "instances",
+                         "files")
+    expanded = value + pattern[variable.end():]
+    if not Path(expanded).is_absolute():
+        expanded = str(directory / expanded)
+    return expanded, f" ({name} is {value})"
+
+
+def _fixed_part(pattern: str) -> Path:
+    """The folder a glob starts in: its path up to the first wildcard."""
+    fixed = []
+    for part in Path(pattern).parts[:-1]:
+        if re.search(r"[*?[]", part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(pattern).parent
+
+
 def _files(check: _Checker, instances: dict[str, Any], directory: Path) -> list[tuple[str, Path]]:
+    """(instance name, file) of every file the globs match. The name is the
+    file's path relative to the suite's folder, or, outside it, relative to
+    the folder its glob starts in; without a compression suffix (x.cnf.xz
+    holds the instance x.cnf)."""
     patterns = instances.get("files", [])
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -436,13 +534,25 @@ def _files(check: _Checker, instances: dict[str, Any], directory: Path) -> list[
                          "instances", "files")
     found: dict[str, Path] = {}
     for pattern in patterns:
-        hits = sorted(glob.glob(str(directory / pattern), recursive=True))
-        hits = [h for h in hits if Path(h).is_file()]
+        expanded, where = _expand(check, pattern, directory)
+        hits = [Path(h) for h in sorted(glob.glob(expanded, recursive=True))]
+        hits = [h for h in hits if h.is_file()]
         if not hits:
-            raise check.fail(f"the glob '{pattern}' matches no file (relative to {directory})",
+            raise check.fail(f"the glob '{pattern}' matches no file{where}",
                              "fix the pattern, or generate the instances", "instances", "files")
         for hit in hits:
-            found[os.path.relpath(hit, directory)] = Path(hit)
+            inside = hit.is_relative_to(directory)
+            name = plain_name(str(hit.relative_to(directory)) if inside
+                              else os.path.relpath(hit, _fixed_part(expanded)))
+            if name in found and found[name].resolve() != hit.resolve():
+                raise check.fail(f"{found[name]} and {hit} are both the instance '{name}'",
+                                 "keep one of them (a compressed file is named without its "
+                                 "compression suffix)", "instances", "files")
+            problem = format_problem(hit)
+            if problem:
+                raise check.fail(problem, "give the file its format's suffix (none if it is "
+                                 "not compressed), or leave it out", "instances", "files")
+            found[name] = hit
     return sorted(found.items())
 
 
@@ -474,14 +584,16 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
             raise check.fail(f"{where}.name '{name}' must be a plain file name",
                              "leave out directories", where, "name", index)
         for seed in seeds:
-            instance = name.replace("{seed}", str(seed))
+            instance = plain_name(name.replace("{seed}", str(seed)))
             if instance in names:
                 raise check.fail(f"two generated instances are both called '{instance}'",
                                  "give each generator its own name", where, "name", index)
             names.add(instance)
         program = _find_program(argv[0], directory)
         if program is None:
-            raise check.fail(f"the generator '{argv[0]}' is not found",
+            why = _not_found(argv[0], directory)
+            raise check.fail(f"the generator {why}",
+                             "make it executable (chmod +x)" if "not executable" in why else
                              "build or install it, or give its path relative to the suite "
                              "file", where, "command", index)
         quick = values.get("quick", False)

@@ -70,13 +70,15 @@ class ProgressView:
         err.print(f"[yellow]{line}[/yellow]")
 
 
-def print_skipped(skipped_tools: list[tuple[str, str]]) -> None:
-    for name, why in skipped_tools:
-        err.print(f"[yellow]skipping tool {name}:[/yellow] {why} (it is optional in the suite)")
+def print_skipped(skipped: list[tuple[str, str]], what: str = "tool",
+                  because: str = "it is optional in the suite") -> None:
+    for name, why in skipped:
+        err.print(f"[yellow]skipping {what} {name}:[/yellow] {why} ({because})")
 
 
-def print_outcome(outcome: Outcome) -> int:
-    """What came of the campaign; returns the exit code of `hugeheap bench`."""
+def print_outcome(outcome: Outcome, kept: bool = True) -> int:
+    """What came of the campaign; returns the exit code of `hugeheap bench`.
+    kept: whether the campaign folder stays (not a comparison's scratch)."""
     directory = outcome.directory
     for message in outcome.harness_errors[:10]:
         err.print(f"[red]not run:[/red] {message}")
@@ -87,10 +89,13 @@ def print_outcome(outcome: Outcome) -> int:
     finished = outcome.already + outcome.ran
     if outcome.interrupted:
         err.print(f"stopped: {finished} of {outcome.planned} runs finished and kept in "
-                  f"{directory}; run the same command again to go on")
+                  f"{directory}; run the same command again to go on" if kept else
+                  f"stopped: {finished} of {outcome.planned} runs finished (give --out DIR to "
+                  "keep runs and go on later)")
         return 130
-    err.print(f"campaign {directory}: {finished} of {outcome.planned} runs finished "
-              f"({outcome.ran} now); `hugeheap report {directory}` summarises it")
+    if kept:
+        err.print(f"campaign {directory}: {finished} of {outcome.planned} runs finished "
+                  f"({outcome.ran} now); `hugeheap report {directory}` summarises it")
     return 1 if outcome.harness_errors or outcome.disagreements else 0
 
 

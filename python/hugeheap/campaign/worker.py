@@ -1,7 +1,8 @@
-"""One run of a campaign, as a worker process does it: measure the tool with
-hugeheap run's library, classify its answer, check it against the instance
-where the instance can prove it wrong (checks.py), and keep the output
-compressed in the campaign directory.
+"""One run of a campaign, as a worker process does it: decompress the
+instance for a tool that cannot read it compressed (before the measurement
+starts), measure the tool with hugeheap run's library, classify its answer,
+check it against the instance where the instance can prove it wrong
+(checks.py), and keep the output compressed in the campaign directory.
 
 Workers are processes of their own (the runner forks the tool from a single
 thread), and die with the harness: a harness killed with SIGKILL takes its
@@ -17,18 +18,37 @@ import shutil
 import signal
 import tempfile
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import HarnessError
 from ..measure import machine
 from ..measure.runner import Limits, die_with_parent, run
-from .adapters import Answer, classify
-from .checks import check
+from .answers.adapters import Answer, classify
+from .answers.checks import check
+from .compression import decompress, plain_name
+from .folder import model_name, output_name
 from .plan import RunSpec
-from .store import RunRecord
+from .store import RunKey, RunRecord
 
 OUTPUT_LIMIT = 64 * 2**20  # the adapter reads at most this much of a tool's output
+
+
+@dataclass(frozen=True)
+class RunFailure:
+    """A run the harness could not do (a tool that vanished, a cgroup it
+    could not make, a worker that died, a bug of ours): not a measurement, so
+    it is not stored, and it runs again when the campaign resumes."""
+    key: RunKey
+    reason: str
+
+    def __str__(self) -> str:
+        tool, instance, mode, repetition = self.key
+        return f"{tool}/{mode}/{instance}#{repetition}: {self.reason}"
+
+
+RunOutcome = RunRecord | RunFailure  # what a run delivers
 
 
 def start_worker(parent: int) -> None:
@@ -40,26 +60,20 @@ def start_worker(parent: int) -> None:
         os._exit(1)
 
 
-def output_name(spec: RunSpec) -> str:
-    safe = spec.instance.replace("/", "__")
-    return f"{spec.tool}/{spec.mode}/{safe}.r{spec.repetition}.log.gz"
-
-
-def execute_reporting(spec: RunSpec, placement: dict[str, Any] | None = None
-                      ) -> RunRecord | str:
-    """execute, with a bug of ours turned into a message that says where it
+def execute_reporting(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcome:
+    """execute, with a bug of ours turned into a failure that says where it
     happened, so that the campaign goes on."""
     try:
         return execute(spec, placement)
     except Exception as error:
         where = traceback.extract_tb(error.__traceback__)[-1]
-        return (f"{spec.describe()}: internal error {type(error).__name__}: {error} "
-                f"(at {Path(where.filename).name}:{where.lineno}); please report it")
+        return RunFailure(spec.key, f"internal error {type(error).__name__}: {error} (at "
+                                    f"{Path(where.filename).name}:{where.lineno}); please "
+                                    "report it")
 
 
-def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunRecord | str:
-    """The finished run, or a message when the harness could not do it (not a
-    measurement: such a run is not stored and runs again on resume).
+def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcome:
+    """The finished run, or why the harness could not do it.
     placement: where the executor put the run, kept with the node's facts."""
     with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
         model_file = Path(scratch) / "model"
@@ -68,7 +82,17 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunRecord
         # (Spin's trail files, say) goes with the run.
         workdir = Path(scratch) / "cwd"
         workdir.mkdir()
-        argv = [word.replace("{model}", str(model_file)) for word in spec.argv]
+        instance = Path(spec.instance_path)
+        if spec.decompress:
+            copy = Path(scratch) / "instance" / plain_name(instance.name)
+            copy.parent.mkdir()
+            try:
+                decompress(instance, copy)
+            except HarnessError as error:
+                return RunFailure(spec.key, str(error))
+            instance = copy
+        argv = [word.replace("{instance}", str(instance)).replace("{model}", str(model_file))
+                for word in spec.argv]
         try:
             result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
                                       memory_bytes=spec.memory_bytes,
@@ -77,14 +101,14 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunRecord
                          group_prefix=spec.group_prefix, end_with_parent=True,
                          cwd=str(workdir))
         except HarnessError as error:
-            return f"{spec.tool} on {spec.instance} under {spec.mode}: {error}"
+            return RunFailure(spec.key, str(error))
         with open(output_file, "rb") as f:
             output = f.read(OUTPUT_LIMIT).decode(errors="replace")
         answer = _answer(spec, result.exit_code, output, model_file)
-        kept = output_name(spec)
+        kept = output_name(spec.key)
         _compress(output_file, Path(spec.output_dir) / kept)
         if model_file.exists():
-            _compress(model_file, Path(spec.output_dir) / kept.replace(".log.gz", ".model.gz"))
+            _compress(model_file, Path(spec.output_dir) / model_name(kept))
     if result.status != "ok" and answer.verdict not in ("unknown", "error", "wrong"):
         # An answer printed before a limit struck is not one the run gave within it.
         shown = answer.verdict + (f" {answer.value}" if answer.value is not None else "")
@@ -101,7 +125,8 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunRecord
         reliable=result.reliable, warnings=json.dumps(result.warnings),
         cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept,
         node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
-                         **(placement or {})}))
+                         **(placement or {})}),
+        environment=json.dumps(result.environment))
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -15,7 +15,8 @@ from pathlib import Path
 from ..errors import HarnessError
 from .machine import glibc_version
 
-REPO_ROOT = Path(__file__).resolve().parents[3]
+REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout, when running from one
+PACKAGED_LIBRARY = Path(__file__).resolve().parents[1] / "lib" / "libhugeheap.so"  # a wheel's
 LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                 "/usr/local/lib"]
 MODES = ["system", "glibc-thp", "hugeheap", "hugeheap-nothp", "mimalloc", "jemalloc", "tcmalloc"]
@@ -40,13 +41,15 @@ def find_library(pattern: str) -> str | None:
 
 
 def hugeheap_library() -> str | None:
-    """HUGEHEAP_LIBRARY, else the build in this checkout, else an installed copy."""
+    """HUGEHEAP_LIBRARY, else the one this package was installed with (pip
+    install, a wheel), else the build in this checkout, else an installed
+    copy (make install)."""
     explicit = os.environ.get("HUGEHEAP_LIBRARY")
     if explicit:
         return str(Path(explicit).resolve()) if Path(explicit).is_file() else None
-    built = REPO_ROOT / "build" / "lib" / "libhugeheap.so"
-    if built.is_file():
-        return str(built)
+    for candidate in (PACKAGED_LIBRARY, REPO_ROOT / "build" / "lib" / "libhugeheap.so"):
+        if candidate.is_file():
+            return str(candidate)
     return find_library("libhugeheap.so")
 
 
@@ -76,8 +79,9 @@ def resolve(name: str) -> AllocatorMode:
         env = {"LD_PRELOAD": library or ""}
         if name == "hugeheap-nothp":
             env["HUGEHEAP_THP"] = "off"
-        missing = None if library else ("libhugeheap.so not found: run `make` in the hugeheap "
-                                        "checkout, or set HUGEHEAP_LIBRARY to its path")
+        missing = None if library else ("libhugeheap.so not found: install hugeheap with pip "
+                                        "(it builds the library), run `make` in its checkout, "
+                                        "or set HUGEHEAP_LIBRARY to the library's path")
         return AllocatorMode(name, name, env, library, missing)
     if name in _PEERS:
         pattern, package, extra = _PEERS[name]

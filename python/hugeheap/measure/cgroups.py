@@ -23,6 +23,11 @@ from ..errors import HarnessError
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
 _counter = itertools.count()
+# cgroup v2: the leaf a harness moves itself into, beside its runs' groups
+# (no "hugeheap_" in it: leftovers are found by that prefix).
+HARNESS_LEAF = "hugeheap-harness"
+OWN_CGROUP_FIX = ("start hugeheap in a cgroup of its own that it may manage, e.g. "
+                  "`systemd-run --user --scope -p Delegate=yes hugeheap ...`, or as root")
 
 
 @dataclass
@@ -37,8 +42,13 @@ def _read(path: Path) -> str:
 
 
 def _write(path: Path, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
+    try:
+        with open(path, "w") as f:
+            f.write(value)
+    except OSError as error:  # the kernel refuses on write: name the file
+        if error.filename is None:
+            raise OSError(error.errno, error.strerror, str(path)) from None
+        raise
 
 
 def _keyed(text: str) -> dict[str, int]:
@@ -129,6 +139,7 @@ class CgroupV2(RunGroup):
         enabled = set(_read(parent / "cgroup.subtree_control").split())
         todo = [c for c in wanted if c not in enabled]
         if todo:
+            make_room(parent)
             _write(parent / "cgroup.subtree_control", " ".join(f"+{c}" for c in todo))
         self.path = parent / (name or f"hugeheap_{os.getpid()}_{next(_counter)}")
         self.path.mkdir()
@@ -195,6 +206,60 @@ class CgroupV2(RunGroup):
 
     def remove(self) -> None:
         _rmdir_when_empty(self.path)
+
+
+def make_room(parent: Path) -> None:
+    """Makes parent able to give controllers to its children. cgroup v2's
+    no-internal-process rule: a group that does may hold no process itself
+    (the root group excepted). Where the harness was started in a group of
+    its own (a systemd scope with Delegate=yes, a delegated subtree), it
+    moves itself and the processes it started into a leaf beside its runs'
+    groups, as BenchExec does; a group that also holds other processes (a
+    login session's) is not the harness's to rearrange: HarnessError."""
+    if not (parent / "cgroup.type").exists():  # the root group has no type
+        return
+    held = {int(p) for p in _read(parent / "cgroup.procs").split()}
+    if not held:
+        return
+    others = sorted(held - _self_and_descendants())
+    if others:
+        raise HarnessError(f"it holds processes that are not hugeheap's (pids "
+                           f"{', '.join(map(str, others[:5]))}), and a cgroup v2 group that "
+                           f"gives controllers to groups inside it may hold none; "
+                           f"{OWN_CGROUP_FIX}")
+    leaf = parent / f"{HARNESS_LEAF}-{os.getpid()}"
+    leaf.mkdir(exist_ok=True)
+    for pid in sorted(held):
+        try:
+            _write(leaf / "cgroup.procs", str(pid))
+        except ProcessLookupError:
+            pass  # ended meanwhile
+    for stale in parent.glob(f"{HARNESS_LEAF}-*"):  # leaves of harnesses that ended
+        if stale != leaf:
+            try:
+                stale.rmdir()
+            except OSError:
+                pass  # a harness is still in it
+
+
+def _self_and_descendants(proc: Path = Path("/proc")) -> set[int]:
+    parents: dict[int, int] = {}
+    for entry in proc.iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except (OSError, IndexError):
+                continue
+            parents[int(entry.name)] = int(fields[1])
+    found = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, parent in parents.items():
+            if parent in found and pid not in found:
+                found.add(pid)
+                grew = True
+    return found
 
 
 # --------------------------------------------------------------------- v1
@@ -349,6 +414,8 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
         fstype, options = fields[separator + 1], fields[separator + 3]
         if fstype == "cgroup2" and own_v2 is not None:
             v2 = Path(mount_point) / os.path.relpath(own_v2, root)
+            if v2.name.startswith(f"{HARNESS_LEAF}-"):  # moved there by make_room
+                v2 = v2.parent
         elif fstype == "cgroup":
             for controller in options.split(","):
                 if controller in own_v1:
@@ -419,5 +486,8 @@ def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> 
 
 def _explained(error: Exception) -> str:
     if isinstance(error, PermissionError):
-        return f"no permission to create groups ({error.filename}); run as root or delegate"
+        return f"no permission to manage groups there ({error.filename}); {OWN_CGROUP_FIX}"
+    if isinstance(error, OSError) and error.errno == errno.EBUSY:
+        return (f"the kernel refused to give controllers to groups inside it ({error.filename}:"
+                f" busy: it holds processes); {OWN_CGROUP_FIX}")
     return str(error)

@@ -2,7 +2,10 @@
 a campaign is measured by.
 
 The tool starts inside a fresh cgroup (it joins between fork and exec, so
-nothing it starts escapes), with the allocator in its environment only. While
+nothing it starts escapes), with the allocator in its environment only: the
+environment starts from the harness's own without any variable that chooses
+or configures an allocator (the shell's LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*,
+...), so that every mode, the baseline first, gets exactly what it sets. While
 it runs, the wall-time limit is a timer, the CPU-time limit is checked by
 polling the group (more often as the limit nears: at most 0.1 s per core
 between checks near it, plus however late the machine wakes the harness,
@@ -27,6 +30,7 @@ import signal
 import subprocess
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
@@ -39,6 +43,36 @@ from .hugepages import HugeShareSampler
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
+# BenchExec's cross-check of the two CPU times: rusage (the main process and
+# what it waited for, counted from the fork) exceeding the cgroup's (every
+# process, counted from joining) by more than this means a process left the
+# group while it ran; BenchExec then warns and reports the rusage figure.
+RUSAGE_CHECK_FROM_S = 0.5
+RUSAGE_TOLERANCE = 0.95  # rusage * this > cgroup: beyond the tolerance
+
+# Variables that choose or configure a program's allocator. The tool's
+# environment starts without them, whatever the shell set; a mode, the
+# suite or --env sets them again where wanted.
+ALLOCATOR_VARIABLES = frozenset({"LD_PRELOAD", "LD_AUDIT", "GLIBC_TUNABLES", "GLIBC_THP_ALWAYS",
+                                 "JE_MALLOC_CONF", "_RJEM_MALLOC_CONF"})
+ALLOCATOR_PREFIXES = ("MALLOC_", "HUGEHEAP_", "MIMALLOC_", "TCMALLOC_", "JEMALLOC_")
+
+
+def is_allocator_variable(name: str) -> bool:
+    return name in ALLOCATOR_VARIABLES or name.startswith(ALLOCATOR_PREFIXES)
+
+
+def tool_environment(own: Mapping[str, str], extra: Mapping[str, str],
+                     alloc: AllocatorMode) -> tuple[dict[str, str], dict[str, Any]]:
+    """The tool's environment: own (the harness's) without its allocator
+    variables, then extra (--env, the suite's), then the mode's; and the
+    record of it against own: {"set": what the tool got that own has not
+    (or not so), "withheld": names of own's variables it did not get}."""
+    env = {name: value for name, value in own.items() if not is_allocator_variable(name)}
+    env.update(extra)
+    env.update(alloc.env)
+    return env, {"set": {k: v for k, v in sorted(env.items()) if own.get(k) != v},
+                 "withheld": sorted(k for k in own if k not in env)}
 
 
 @dataclass
@@ -73,6 +107,9 @@ class RunResult:
     reliable: bool
     warnings: list[str]
     cgroup_version: str | None
+    # what the harness did to the tool's environment: {"set": {name: value},
+    # "withheld": [name]} against the harness's own (tool_environment)
+    environment: dict[str, Any] = field(default_factory=dict)
     limits: dict[str, Any] = field(default_factory=dict)
     kernel: str = ""
     glibc: str | None = None
@@ -93,6 +130,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
         end_with_parent: bool = False, cwd: str | None = None) -> RunResult:
     """Runs the command once, measured; HarnessError for bad input, before
     anything starts. alloc: a resolved mode (default: the system allocator);
+    extra_env: variables for the tool (allocator variables among them too);
     group_prefix names the run's cgroup (cgroups.end_leftover_groups finds it);
     end_with_parent: the tool is killed if the calling process dies first;
     cwd: the directory the tool starts in (default: this process's)."""
@@ -100,7 +138,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
     alloc = alloc or resolve("system")
     if alloc.missing:
         raise HarnessError(f"--alloc {alloc.name}: {alloc.missing}")
-    program = _resolve_command(command)
+    program = resolve_command(command)
     _check_limits(limits)
     for path, option in ((stdin, "--stdin"), (output, "--output")):
         if path is not None and os.path.isdir(path):
@@ -119,7 +157,9 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
 
 # ------------------------------------------------------------------ checks
 
-def _resolve_command(command: list[str]) -> str:
+def resolve_command(command: list[str]) -> str:
+    """The program of command, found in PATH where it has no slash;
+    HarnessError when there is none to run."""
     if not command:
         raise HarnessError("no command given: write it after `--`")
     program = command[0]
@@ -202,6 +242,7 @@ class _Prepared:
     command: list[str]
     argv: list[str]
     env: dict[str, str]
+    environment: dict[str, Any]  # the record of env (tool_environment)
     limits: Limits
     alloc: AllocatorMode
     stdin: IO[bytes] | int
@@ -240,7 +281,7 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
             group.set_limits(limits.memory_bytes, limits.cores, limits.pids)
         except (OSError, HarnessError) as error:
             raise HarnessError(f"cannot set the limits of the run's cgroup: {error}") from None
-    env = {**os.environ, **(extra_env or {}), **alloc.env}
+    env, environment = tool_environment(os.environ, extra_env or {}, alloc)
     argv = [program, *command[1:]]
     tlb_reason: str | None = "not asked for"
     if measure_tlb:
@@ -249,9 +290,9 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
             handle, held.tlb_file = tempfile.mkstemp(prefix="hugeheap-tlb-", suffix=".csv")
             os.close(handle)
             argv = perf.wrap(argv, held.tlb_file)
-    return _Prepared(command, argv, env, limits, alloc, stdin_file, stdout, end_with_parent,
-                     tlb_reason, warnings, group is not None, machine.describe(),
-                     machine.thp_settings(), cwd)
+    return _Prepared(command, argv, env, environment, limits, alloc, stdin_file, stdout,
+                     end_with_parent, tlb_reason, warnings, group is not None,
+                     machine.describe(), machine.thp_settings(), cwd)
 
 
 # ----------------------------------------------------------------- execute
@@ -414,6 +455,19 @@ def die_with_parent() -> None:
 
 # ----------------------------------------------------------------- collect
 
+def _cross_checked(group_cpu: CpuTimes, usage: Any, warnings: list[str]) -> CpuTimes:
+    """The group's CPU time, or rusage's where it exceeds the group's beyond
+    BenchExec's tolerance (a process left the group), with a warning."""
+    waited = usage.ru_utime + usage.ru_stime
+    if waited <= RUSAGE_CHECK_FROM_S or waited * RUSAGE_TOLERANCE <= group_cpu.total:
+        return group_cpu
+    warnings.append(f"CPU time by rusage ({waited:.3f} s) exceeds the cgroup's "
+                    f"({group_cpu.total:.3f} s) by more than BenchExec tolerates (5%, above "
+                    f"{RUSAGE_CHECK_FROM_S} s): a process left the run's cgroup while it ran; "
+                    "the CPU time given is rusage's")
+    return CpuTimes(waited, usage.ru_utime, usage.ru_stime)
+
+
 def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult:
     """Reads the group's counters and the TLB counts into the result."""
     group, limits, warnings = held.group, prepared.limits, prepared.warnings
@@ -428,6 +482,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         if peak is None:
             warnings.append("this kernel keeps no memory peak for a cgroup (memory.peak came "
                             "with Linux 5.19): peak memory not measured")
+        cpu = _cross_checked(cpu, usage, warnings)
     else:
         cpu = CpuTimes(usage.ru_utime + usage.ru_stime, usage.ru_utime, usage.ru_stime)
         peak = usage.ru_maxrss * 1024
@@ -465,7 +520,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         alloc_library=prepared.alloc.library, huge_share=executed.huge_share,
         tlb_misses=tlb, tlb_misses_reason=tlb_reason, thp=prepared.thp,
         reliable=prepared.reliable, warnings=warnings,
-        cgroup_version=group.version if group else None,
+        cgroup_version=group.version if group else None, environment=prepared.environment,
         limits={"cpu_s": limits.cpu_s, "wall_s": limits.wall_s,
                 "memory_bytes": limits.memory_bytes, "cores": limits.cores,
                 "pids": limits.pids},

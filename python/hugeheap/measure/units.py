@@ -59,3 +59,15 @@ def parse_cpu_list(text: str, what: str) -> list[int]:
             raise HarnessError(f"{what}: '{part.strip()}' is a range that runs backwards")
         cpus.update(range(first, last + 1))
     return sorted(cpus)
+
+
+def parse_assignments(words: tuple[str, ...] | list[str], option: str) -> dict[str, str]:
+    """['NAME=VALUE', ...] (an environment) -> {NAME: VALUE}."""
+    found: dict[str, str] = {}
+    for word in words:
+        name, equals, value = word.partition("=")
+        if not equals or not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+            raise HarnessError(f"{option} {word}: not NAME=VALUE (example: {option} "
+                               "MALLOC_ARENA_MAX=2)")
+        found[name] = value
+    return found

@@ -42,6 +42,7 @@ def print_run_result(r: RunResult) -> None:
         ("TLB misses", _shown(r.tlb_misses) if r.tlb_misses is not None
          else f"- ({r.tlb_misses_reason})"),
         ("measured by", f"cgroup {r.cgroup_version}" if r.cgroup_version else "rusage"),
+        ("environment", _environment(r.environment)),
         ("reliable", "yes" if r.reliable else "no"),
     ]
     for key, value in rows:
@@ -49,6 +50,15 @@ def print_run_result(r: RunResult) -> None:
     err.print(table)
     for warning in r.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _environment(record: dict[str, Any]) -> str:
+    """What the harness did to the tool's environment, in a line."""
+    parts = [f"{name}={value}" for name, value in record.get("set", {}).items()]
+    withheld = record.get("withheld", [])
+    if withheld:
+        parts.append("withheld: " + " ".join(withheld))
+    return "; ".join(parts) or "the harness's own"
 
 
 def print_doctor(info: dict[str, Any]) -> None:

@@ -8,7 +8,6 @@ mode of the tool solved, as the THP-for-reasoners paper does."""
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import defaultdict
@@ -16,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..campaign.store import RunRecord, Store
-from ..campaign.verdicts import Disagreement, judge, solved
+from ..campaign.answers.verdicts import Disagreement, judge, solved
+from ..campaign.folder import CampaignFolder, CampaignMeta
+from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..measure.firsttouch import what_it_means
 from . import stats
@@ -122,23 +122,20 @@ def analyse(directory: Path) -> Analysis:
     campaign there or it has no finished run yet."""
     if not directory.is_dir():
         raise HarnessError(f"{directory}: no such campaign directory")
-    store = Store(directory / "results.sqlite", readonly=True)
+    folder = CampaignFolder(directory)
+    store = folder.open_store(readonly=True)
     try:
         runs = store.runs()
-        baseline = store.meta("baseline") or ""
-        tools = json.loads(store.meta("tools") or "[]")
-        modes = json.loads(store.meta("modes") or "[]")
-        cpu_limit = float(store.meta("cpu_limit_s") or 0)
-        name = store.meta("suite_name") or directory.name
-        identity = json.loads(store.meta("identity") or "{}")
-        planned = identity.get("instances", [])
-        commands = {name: (entry[0], entry[1])
-                    for name, entry in identity.get("tools", {}).items()}
-        tool_instances = json.loads(store.meta("tool_instances") or "{}")
+        meta = CampaignMeta.load(store)
     finally:
         store.close()
-    if not runs:
+    if not runs or meta is None:
         raise HarnessError(f"{directory}: the campaign has no finished runs yet")
+    baseline, tools, modes, cpu_limit = meta.baseline, meta.tools, meta.modes, meta.cpu_limit_s
+    planned = meta.identity.get("instances", [])
+    commands = {name: (entry[0], entry[1])
+                for name, entry in meta.identity.get("tools", {}).items()}
+    tool_instances = meta.tool_instances
     disagreements = judge(runs)
     grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     by_mode: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
@@ -156,14 +153,13 @@ def analyse(directory: Path) -> Analysis:
         summaries += [summarise(tool, mode, baseline, its_instances, common, cells,
                                 by_mode[(tool, mode)], cpu_limit)
                       for mode in modes if (tool, mode) in by_mode]
-    machine_file = directory / "machine.json"
-    machine = json.loads(machine_file.read_text()) if machine_file.exists() else []
+    machine = folder.sessions()
     most = max((c.repetitions for c in cells.values()), default=0)
     missing = sum(most - (cells[(t, m, i)].repetitions if (t, m, i) in cells else 0)
                   for t in tools for m in modes for i in tool_instances.get(t, instances))
-    return Analysis(name, baseline, tools, modes, cpu_limit, runs, cells, instances, summaries,
-                    disagreements, machine, sum(1 for r in runs if not r.reliable), missing,
-                    directory, commands)
+    return Analysis(meta.suite_name, baseline, tools, modes, cpu_limit, runs, cells, instances,
+                    summaries, disagreements, machine, sum(1 for r in runs if not r.reliable),
+                    missing, directory, commands)
 
 
 def summarise(tool: str, mode: str, baseline: str, instances: list[str], common: list[str],

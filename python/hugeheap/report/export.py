@@ -12,7 +12,8 @@ from dataclasses import asdict, fields
 from pathlib import Path
 
 from ..campaign.store import RunRecord
-from ..files import write_whole
+from ..errors import HarnessError
+from ..files import check_writable, write_whole
 from .analysis import Analysis, Cell
 
 _DOCTYPE = ('<!DOCTYPE result PUBLIC "+//IDN sosy-lab.org//DTD BenchExec result 3.0//EN" '
@@ -45,9 +46,22 @@ def _status(cell: Cell) -> tuple[str, str]:
     return cell.verdict, "missing"
 
 
+def check_benchexec_folder(directory: Path, option: str) -> None:
+    """HarnessError now if the BenchExec files could not be written into
+    directory later: it is a file, or the folder it would be made in is not
+    there (only the named folder itself is made)."""
+    if directory.exists() and not directory.is_dir():
+        raise HarnessError(f"{option} {directory}: is a file, not a folder")
+    if not directory.exists():
+        check_writable(directory, option)
+
+
 def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
     """One result file per tool and mode; each run is the median over the
-    campaign's repetitions (a `repetitions` column says how many)."""
+    campaign's repetitions (a `repetitions` column says how many). The
+    folder is made if it is not there (its parent must be)."""
+    check_benchexec_folder(directory, "--benchexec")
+    directory.mkdir(exist_ok=True)
     latest = analysis.machine[-1] if analysis.machine else {}
     started = latest.get("started") or datetime.datetime.now(datetime.UTC).isoformat()
     written = []

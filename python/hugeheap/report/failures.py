@@ -10,18 +10,14 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..campaign.answers.adapters import suggested_adapter
+from ..campaign.answers.verdicts import solved
+from ..campaign.folder import CampaignFolder
 from ..campaign.store import RunRecord
-from ..campaign.verdicts import solved
 from .analysis import Analysis
 
 OUTCOMES = ("solved", "unsolved", "timeout", "memout", "error", "wrong")
 
-# The adapter that reads a program's answers, by the program's name.
-_ADAPTER_OF = {"clasp": "asp", "clingo": "asp", "minisat": "sat", "cadical": "sat",
-               "kissat": "sat", "cryptominisat5": "sat", "picosat": "sat", "glucose": "sat",
-               "z3": "smtlib", "cvc5": "smtlib", "cvc4": "smtlib", "yices-smt2": "smtlib",
-               "rc2.py": "maxsat", "musx.py": "mus", "pnexplore": "pnexplore",
-               "hhtab": "hhtab"}
 _EXIT_MEANING = {10: "satisfiable", 20: "unsatisfiable", 30: "an optimum found"}
 
 
@@ -80,15 +76,11 @@ def count_outcomes(analysis: Analysis) -> list[OutcomeCounts]:
     return found
 
 
-def _suggested_adapter(program: str) -> str | None:
-    return _ADAPTER_OF.get(Path(program).name)
-
-
 def _advice(analysis: Analysis, tool: str, kind: str, cause: str | None,
             runs: list[RunRecord]) -> str:
     argv, adapter = analysis.commands.get(tool, ([tool], "?"))
     program = Path(argv[0]).name if argv else tool
-    suggested = _suggested_adapter(program)
+    suggested = suggested_adapter(program)
     if kind == "error" and cause and cause.startswith("exit code "):
         code = int(cause.split()[-1]) if cause.split()[-1].isdigit() else None
         if code in _EXIT_MEANING and adapter not in ("sat", "asp", "maxsat"):
@@ -110,8 +102,8 @@ def _advice(analysis: Analysis, tool: str, kind: str, cause: str | None,
         return (f"the adapter \"{adapter}\" found no answer in {program}'s output; try "
                 f"adapter = \"{suggested}\"")
     example = next((r.output for r in runs if r.output), None)
-    where = (f"{analysis.directory / 'outputs' / example}" if example and analysis.directory
-             else "the run's output")
+    where = (f"{CampaignFolder(analysis.directory).outputs / example}"
+             if example and analysis.directory else "the run's output")
     if kind == "unsolved":
         return f"the adapter \"{adapter}\" found no answer: see {where}"
     return f"see {where}"

@@ -10,9 +10,11 @@ from rich.console import Console
 from rich.table import Table
 
 from ..errors import HarnessError
+from ..files import check_writable
 from . import tables
 from .analysis import Analysis, memory_note
-from .export import write_benchexec, write_csv
+from .compare import Comparison
+from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
 from .html_page import write_html
 from .paper import PairRow, choose_pair, pair_rows
@@ -26,7 +28,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
     table = Table(title=title, title_justify="left")
     for header in headers:
-        text = header in ("mode", "family", "tool")
+        text = header in ("mode", "family", "tool", "answer")
         table.add_column(header, justify="left" if text else "right")
     for row in rows:
         table.add_row(*row)
@@ -82,6 +84,17 @@ def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
         out.print(f"TLB misses not measured: {'; '.join(sorted(notes))}")
 
 
+def check_outputs(html_file: Path | None, csv_file: Path | None,
+                  benchexec_dir: Path | None) -> None:
+    """HarnessError before anything is read if a file asked for could not be
+    written (no folder is made for it, but --benchexec's own)."""
+    for path, option in ((html_file, "--html"), (csv_file, "--csv")):
+        if path is not None:
+            check_writable(path, option)
+    if benchexec_dir is not None:
+        check_benchexec_folder(benchexec_dir, "--benchexec")
+
+
 def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None,
          benchexec_dir: Path | None, which_tables: str | None = None,
          pair: str | None = None
@@ -112,3 +125,42 @@ def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None
     if html_file:
         write_html(analysis, html_file, paper)
         out.print(f"HTML report: {html_file.resolve()}")
+
+
+COMPARISON_HEADERS = ["mode", "runs", "answer", "CPU s", "user / sys s", "wall s",
+                      "speed-up [95% CI]", "Wilcoxon p", "peak MiB", "peak vs base", "huge"]
+COMPARISON_LEGEND = (
+    "CPU s, user / sys s, wall s, peak MiB, huge: medians over the runs that answered; "
+    "speed-up: geometric mean over the repetitions of baseline CPU time / mode CPU time (the "
+    "modes of a repetition ran back to back on the same cores, in a shuffled order), with a "
+    "95% bootstrap interval over repetitions; Wilcoxon p: paired signed-rank test; peak vs "
+    "base: geometric mean of mode / baseline peak memory; huge: share of the heap in huge "
+    "pages.")
+
+
+def print_comparison(comparison: Comparison) -> None:
+    """What `hugeheap compare` found, on stdout (the notes on stderr)."""
+    c = comparison
+    rows = []
+    for m in c.modes:
+        is_base = m.mode == c.baseline
+        speedup = "baseline" if is_base else (
+            "-" if m.speedup is None else
+            f"{m.speedup.geomean:.3f} [{m.speedup.low:.3f}, {m.speedup.high:.3f}]")
+        rows.append([
+            m.mode, f"{m.solved}/{m.runs}", ", ".join(m.answers), tables.shown(m.cputime),
+            f"{tables.shown(m.user)} / {tables.shown(m.system)}", tables.shown(m.walltime),
+            speedup, "-" if is_base else tables.shown(m.wilcoxon_p, "{:.3g}"),
+            "-" if m.memory_peak is None else f"{m.memory_peak / 2**20:.1f}",
+            "-" if is_base else tables.shown(m.memory_ratio, "{:.3f}"),
+            tables.shown(m.huge_share, "{:.0%}")])
+    out.print(_table(f"{c.command}: {c.repetitions} repetitions; CPU limit {c.cpu_limit:g} s; "
+                     f"baseline {c.baseline}", COMPARISON_HEADERS, rows))
+    out.print(COMPARISON_LEGEND)
+    if c.memory_note:
+        out.print(c.memory_note)
+    for warning in c.warnings:
+        err.print(f"[yellow]warning:[/yellow] {warning}")
+    if c.unreliable_runs:
+        err.print(f"[yellow]{c.unreliable_runs} runs were measured without cgroups (rusage "
+                  "only): their CPU time and memory may miss descendants[/yellow]")

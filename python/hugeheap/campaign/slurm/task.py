@@ -1,6 +1,6 @@
 """A task of a Slurm campaign, on its node. The job array's script runs
 
-    python -m hugeheap.campaign.slurm_task SUBMISSION_DIR
+    python -m hugeheap.campaign.slurm.task SUBMISSION_DIR
 
 and task I (SLURM_ARRAY_TASK_ID) does the runs of task-I.in.json one after
 another, on the cores of its allocation, each measured by the same runner as
@@ -10,7 +10,7 @@ rewrites task-I.json whole, so the submitting command merges each run as it
 finishes and a task that dies loses only the run in flight. SIGTERM (scancel,
 a time limit) ends the run in flight, which is not recorded.
 
-    python -m hugeheap.campaign.slurm_task probe
+    python -m hugeheap.campaign.slurm.task probe
 
 prints, as JSON, what `hugeheap doctor --slurm` asks about a node."""
 
@@ -24,13 +24,14 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from .. import __version__
-from ..errors import HarnessError
-from ..measure import firsttouch, machine
-from ..measure.cgroups import discover, end_leftover_groups, usable_version
-from . import slurm_commands, slurm_files
-from .plan import RunKey, RunSpec
-from .worker import execute_reporting
+from ... import __version__
+from ...errors import HarnessError
+from ...measure import firsttouch, machine
+from ...measure.cgroups import discover, end_leftover_groups, usable_version
+from ..plan import RunSpec
+from ..store import RunKey
+from ..worker import RunFailure, execute_reporting
+from . import commands, files
 
 
 def main(argv: list[str]) -> int:
@@ -38,7 +39,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(probe()))
         return 0
     if len(argv) != 1 or "SLURM_ARRAY_TASK_ID" not in os.environ:
-        print("usage: (in a Slurm job array) python -m hugeheap.campaign.slurm_task "
+        print("usage: (in a Slurm job array) python -m hugeheap.campaign.slurm.task "
               "SUBMISSION_DIR", file=sys.stderr)
         return 2
     signal.signal(signal.SIGTERM, _stop)
@@ -62,7 +63,7 @@ def _stop(signum: int, frame: object) -> None:
 
 
 def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
-    specs = slurm_files.read_input(submission, task)
+    specs = files.read_input(submission, task)
     job_id = env.get("SLURM_JOB_ID", "0")
     node = env.get("SLURMD_NODENAME") or machine.describe()["hostname"]
     cores, placement = allocation_cores(env, os.sched_getaffinity(0), str(node), job_id)
@@ -76,11 +77,11 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
     # each run, measured once, before the runs (it is not one of the facts
     # that must be equal: a measured cost varies between runs).
     where = {"slurm": placement, "first_touch": asdict(firsttouch.measure())}
-    report = slurm_files.Report(
+    report = files.Report(
         task, f"{env.get('SLURM_ARRAY_JOB_ID', job_id)}_{task}",
         {"host": machine.describe()["hostname"], "facts": machine.node_facts(), **where})
     done = _resume(submission, task, specs, report)
-    slurm_files.write_report(submission, report)  # the task has started: its node is known
+    files.write_report(submission, report)  # the task has started: its node is known
     for spec in specs:
         if spec.key in done:
             continue
@@ -90,35 +91,35 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
         result = execute_reporting(placed, where)
         if _stopping:
             raise KeyboardInterrupt
-        if isinstance(result, str):
-            report.not_run.append((spec.key, result))
+        if isinstance(result, RunFailure):
+            report.not_run.append(result)
         else:
             report.runs.append(result)
-        slurm_files.write_report(submission, report)
+        files.write_report(submission, report)
     report.complete = True
-    slurm_files.write_report(submission, report)
+    files.write_report(submission, report)
 
 
-def _resume(submission: Path, task: int, specs: list[RunSpec], report: slurm_files.Report
+def _resume(submission: Path, task: int, specs: list[RunSpec], report: files.Report
             ) -> set[RunKey]:
     """A task that Slurm requeued (after a node failure, say) starts again:
     it keeps the runs its earlier start reported and returns their keys."""
     try:
-        earlier = slurm_files.read_report(submission, task, {spec.key for spec in specs})
-    except slurm_files.MalformedReport as error:
+        earlier = files.read_report(submission, task, {spec.key for spec in specs})
+    except files.MalformedReport as error:
         print(f"the report of an earlier start {error}: starting afresh", file=sys.stderr)
         return set()
     if earlier is None:
         return set()
     report.runs, report.not_run = earlier.runs, earlier.not_run
-    done = {run.key for run in earlier.runs} | {key for key, _ in earlier.not_run}
+    done = {run.key for run in earlier.runs} | {failure.key for failure in earlier.not_run}
     print(f"started again (restart {os.environ.get('SLURM_RESTART_COUNT', '?')}): "
           f"{len(done)} runs were done before", file=sys.stderr)
     return done
 
 
 def allocation_cores(env: dict[str, str], affinity: set[int], node: str, job_id: str,
-                     ask_slurm: Any = slurm_commands.allocated_cpus
+                     ask_slurm: Any = commands.allocated_cpus
                      ) -> tuple[list[int], dict[str, Any]]:
     """The cores the task's runs get, and how they were found. Where the node
     binds tasks to their cores (TaskPlugin task/affinity or task/cgroup) the
@@ -165,7 +166,7 @@ def end_dead_tasks_groups(prefix: str, node: str) -> int:
     if not jobs:
         return 0
     try:
-        alive = slurm_commands.jobs_on_node(node)
+        alive = commands.jobs_on_node(node)
     except HarnessError as error:
         print(f"cannot tell which jobs run here, so leftovers stay: {error}", file=sys.stderr)
         return 0

@@ -11,8 +11,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
-from ..errors import HarnessError
-from ..measure.units import parse_cpu_list
+from ...errors import HarnessError
+from ...measure.units import parse_cpu_list
 
 CLIENTS = ("sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun")
 ANSWER_WITHIN_S = 60.0  # a controller that takes longer is not reachable

@@ -4,8 +4,8 @@ cluster, and this command, where it was started, merges what they did.
 Each array task is given whole blocks (all modes of one tool, instance and
 repetition: they run back to back on the task's cores, so pairing survives
 distribution), many blocks per task (a few large arrays, not thousands of tiny
-jobs). Tasks run `python -m hugeheap.campaign.slurm_task` on their node and
-report through files in the campaign directory (slurm_files.py), which must be
+jobs). Tasks run `python -m hugeheap.campaign.slurm.task` on their node and
+report through files in the campaign folder (files.py), which must be
 on a filesystem the nodes share; results.sqlite is written here only.
 
 While the arrays run, the reports are merged as they change (a run is in
@@ -23,7 +23,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import shlex
 import signal
 import sys
 import time
@@ -32,14 +31,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import HarnessError
-from ..files import write_whole
-from . import slurm_commands, slurm_files
-from .executors import Executor, Sink, interrupt
-from .plan import RunKey, RunSpec, group_prefix
-from .slurm_commands import TaskState
-from .slurm_files import MalformedReport, Report
-from .suite import Suite
+from ...errors import HarnessError
+from ..executors import Executor, Sink, interrupt
+from ..folder import CampaignFolder
+from ..plan import RunSpec
+from ..store import RunKey
+from ..suite import Suite
+from ..worker import RunFailure
+from . import commands, files
+from .commands import TaskState
+from .files import MalformedReport, Report
 
 DEFAULT_ARRAY_TASKS = 100  # a campaign of 2,000 blocks: 20 blocks per task
 POLL_S = 1.0  # how often the tasks' reports are looked at
@@ -53,10 +54,10 @@ TASK_MARGIN_S = 300.0  # and this once per task
 HARNESS_MEMORY = 512 * 2**20  # a task's memory: a run's limit and this, for the harness
 
 
-def job_name(directory: Path) -> str:
-    """Every array of the campaign in directory has this name, so that a later
-    command finds what a killed one left in the queue."""
-    return group_prefix(directory)
+def job_name(folder: CampaignFolder) -> str:
+    """Every array of the campaign has this name, so that a later command
+    finds what a killed one left in the queue."""
+    return folder.group_prefix()
 
 
 class SlurmExecutor(Executor):
@@ -66,12 +67,12 @@ class SlurmExecutor(Executor):
 
     def __init__(self, suite: Suite, partition: str | None, account: str | None,
                  max_array_tasks: int, options: list[str]) -> None:
-        problem = slurm_commands.client_problem()
+        problem = commands.client_problem()
         if problem:
             raise HarnessError(f"--executor slurm: {problem}")
         if max_array_tasks < 1:
             raise HarnessError(f"--max-array-tasks {max_array_tasks}: must be at least 1")
-        found = slurm_commands.partitions()
+        found = commands.partitions()
         names = ", ".join(p.name for p in found) or "none"
         if partition is None:
             chosen = next((p for p in found if p.default), None)
@@ -85,7 +86,7 @@ class SlurmExecutor(Executor):
                                    f"cluster (partitions: {names})")
         self.partition = chosen
         self.account = account
-        config = slurm_commands.config()
+        config = commands.config()
         self.cluster = config.get("ClusterName", "?")
         largest = int(config.get("MaxArraySize", "1001")) - 1
         self.max_array_tasks = min(max_array_tasks, largest)
@@ -97,7 +98,7 @@ class SlurmExecutor(Executor):
         if suite.memory_bytes:
             mib = math.ceil((suite.memory_bytes + HARNESS_MEMORY) / 2**20)
             self.resources.append(f"--mem={mib}M")
-        slurm_commands.check_submission(
+        commands.check_submission(
             [*self.resources, f"--time={self.time_limit([suite.wall_s])}", *options])
 
     def time_limit(self, wall_limits: list[float]) -> int:
@@ -114,25 +115,25 @@ class SlurmExecutor(Executor):
                 "account": self.account, "max_array_tasks": self.max_array_tasks,
                 "sbatch_options": [*self.resources, *self.options]}
 
-    def end_leftovers(self, directory: Path) -> int:
+    def end_leftovers(self, folder: CampaignFolder) -> int:
         """Cancels the arrays that a killed command of this campaign left in the
         queue and waits until they are gone (their finished runs are merged by
         run); returns how many runs they had in flight (one per running task)."""
-        arrays = slurm_commands.jobs_named(job_name(directory))
+        arrays = commands.jobs_named(job_name(folder))
         if not arrays:
             return 0
-        running = [s for s in slurm_commands.queue(arrays).values() if s.state == "RUNNING"]
-        slurm_commands.cancel(arrays)
+        running = [s for s in commands.queue(arrays).values() if s.state == "RUNNING"]
+        commands.cancel(arrays)
         deadline = time.monotonic() + CANCEL_WAIT_S
         while time.monotonic() < deadline and \
-                any(not s.ended for s in slurm_commands.queue(arrays).values()):
+                any(not s.ended for s in commands.queue(arrays).values()):
             time.sleep(POLL_S)
         return len(running)
 
-    def run(self, blocks: list[list[RunSpec]], directory: Path, sink: Sink) -> bool:
+    def run(self, blocks: list[list[RunSpec]], folder: CampaignFolder, sink: Sink) -> bool:
         previous = signal.signal(signal.SIGTERM, interrupt)
         try:
-            return _Session(self, directory, sink).run(blocks)
+            return _Session(self, folder, sink).run(blocks)
         finally:
             signal.signal(signal.SIGTERM, previous)
 
@@ -155,7 +156,7 @@ class _Task:
 
     @property
     def log(self) -> Path:
-        return slurm_files.log_path(self.submission, self.index)
+        return files.log_path(self.submission, self.index)
 
 
 @dataclass
@@ -163,7 +164,7 @@ class _Session:
     """One `hugeheap bench` of a campaign on Slurm: what is still to do, the
     tasks not yet ended, and what has been delivered."""
     executor: SlurmExecutor
-    directory: Path
+    folder: CampaignFolder
     sink: Sink
     pending: dict[RunKey, RunSpec] = field(default_factory=dict)  # not delivered yet
     attempts: Counter[RunKey] = field(default_factory=Counter)
@@ -203,20 +204,18 @@ class _Session:
         shares: list[list[RunSpec]] = [[] for _ in range(count)]
         for number, block in enumerate(blocks.values()):
             shares[number % count].extend(block)
-        submission = slurm_files.new_submission_dir(self.directory).resolve()
+        submission = files.new_submission_dir(self.folder).resolve()
         for index, share in enumerate(shares):
-            slurm_files.write_input(submission, index, share)
-        script = submission / "task.sh"
-        write_whole(script, f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m "
-                            f"hugeheap.campaign.slurm_task {shlex.quote(str(submission))}\n")
+            files.write_input(submission, index, share)
+        script = files.write_script(submission, sys.executable)
         limit = self.executor.time_limit(max(([s.wall_s for s in share] for share in shares),
                                              key=sum))
-        array = slurm_commands.submit(str(script), [
+        array = commands.submit(str(script), [
             *self.executor.resources, f"--array=0-{count - 1}",
-            f"--job-name={job_name(self.directory)}", f"--output={submission}/task-%a.log",
+            f"--job-name={job_name(self.folder)}", f"--output={files.log_pattern(submission)}",
             "--open-mode=append",  # a requeued task's log keeps what its first start said
             f"--chdir={os.getcwd()}", f"--time={limit}", *self.executor.options])
-        write_whole(submission / "job", array + "\n")
+        files.write_job_id(submission, array)
         now = time.monotonic()
         for index, share in enumerate(shares):
             self.tasks.append(_Task(submission, index, array, {s.key: s for s in share}, now))
@@ -229,13 +228,13 @@ class _Session:
         """Delivers what the task's report has that was not delivered yet, if
         the report changed; a report that does not read whole is remembered,
         not merged."""
-        path = slurm_files.report_path(task.submission, task.index)
-        signature = slurm_files.file_signature(path)
+        path = files.report_path(task.submission, task.index)
+        signature = files.file_signature(path)
         if signature is None or signature == task.signature:
             return
         task.signature = signature
         try:
-            report = slurm_files.read_report(task.submission, task.index, set(task.given))
+            report = files.read_report(task.submission, task.index, set(task.given))
         except MalformedReport as error:
             task.malformed = str(error)
             return
@@ -246,27 +245,27 @@ class _Session:
         for record in report.runs:
             if self.pending.pop(record.key, None) is not None:
                 self.sink.deliver(record)
-        for key, message in report.not_run:
-            if self.pending.pop(key, None) is not None:
-                self.sink.deliver(message)
+        for failure in report.not_run:
+            if self.pending.pop(failure.key, None) is not None:
+                self.sink.deliver(failure)
 
     def _adopt(self) -> None:
         """Merges what the tasks of earlier commands of this campaign finished
         (a killed command's arrays were cancelled by end_leftovers)."""
-        for submission in slurm_files.submission_dirs(self.directory):
-            if (submission / "merged").exists():
+        for submission in files.submission_dirs(self.folder):
+            if files.merged(submission):
                 continue
-            for index in range(slurm_files.task_count(submission)):
-                given = slurm_files.read_input(submission, index)
+            for index in range(files.task_count(submission)):
+                given = files.read_input(submission, index)
                 task = _Task(submission, index, "earlier", {s.key: s for s in given}, 0.0)
                 self._merge(task)
                 self._reject_if_malformed(task)
-            write_whole(submission / "merged", "")
+            files.mark_merged(submission)
 
     def _reject_if_malformed(self, task: _Task) -> None:
         if task.malformed is None:
             return
-        path = slurm_files.report_path(task.submission, task.index)
+        path = files.report_path(task.submission, task.index)
         self.sink.note(f"{path} {task.malformed}: it is not merged, and its runs not merged "
                        f"before run again (the file is kept as {path.name}.rejected)")
         path.replace(path.with_name(path.name + ".rejected"))
@@ -286,7 +285,7 @@ class _Session:
     def _ask_queue(self) -> None:
         self.asked = time.monotonic()
         try:
-            self.states = slurm_commands.queue(sorted({t.array for t in self.tasks}))
+            self.states = commands.queue(sorted({t.array for t in self.tasks}))
         except HarnessError as error:  # a controller's hiccup: ask again later
             self.answered = False
             self.sink.queue(f"queue: {error}")
@@ -348,10 +347,10 @@ class _Session:
                            f"runs not done (its log: {task.log})")
             for key in missing:
                 if self.attempts[key] >= ATTEMPTS:
-                    spec = self.pending.pop(key)
-                    self.sink.deliver(f"{spec.describe()}: not run: the Slurm tasks given it "
-                                      f"ended before it {ATTEMPTS} times (the last {state}; "
-                                      f"its log: {task.log})")
+                    self.pending.pop(key)
+                    self.sink.deliver(RunFailure(key, f"not run: the Slurm tasks given it ended "
+                                                      f"before it {ATTEMPTS} times (the last "
+                                                      f"{state}; its log: {task.log})"))
                 else:
                     again.append(self.pending[key])
         if again:
@@ -379,7 +378,7 @@ class _Session:
 
     def _mark_merged(self, submission: Path) -> None:
         if not any(t.submission == submission for t in self.tasks):
-            write_whole(submission / "merged", "")
+            files.mark_merged(submission)
 
     def _cancel_all(self) -> None:
         """Cancels every array with tasks not ended, waits until they leave
@@ -389,11 +388,11 @@ class _Session:
             return
         self.sink.queue(f"Slurm: cancelling {', '.join(arrays)}")
         try:
-            slurm_commands.cancel(arrays)
+            commands.cancel(arrays)
             deadline = time.monotonic() + CANCEL_WAIT_S
             while self.tasks and time.monotonic() < deadline:
                 time.sleep(POLL_S)
-                self.states = slurm_commands.queue(arrays)
+                self.states = commands.queue(arrays)
                 for task in [t for t in self.tasks if self._ended(t)]:
                     self._retire(task)
         except HarnessError as error:

@@ -1,6 +1,6 @@
 """The files a Slurm campaign shares between the command that submits it and
-its tasks on the nodes, all in the campaign directory (on a filesystem that
-the nodes share, NFS say). Every file has one writer and is written whole
+its tasks on the nodes, all in the campaign folder's slurm/ (on a filesystem
+that the nodes share, NFS say). Every file has one writer and is written whole
 (written aside, then renamed), so that a reader sees the old file or the new
 one; nothing is locked, and no file is written from two machines.
 
@@ -20,14 +20,17 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import asdict, dataclass, field, fields
+import shlex
+from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from ..files import write_whole
-from ..measure.allocators import AllocatorMode
-from .plan import RunKey, RunSpec
-from .store import RunRecord
+from ...files import write_whole
+from ...measure.allocators import AllocatorMode
+from ..folder import CampaignFolder
+from ..plan import RunSpec
+from ..store import RunKey, RunRecord
+from ..worker import RunFailure
 
 INPUT_FORMAT = "hugeheap slurm task input 1"
 REPORT_FORMAT = "hugeheap slurm task report 1"
@@ -37,17 +40,38 @@ class MalformedReport(Exception):
     """A task's report that cannot be merged; the message says why."""
 
 
-def submission_dirs(directory: Path) -> list[Path]:
+def submission_dirs(folder: CampaignFolder) -> list[Path]:
     """The campaign's submissions, oldest first."""
-    found = [p for p in (directory / "slurm").glob("s[0-9]*") if p.name[1:].isdigit()]
+    found = [p for p in folder.slurm.glob("s[0-9]*") if p.name[1:].isdigit()]
     return sorted(found, key=lambda p: int(p.name[1:]))
 
 
-def new_submission_dir(directory: Path) -> Path:
-    existing = submission_dirs(directory)
-    path = directory / "slurm" / f"s{int(existing[-1].name[1:]) + 1 if existing else 1}"
+def new_submission_dir(folder: CampaignFolder) -> Path:
+    existing = submission_dirs(folder)
+    path = folder.slurm / f"s{int(existing[-1].name[1:]) + 1 if existing else 1}"
     path.mkdir(parents=True)
     return path
+
+
+def write_script(submission: Path, python: str) -> Path:
+    """The array's batch script: every task runs slurm/task.py with python."""
+    script = submission / "task.sh"
+    write_whole(script, f"#!/bin/sh\nexec {shlex.quote(python)} -m "
+                        f"hugeheap.campaign.slurm.task {shlex.quote(str(submission))}\n")
+    return script
+
+
+def write_job_id(submission: Path, array: str) -> None:
+    write_whole(submission / "job", array + "\n")
+
+
+def merged(submission: Path) -> bool:
+    """Whether every run of the submission is in results.sqlite."""
+    return (submission / "merged").exists()
+
+
+def mark_merged(submission: Path) -> None:
+    write_whole(submission / "merged", "")
 
 
 def input_path(submission: Path, task: int) -> Path:
@@ -60,6 +84,11 @@ def report_path(submission: Path, task: int) -> Path:
 
 def log_path(submission: Path, task: int) -> Path:
     return submission / f"task-{task}.log"
+
+
+def log_pattern(submission: Path) -> str:
+    """log_path for every task of the array, as sbatch --output takes it."""
+    return str(submission / "task-%a.log")
 
 
 def task_count(submission: Path) -> int:
@@ -96,7 +125,7 @@ class Report:
     job: str  # ARRAY_TASK, as squeue shows it
     node: dict[str, Any]  # host, facts, and where the task's runs went
     runs: list[RunRecord] = field(default_factory=list)
-    not_run: list[tuple[RunKey, str]] = field(default_factory=list)  # the harness could not
+    not_run: list[RunFailure] = field(default_factory=list)  # the harness could not do them
     complete: bool = False  # the task did every run it was given
 
 
@@ -104,7 +133,8 @@ def write_report(submission: Path, report: Report) -> None:
     write_whole(report_path(submission, report.task), json.dumps({
         "format": REPORT_FORMAT, "task": report.task, "job": report.job, "node": report.node,
         "complete": report.complete, "runs": [asdict(run) for run in report.runs],
-        "not_run": [{"key": list(key), "message": message} for key, message in report.not_run],
+        "not_run": [{"key": list(failure.key), "message": failure.reason}
+                    for failure in report.not_run],
     }))
 
 
@@ -134,8 +164,8 @@ def read_report(submission: Path, task: int, given: set[RunKey]) -> Report | Non
     not_run = []
     for entry in data["not_run"]:
         _expect(entry, {"key": list, "message": str}, "a run not run")
-        not_run.append((_key(entry["key"], given), entry["message"]))
-    keys = [run.key for run in runs] + [key for key, _ in not_run]
+        not_run.append(RunFailure(_key(entry["key"], given), entry["message"]))
+    keys = [run.key for run in runs] + [failure.key for failure in not_run]
     if len(set(keys)) != len(keys):
         raise MalformedReport("names one run twice")
     return Report(task, data["job"], data["node"], runs, not_run, data["complete"])
@@ -150,6 +180,8 @@ def _record(data: object, number: int, given: set[RunKey]) -> RunRecord:
         raise MalformedReport(f"run {number} is not a record")
     for spec in fields(RunRecord):
         if spec.name not in data:
+            if spec.default is not MISSING:  # a field later versions added
+                continue
             raise MalformedReport(f"run {number} has no {spec.name}")
         kinds = str(spec.type).split(" | ")
         value = data[spec.name]

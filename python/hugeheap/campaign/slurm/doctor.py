@@ -10,8 +10,8 @@ import shutil
 import sys
 from typing import Any
 
-from ..errors import HarnessError
-from . import slurm_commands
+from ...errors import HarnessError
+from . import commands
 
 PROBE_WAIT_S = 60.0  # how long the probe may wait for a node
 
@@ -21,13 +21,13 @@ def diagnose(partition: str | None) -> dict[str, Any]:
                             "partitions": [], "probed_partition": None, "node": None,
                             "problems": []}
     problems: list[str] = info["problems"]
-    problem = slurm_commands.client_problem()
+    problem = commands.client_problem()
     if problem:
         problems.append(problem)
         return info
     try:
-        info["cluster"] = slurm_commands.config().get("ClusterName")
-        found = slurm_commands.partitions()
+        info["cluster"] = commands.config().get("ClusterName")
+        found = commands.partitions()
     except HarnessError as error:
         problems.append(str(error))
         return info
@@ -39,9 +39,9 @@ def diagnose(partition: str | None) -> dict[str, Any]:
                         "no default partition: give --partition to probe a node")
         return info
     info["probed_partition"] = chosen
-    command = [sys.executable, "-m", "hugeheap.campaign.slurm_task", "probe"]
+    command = [sys.executable, "-m", "hugeheap.campaign.slurm.task", "probe"]
     try:
-        output = slurm_commands.run_on_a_node(command, [f"--partition={chosen}"], PROBE_WAIT_S)
+        output = commands.run_on_a_node(command, [f"--partition={chosen}"], PROBE_WAIT_S)
         info["node"] = json.loads(output.strip().splitlines()[-1])
     except HarnessError as error:
         problems.append(f"{error} (the nodes need {sys.executable} with hugeheap, at the same "
