@@ -111,7 +111,7 @@ $(BUILD)/before/lib/libhugeheap.so:
 # The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
 # each suite of suites/paper in its quick size (minutes each), or whole
 # (`make paper`); the same command resumes. Then the tables over all of them.
-PAPER_FAMILIES := sat asp smt maxsat mus modelchecking tabling
+PAPER_FAMILIES := sat asp smt maxsat mus modelchecking hwmc tabling
 PAPER_DIR := $(BUILD)/paper
 paper-quick paper: build
 	@quick=$(if $(filter paper-quick,$@),--quick,); suffix=$(if $(filter paper-quick,$@),-quick,); \

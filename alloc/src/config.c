@@ -109,6 +109,24 @@ static bool parse_u64(const char *s, uint64_t *out) {
     return true;
 }
 
+/* The kernel's THP setting (always, madvise or never), or "" where unknown. */
+void _hh_read_system_thp(char *out, size_t cap) {
+    out[0] = '\0';
+    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    char buf[128];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0) return;
+    buf[n] = '\0';
+    char *open_bracket = strchr(buf, '['), *close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
+    if (!open_bracket || !close_bracket) return;
+    size_t len = (size_t)(close_bracket - open_bracket - 1);
+    if (len >= cap) len = cap - 1;
+    memcpy(out, open_bracket + 1, len);
+    out[len] = '\0';
+}
+
 void _hh_config_read(hh_config *cfg) {
     env_values v;
     memset(&v, 0, sizeof v);
@@ -117,7 +135,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->thp = HH_THP_ON;
     cfg->stats_print = false;
     cfg->stats_json_path[0] = '\0';
-    cfg->release_delay_ms = 500;
+    cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)32 << 20;
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
@@ -142,6 +160,14 @@ void _hh_config_read(hh_config *cfg) {
         _hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
     }
     /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
+    /* Where the administrator set THP to never, no transparent huge page is
+     * made (MADV_COLLAPSE would make them all the same); the explicit pool
+     * of HUGEHEAP_THP=hugetlb is another matter. */
+    if (cfg->thp == HH_THP_ON) {
+        char system_thp[16];
+        _hh_read_system_thp(system_thp, sizeof system_thp);
+        if (strcmp(system_thp, "never") == 0) cfg->thp = HH_THP_OFF;
+    }
 
     if (v.stats_set) {
         if (strcmp(v.stats, "1") == 0) {
@@ -161,7 +187,7 @@ void _hh_config_read(hh_config *cfg) {
             cfg->release_delay_ms = ms;
         } else {
             _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
-                    "using 500\n");
+                    "using 10000\n");
         }
     }
 

@@ -225,7 +225,7 @@ def check_stats(args: argparse.Namespace) -> None:
 
     result = run([args.probe, "threads"], env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": "1"})
     lines = [line for line in result.stderr.splitlines() if line.startswith("hugeheap:")]
-    expect(len(lines) >= 3 and "in huge pages" in result.stderr,
+    expect(len(lines) >= 3 and "huge-page share" in result.stderr,
            f"HUGEHEAP_STATS=1 printed:\n{result.stderr}")
 
 

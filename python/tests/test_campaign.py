@@ -4,12 +4,16 @@ answers checked and contradictions marked wrong, the report's files."""
 
 from __future__ import annotations
 
+import bz2
+import functools
 import gzip
 import hashlib
 import json
+import lzma
 import os
 import signal
 import sqlite3
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -124,6 +128,77 @@ def test_a_model_that_does_not_hold_is_wrong(tmp_path: Path) -> None:
     db = sqlite3.connect(out / "results.sqlite")
     details = db.execute("SELECT DISTINCT verdict, verdict_detail FROM runs").fetchall()
     assert details == [("wrong", "the model leaves clause 1 false: [1, -2]")]
+
+
+COMPRESSED = SUITE.replace('"inst/*.cnf"', '"inst/*.cnf.*"') + """
+# Tells where its instance is: in the run's own folder, decompressed ...
+[tools.where]
+command = "./where.sh {instance}"
+adapter = 'regex:^got /.*/hugeheap-run-[^/]+/(?P<answer>instance/\\S+)$'
+
+# ... or where the suite has it, compressed.
+[tools.reader]
+command = "./where.sh {instance}"
+adapter = 'regex:^got /.*/inst/(?P<answer>\\S+)$'
+reads_compressed = ["FORMAT"]
+"""
+
+
+@pytest.mark.parametrize(("format_name", "suffix", "compress"), [
+    ("gzip", ".gz", gzip.compress), ("bzip2", ".bz2", bz2.compress), ("xz", ".xz", lzma.compress),
+    ("lzma", ".lzma", functools.partial(lzma.compress, format=lzma.FORMAT_ALONE))])
+def test_compressed_instances(tmp_path: Path, format_name: str, suffix: str,
+                              compress: Callable[[bytes], bytes]) -> None:
+    """A tool that does not read the format gets the instance decompressed in
+    its run's folder; one that does gets the file as it is; models are
+    checked against the compressed formula; the campaign records each file's
+    checksum as stored."""
+    suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat"},
+                          COMPRESSED.replace("FORMAT", format_name))
+    for plain in sorted((tmp_path / "inst").iterdir()):
+        plain.with_name(plain.name + suffix).write_bytes(compress(plain.read_bytes()))
+        plain.unlink()
+    where = tmp_path / "where.sh"
+    where.write_text('#!/bin/sh\necho "got $1"\n')
+    where.chmod(0o755)
+    out = tmp_path / "camp"
+    done = bench(suite, out)
+    assert done.returncode == 0, done.stderr
+    answers = {(tool, instance, mode): verdict
+               for tool, instance, mode, _, status, verdict, *_ in rows(out)}
+    for mode in ("system", "hugeheap"):
+        assert answers[("fake", "inst/a.cnf", mode)] == "sat"
+        assert answers[("fake", "inst/b.cnf", mode)] == "unsat"
+        assert answers[("where", "inst/a.cnf", mode)] == "instance/a.cnf"
+        assert answers[("reader", "inst/b.cnf", mode)] == f"b.cnf{suffix}"
+    db = sqlite3.connect(out / "results.sqlite")
+    assert {d for (d,) in db.execute("SELECT verdict_detail FROM runs WHERE verdict = 'sat'")} \
+        == {"model checked"}
+    recorded = json.loads(Store(out / "results.sqlite", readonly=True).meta("identity") or "{}")
+    assert recorded["files"] == {f"inst/{name}.cnf": sha256(tmp_path / "inst" /
+                                                            f"{name}.cnf{suffix}")
+                                 for name in ("a", "b")}
+    assert not list(Path(tempfile.gettempdir()).glob("hugeheap-run-*/instance"))
+
+
+def test_a_changed_instance_file_is_another_campaign(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"})
+    instance = tmp_path / "inst" / "a.cnf"
+    said = refusal_after(suite, tmp_path / "camp",
+                         lambda: instance.write_text(instance.read_text() + "c edited\n"))
+    assert "holds a campaign of another suite (its files differ" in said
+
+
+def test_a_damaged_compressed_instance_is_named(tmp_path: Path) -> None:
+    suite = make_campaign(tmp_path, {"a": "sat"}, SUITE.replace('"inst/*.cnf"', '"inst/*.xz"'))
+    instance = tmp_path / "inst" / "a.cnf"
+    damaged = lzma.compress(instance.read_bytes())
+    (tmp_path / "inst" / "a.cnf.xz").write_bytes(damaged[:len(damaged) // 2])
+    instance.unlink()
+    done = bench(suite, tmp_path / "camp")
+    assert done.returncode != 0
+    assert "a.cnf.xz: damaged xz data (Compressed file ended before" in done.stderr
+    assert "Traceback" not in done.stderr and not rows(tmp_path / "camp")
 
 
 def refusal_after(suite: Path, out: Path, change: Callable[[], object]) -> str:

@@ -3,6 +3,9 @@ the line where there is one, and the fix; nothing runs before it is checked."""
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import re
 from pathlib import Path
 
@@ -187,17 +190,63 @@ def test_a_tools_instances_are_checked(tmp_path: Path) -> None:
           r"\(the instances: inst/a.cnf\)")
 
 
+def test_instances_outside_the_suite_and_compressed(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    bench = tmp_path / "bench"
+    (bench / "sub").mkdir(parents=True)
+    (bench / "x.cnf.xz").write_bytes(lzma.compress(b"p cnf 1 1\n1 0\n"))
+    (bench / "sub" / "y.cnf.gz").write_bytes(gzip.compress(b"p cnf 1 1\n1 0\n"))
+    monkeypatch.setenv("SAT_BENCH", str(bench))
+    (tmp_path / "suite").mkdir()
+    for pattern in ("$SAT_BENCH/**/*.cnf.*", "${SAT_BENCH}/**/*.cnf.*", f"{bench}/**/*.cnf.*"):
+        suite = load(write(tmp_path / "suite", GOOD.replace("inst/*.cnf", pattern)))
+        # Named from where the glob starts, without the compression suffix.
+        assert suite.files == [("sub/y.cnf", bench / "sub" / "y.cnf.gz"),
+                               ("x.cnf", bench / "x.cnf.xz")], pattern
+    monkeypatch.delenv("SAT_BENCH")
+    fails(tmp_path, GOOD.replace("inst/*.cnf", "$SAT_BENCH/*.cnf.xz"),
+          r"suite.toml:14: the glob '\$SAT_BENCH/\*.cnf.xz' needs the environment variable "
+          r"SAT_BENCH, which is not set; export SAT_BENCH=/path/to/the/instances")
+    monkeypatch.setenv("SAT_BENCH", str(tmp_path / "nowhere"))
+    fails(tmp_path, GOOD.replace("inst/*.cnf", "$SAT_BENCH/*.cnf.xz"),
+          r"the glob '\$SAT_BENCH/\*.cnf.xz' matches no file \(SAT_BENCH is .*nowhere\)")
+
+
+def test_compressed_instances_are_checked(tmp_path: Path) -> None:
+    path = write(tmp_path, GOOD.replace('"inst/*.cnf"', '"inst/*.cnf*"'))
+    (tmp_path / "inst" / "a.cnf.bz2").write_bytes(bz2.compress(b"p cnf 1 1\n1 0\n"))
+    fails(tmp_path, path.read_text(),
+          r"suite.toml:14: .*/inst/a.cnf and .*/inst/a.cnf.bz2 are both the instance "
+          r"'inst/a.cnf'; keep one of them")
+    (tmp_path / "inst" / "a.cnf.bz2").unlink()
+    (tmp_path / "inst" / "b.cnf.gz").write_text("p cnf 1 1\n1 0\n")  # not compressed
+    fails(tmp_path, path.read_text(), r"suite.toml:14: .*/inst/b.cnf.gz: not a gzip file; give "
+          r"the file its format's suffix \(none if it is not compressed\), or leave it out$")
+    (tmp_path / "inst" / "b.cnf.gz").unlink()
+    fails(tmp_path, GOOD.replace('adapter = "exitcode"',
+                                 'adapter = "exitcode"\nreads_compressed = ["zip"]'),
+          r"suite.toml:12: tools.echo.reads_compressed must list formats among bzip2, gzip, "
+          r"lzma, xz")
+    suite = load(write(tmp_path, GOOD.replace('adapter = "exitcode"', 'adapter = "exitcode"\n'
+                                              'reads_compressed = ["xz", "gzip"]')))
+    assert suite.tools[0].reads_compressed == ("gzip", "xz")
+
+
 REPO = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("suite_file", sorted((REPO / "suites").glob("*.toml")),
-                         ids=lambda path: path.name)
+@pytest.mark.parametrize("suite_file", sorted([*(REPO / "suites").glob("*.toml"),
+                                               *(REPO / "suites" / "paper").glob("*.toml")]),
+                         ids=lambda path: str(path.relative_to(REPO / "suites")))
 def test_the_committed_suites_load(suite_file: Path) -> None:
-    """`make demo` and `make bench` start from these: they must load on a
-    machine where `make` has run. Suites that compare with an older build
-    of the library (`make before`) load once it is built."""
+    """`make demo`, `make bench` and `make paper` start from these: they must
+    load on a machine where `make` has run, the paper's in both sizes.
+    Suites that compare with an older build of the library (`make before`)
+    load once it is built."""
     before = REPO / "build" / "before" / "lib" / "libhugeheap.so"
     if "build/before/" in suite_file.read_text() and not before.exists():
         pytest.skip(f"{suite_file.name} compares with {before}: `make before` builds it")
     suite = load(suite_file)
     assert suite.tools and suite.modes
+    if suite_file.parent.name == "paper":
+        assert load(suite_file, quick=True).generators

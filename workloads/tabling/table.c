@@ -24,6 +24,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpu_relax.h"
 #include "hugeheap.h"
 
 /* The kinds of object, each with a pool of its own. */
@@ -118,14 +119,6 @@ static void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memory_orde
 static inline bool try_lock(atomic_int *l) {
     return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
            atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 /* ---- memory ---- */

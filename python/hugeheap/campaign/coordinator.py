@@ -66,10 +66,15 @@ def _digest(path: str | None) -> str | None:
 def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
     """What makes two campaigns comparable: runs of one may not mix with the
     other's. A rebuilt allocator library, tool or instance generator is
-    another campaign. The libraries are those the runs preload: the modes
-    were resolved once, when the suite was loaded."""
-    return {
+    another campaign, and so is a changed instance file (its checksum as
+    stored: a file compressed again is another campaign too, a safe
+    mistake). The libraries are those the runs preload: the modes were
+    resolved once, when the suite was loaded. Keys a new feature added are
+    there only where the suite uses the feature, so that a campaign started
+    before it resumes."""
+    found: dict[str, Any] = {
         "tools": {t.name: [t.argv, t.adapter, _digest(t.program), t.instances]
+                  + ([list(t.reads_compressed)] if t.reads_compressed else [])
                   for t in suite.tools},
         "modes": [m.name for m in suite.modes],
         "libraries": {m.name: _digest(m.library) for m in suite.modes},
@@ -79,6 +84,16 @@ def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
         "limits": {"cpu_s": suite.cpu_s, "wall_s": suite.wall_s, "memory": suite.memory_bytes},
         "instances": sorted(i.name for i in instances),
     }
+    if suite.files:
+        found["files"] = {name: _digest(str(path)) for name, path in suite.files}
+    return found
+
+
+def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
+    """The identity's keys that differ; a key the stored campaign lacks was
+    not recorded then (an older harness), and is no difference."""
+    return [key for key in sorted(mine.keys() | stored.keys())
+            if key in stored and stored[key] != mine.get(key)]
 
 
 def prepare_folder(suite: Suite, folder: CampaignFolder) -> tuple[Store, list[Instance]]:
@@ -97,8 +112,7 @@ def prepare_folder(suite: Suite, folder: CampaignFolder) -> tuple[Store, list[In
                 tool_instances={t.name: [i.name for i in instances if t.runs_on(i.name)]
                                 for t in suite.tools}).save(store)
             write_whole(folder.suite_copy, suite.text)
-        elif stored.identity != mine:
-            changed = [key for key in mine if stored.identity.get(key) != mine[key]]
+        elif changed := _differences(stored.identity, mine):
             raise HarnessError(f"{folder.path} holds a campaign of another suite (its "
                                f"{', '.join(changed)} differ from {suite.path.name}'s); give "
                                f"another --out, or delete {folder.path} to start over")

@@ -2,7 +2,9 @@
 of its generator commands, made once and cached in the campaign directory
 (a generated file is kept with the command that made it, and made again only
 when the command changes). A generated program (an ELF file or a script) is
-made executable, so that a tool can run it."""
+made executable, so that a tool can run it. An instance may be compressed
+(compression.py): its name is without the compression's suffix, its path
+the file as it is."""
 
 from __future__ import annotations
 
@@ -12,13 +14,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from .compression import compression_of, format_problem, plain_name
 from .suite import Suite
 
 
 @dataclass(frozen=True)
 class Instance:
-    name: str
-    path: Path
+    name: str  # without a compression suffix
+    path: Path  # the file, compressed or not
+
+    @property
+    def compression(self) -> str | None:
+        return compression_of(self.path)
 
 
 def prepare(suite: Suite, cache: Path) -> list[Instance]:
@@ -29,13 +36,18 @@ def prepare(suite: Suite, cache: Path) -> list[Instance]:
     taken = {i.name for i in instances}
     for generator in suite.generators:
         for seed in generator.seeds:
-            name = generator.name.replace("{seed}", str(seed))
+            file_name = generator.name.replace("{seed}", str(seed))
+            name = plain_name(file_name)
             if name in taken:
                 raise HarnessError(f"{suite.path}: the generated instance '{name}' has the name "
                                    "of an instance file; rename the generator's output")
             argv = [word.replace("{seed}", str(seed)) for word in generator.argv]
-            instances.append(Instance(name, _generate(argv, generator.program, cache / name,
-                                                      suite.directory)))
+            made = _generate(argv, generator.program, cache / file_name, suite.directory)
+            problem = format_problem(made)
+            if problem:
+                raise HarnessError(f"{problem}: the generator {' '.join(argv)} wrote it; "
+                                   "name its output as its format is")
+            instances.append(Instance(name, made))
     return instances
 
 

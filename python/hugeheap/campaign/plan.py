@@ -26,7 +26,7 @@ class RunSpec:
     instance_path: str
     alloc: AllocatorMode  # resolved when the suite was loaded: what the run preloads
     repetition: int
-    argv: tuple[str, ...]  # {instance} filled in, {model} not yet
+    argv: tuple[str, ...]  # {instance} and {model} filled in by the worker
     adapter: str
     cpu_s: float
     wall_s: float
@@ -34,6 +34,9 @@ class RunSpec:
     cores: tuple[int, ...] | None  # set by the executor that runs it
     group_prefix: str
     output_dir: str  # the campaign directory's outputs/
+    # The instance is compressed in a format the tool does not read: the
+    # worker decompresses it for the run, before the run starts.
+    decompress: bool = False
 
     @property
     def mode(self) -> str:
@@ -71,14 +74,18 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: Camp
                 modes = list(suite.modes)
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
-                argv = tuple(w.replace("{instance}", str(instance.path)) for w in tool.argv)
-                argv = (tool.program, *argv[1:])
+                argv = (tool.program, *tool.argv[1:])
+                # (A command that names no {instance}, as `hugeheap compare` runs
+                # one, is run as given.)
+                decompress = instance.compression not in (None, *tool.reads_compressed) \
+                    and any("{instance}" in word for word in tool.argv)
                 block = [RunSpec(tool=tool.name, instance=instance.name,
                                  instance_path=str(instance.path), alloc=mode,
                                  repetition=repetition, argv=argv, adapter=tool.adapter,
                                  cpu_s=suite.cpu_s, wall_s=suite.wall_s,
                                  memory_bytes=suite.memory_bytes, cores=None,
-                                 group_prefix=prefix, output_dir=str(folder.outputs))
+                                 group_prefix=prefix, output_dir=str(folder.outputs),
+                                 decompress=decompress)
                          for mode in modes]
                 block = [spec for spec in block if spec.key not in finished]
                 if block:

@@ -17,6 +17,7 @@ instances, under which limits, how often.
     adapter = "sat"                    # how to read its answer: adapters.py lists them
     optional = true                    # if it is not installed: named, then skipped
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
+    reads_compressed = ["gzip"]        # optional: formats it is given compressed
 
     [allocators.hugeheap-old]          # optional: modes of one's own, named in modes
     like = "hugeheap"                  # a built-in mode
@@ -24,7 +25,8 @@ instances, under which limits, how often.
     environment = { HUGEHEAP_THP = "off" }   # more environment for the tool
 
     [instances]
-    files = ["cnf/*.cnf"]              # globs relative to this file
+    files = ["cnf/*.cnf", "$SAT_BENCH/*.cnf.xz"]   # globs relative to this file, absolute,
+                                       # or starting with an environment variable
 
     [[instances.generate]]
     name = "random-{seed}.cnf"
@@ -38,6 +40,12 @@ absolute paths, the program is found relative to this file or in PATH.
 A generator writes its instance to standard output; an instance that is a
 program (it starts with an ELF header or `#!`) is made executable, so that a
 tool's command can run it (`command = "env {instance}"`).
+
+An instance file (or a generator's output) named with a compression suffix
+(.gz, .bz2, .xz, .lzma) is that instance compressed: it is named without the
+suffix (x.cnf.xz holds the instance x.cnf), and each run of a tool that does
+not list the format in reads_compressed gets it decompressed into the run's
+own folder before the run starts, outside what is measured.
 
 Everything is checked before anything runs, and each mistake is one
 HarnessError naming the file, the line where there is one, and the fix."""
@@ -60,13 +68,14 @@ from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
 from .answers.adapters import ADAPTERS, check_adapter_name
+from .compression import FORMATS, format_problem, plain_name
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
     "": {"campaign", "limits", "tools", "instances", "allocators"},
     "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
     "limits": {"cpu_time", "wall_time", "memory"},
-    "tool": {"command", "adapter", "optional", "instances"},
+    "tool": {"command", "adapter", "optional", "instances", "reads_compressed"},
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate"},
     "generate": {"name", "command", "seeds", "quick"},
@@ -80,6 +89,7 @@ class Tool:
     adapter: str
     program: str  # the executable, resolved
     instances: list[str] | None = None  # globs of the instance names it runs on; None: all
+    reads_compressed: tuple[str, ...] = ()  # formats it is given compressed (compression.py)
 
     def runs_on(self, instance: str) -> bool:
         return self.instances is None or any(fnmatch.fnmatchcase(instance, pattern)
@@ -270,7 +280,7 @@ def load(path: str | Path, quick: bool = False) -> Suite:
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
                          "instances")
-    names = [name for name, _ in files] + [generator.name.replace("{seed}", str(seed))
+    names = [name for name, _ in files] + [plain_name(generator.name.replace("{seed}", str(seed)))
                                            for generator in generators
                                            for seed in generator.seeds]
     for tool in tools:
@@ -435,7 +445,13 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
             raise check.fail(f"{where}.instances must be a list of instance-name globs",
                              'write instances = ["*.cnf"] (or leave it out: all instances)',
                              where, "instances")
-        tools.append(Tool(name, argv, str(adapter), program, selection))
+        reads = values.get("reads_compressed", [])
+        formats = sorted(set(FORMATS.values()))
+        if not isinstance(reads, list) or not all(r in formats for r in reads):
+            raise check.fail(f"{where}.reads_compressed must list formats among "
+                             f"{', '.join(formats)}", 'write e.g. reads_compressed = ["gzip"]',
+                             where, "reads_compressed")
+        tools.append(Tool(name, argv, str(adapter), program, selection, tuple(sorted(reads))))
     if not tools:
         raise check.fail("none of the suite's tools is installed: "
                          + "; ".join(f"{n}: {why}" for n, why in skipped),
@@ -470,7 +486,46 @@ def _not_found(program: str, directory: Path) -> str:
     return f"'{program}' is not installed (not found in PATH)"
 
 
+_VARIABLE = re.compile(r"^\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))", re.A)
+
+
+def _expand(check: _Checker, pattern: str, directory: Path) -> tuple[str, str]:
+    """(the glob to match, where it looked, for a message): a pattern
+    relative to the suite file, absolute, or starting with an environment
+    variable ($SAT_BENCH/*.cnf.xz), so that a benchmark folder is used
+    where it is."""
+    variable = _VARIABLE.match(pattern)
+    if variable is None:
+        if Path(pattern).is_absolute():
+            return pattern, ""
+        return str(directory / pattern), f" (relative to {directory})"
+    name = variable["braced"] or variable["plain"]
+    value = os.environ.get(name)
+    if not value:
+        raise check.fail(f"the glob '{pattern}' needs the environment variable {name}, which "
+                         "is not set", f"export {name}=/path/to/the/instances", "instances",
+                         "files")
+    expanded = value + pattern[variable.end():]
+    if not Path(expanded).is_absolute():
+        expanded = str(directory / expanded)
+    return expanded, f" ({name} is {value})"
+
+
+def _fixed_part(pattern: str) -> Path:
+    """The folder a glob starts in: its path up to the first wildcard."""
+    fixed = []
+    for part in Path(pattern).parts[:-1]:
+        if re.search(r"[*?[]", part):
+            break
+        fixed.append(part)
+    return Path(*fixed) if fixed else Path(pattern).parent
+
+
 def _files(check: _Checker, instances: dict[str, Any], directory: Path) -> list[tuple[str, Path]]:
+    """(instance name, file) of every file the globs match. The name is the
+    file's path relative to the suite's folder, or, outside it, relative to
+    the folder its glob starts in; without a compression suffix (x.cnf.xz
+    holds the instance x.cnf)."""
     patterns = instances.get("files", [])
     if isinstance(patterns, str):
         patterns = [patterns]
@@ -479,13 +534,25 @@ def _files(check: _Checker, instances: dict[str, Any], directory: Path) -> list[
                          "instances", "files")
     found: dict[str, Path] = {}
     for pattern in patterns:
-        hits = sorted(glob.glob(str(directory / pattern), recursive=True))
-        hits = [h for h in hits if Path(h).is_file()]
+        expanded, where = _expand(check, pattern, directory)
+        hits = [Path(h) for h in sorted(glob.glob(expanded, recursive=True))]
+        hits = [h for h in hits if h.is_file()]
         if not hits:
-            raise check.fail(f"the glob '{pattern}' matches no file (relative to {directory})",
+            raise check.fail(f"the glob '{pattern}' matches no file{where}",
                              "fix the pattern, or generate the instances", "instances", "files")
         for hit in hits:
-            found[os.path.relpath(hit, directory)] = Path(hit)
+            inside = hit.is_relative_to(directory)
+            name = plain_name(str(hit.relative_to(directory)) if inside
+                              else os.path.relpath(hit, _fixed_part(expanded)))
+            if name in found and found[name].resolve() != hit.resolve():
+                raise check.fail(f"{found[name]} and {hit} are both the instance '{name}'",
+                                 "keep one of them (a compressed file is named without its "
+                                 "compression suffix)", "instances", "files")
+            problem = format_problem(hit)
+            if problem:
+                raise check.fail(problem, "give the file its format's suffix (none if it is "
+                                 "not compressed), or leave it out", "instances", "files")
+            found[name] = hit
     return sorted(found.items())
 
 
@@ -517,7 +584,7 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
             raise check.fail(f"{where}.name '{name}' must be a plain file name",
                              "leave out directories", where, "name", index)
         for seed in seeds:
-            instance = name.replace("{seed}", str(seed))
+            instance = plain_name(name.replace("{seed}", str(seed)))
             if instance in names:
                 raise check.fail(f"two generated instances are both called '{instance}'",
                                  "give each generator its own name", where, "name", index)

@@ -1,7 +1,8 @@
-"""One run of a campaign, as a worker process does it: measure the tool with
-hugeheap run's library, classify its answer, check it against the instance
-where the instance can prove it wrong (checks.py), and keep the output
-compressed in the campaign directory.
+"""One run of a campaign, as a worker process does it: decompress the
+instance for a tool that cannot read it compressed (before the measurement
+starts), measure the tool with hugeheap run's library, classify its answer,
+check it against the instance where the instance can prove it wrong
+(checks.py), and keep the output compressed in the campaign directory.
 
 Workers are processes of their own (the runner forks the tool from a single
 thread), and die with the harness: a harness killed with SIGKILL takes its
@@ -26,6 +27,7 @@ from ..measure import machine
 from ..measure.runner import Limits, die_with_parent, run
 from .answers.adapters import Answer, classify
 from .answers.checks import check
+from .compression import decompress, plain_name
 from .folder import model_name, output_name
 from .plan import RunSpec
 from .store import RunKey, RunRecord
@@ -80,7 +82,17 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
         # (Spin's trail files, say) goes with the run.
         workdir = Path(scratch) / "cwd"
         workdir.mkdir()
-        argv = [word.replace("{model}", str(model_file)) for word in spec.argv]
+        instance = Path(spec.instance_path)
+        if spec.decompress:
+            copy = Path(scratch) / "instance" / plain_name(instance.name)
+            copy.parent.mkdir()
+            try:
+                decompress(instance, copy)
+            except HarnessError as error:
+                return RunFailure(spec.key, str(error))
+            instance = copy
+        argv = [word.replace("{instance}", str(instance)).replace("{model}", str(model_file))
+                for word in spec.argv]
         try:
             result = run(argv, Limits(cpu_s=spec.cpu_s, wall_s=spec.wall_s,
                                       memory_bytes=spec.memory_bytes,

@@ -18,6 +18,12 @@ carries one, the value that every run on the instance must agree on.
   pnexplore pnexplore's JSON: a complete exploration's `states` (the value),
             `deadlock` where --check deadlock found one
   hhtab     hhtab's --json: the value is the query's `answers`
+  abc       Berkeley ABC's model checking (bmc3, pdr, and the others that
+            print the same lines) on a design with one property: `cex` (the
+            value: the frame of the counterexample, 0 the reset state),
+            `bounded` (no counterexample in the frames the value says, all
+            that were asked for), `proved`; its own check of its
+            counterexample failing is `wrong`, a design it cannot read `error`
   exitcode  0 is `done`, anything else `error`
   regex:PATTERN  the first group (or the group named `answer`) is the verdict,
             `done` where there is no such group; a group named `value` is the
@@ -36,13 +42,14 @@ from dataclasses import dataclass
 
 from ...errors import HarnessError
 
-ADAPTERS = ("sat", "smtlib", "asp", "maxsat", "mus", "spin", "pnexplore", "hhtab", "exitcode")
+ADAPTERS = ("sat", "smtlib", "asp", "maxsat", "mus", "spin", "pnexplore", "hhtab", "abc",
+            "exitcode")
 # The adapter that reads a program's answers, by the program's name.
 _ADAPTER_OF = {"clasp": "asp", "clingo": "asp", "minisat": "sat", "cadical": "sat",
                "kissat": "sat", "cryptominisat5": "sat", "picosat": "sat", "glucose": "sat",
                "z3": "smtlib", "cvc5": "smtlib", "cvc4": "smtlib", "yices-smt2": "smtlib",
                "rc2.py": "maxsat", "musx.py": "mus", "pnexplore": "pnexplore",
-               "hhtab": "hhtab"}
+               "hhtab": "hhtab", "berkeley-abc": "abc"}
 
 
 def suggested_adapter(program: str) -> str | None:
@@ -248,5 +255,43 @@ def _hhtab_answer(exit_code: int | None, output: str) -> Answer:
     return Answer("answers", f"{answers} answers", value=str(answers))
 
 
+# ABC's last word on the property (bmc3, pdr and the other engines print
+# these lines; a script of several commands says its final answer last).
+_ABC_VERDICTS = re.compile(
+    r'^Output (?P<output>\d+) of miter "[^"]*" was asserted in frame (?P<frame>\d+)'
+    r"|^No output asserted in (?P<frames>\d+) frames\. Resource limit reached "
+    r"\((?P<limit>timeout|conf limit) (?P<amount>\d+)"
+    r"|^(?P<proved>Property proved|Explored all reachable states)"
+    r"|^(?P<undecided>Property UNDECIDED|The total of \d+ outputs asserted)", re.M)
+_ABC_UNREAD = re.compile(r"^(Cannot open input file.*|.*file has failed\.|Generic file reader "
+                         r"requires a known file extension.*)$", re.M)
+
+
+def _abc_answer(exit_code: int | None, output: str) -> Answer:
+    if "Counter-example verification has FAILED" in output:
+        return Answer("wrong", "ABC's own check of its counterexample failed")
+    unread = _ABC_UNREAD.search(output)
+    if unread:
+        return Answer("error", unread.group(0).strip())
+    verdicts = list(_ABC_VERDICTS.finditer(output))
+    if not verdicts:
+        return Answer("unknown", "no verdict line (a counterexample, no counterexample in N "
+                                 "frames, or a proof)")
+    last = verdicts[-1]
+    if last["frame"] is not None:
+        return Answer("cex", f"counterexample in frame {last['frame']} (output "
+                             f"{last['output']})", value=last["frame"])
+    if last["frames"] is not None:
+        if last["limit"] == "conf limit" and last["amount"] == "0":  # the frames asked for
+            return Answer("bounded", f"no counterexample in {last['frames']} frames",
+                          value=last["frames"])
+        return Answer("unknown", f"stopped by its own {last['limit']} after "
+                                 f"{last['frames']} frames")
+    if last["proved"] is not None:
+        return Answer("proved")
+    return Answer("unknown", last.group(0))
+
+
 _READERS = {"asp": _asp_answer, "maxsat": _maxsat_answer, "mus": _mus_answer,
-            "spin": _spin_answer, "pnexplore": _pnexplore_answer, "hhtab": _hhtab_answer}
+            "spin": _spin_answer, "pnexplore": _pnexplore_answer, "hhtab": _hhtab_answer,
+            "abc": _abc_answer}

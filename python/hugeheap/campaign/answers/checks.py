@@ -5,7 +5,7 @@ clauses it leaves false must add up to the cost the solver claimed; a MUS's
 clause numbers must be clauses of the formula. A checked answer says so in
 its detail (`model checked`), which verdicts.py trusts over an unchecked one.
 Formulas are read as arrays: checking a model of a million clauses takes a
-fraction of a second."""
+fraction of a second; a compressed formula is read as it is stored."""
 
 from __future__ import annotations
 
@@ -16,9 +16,15 @@ from pathlib import Path
 import numpy as np
 
 from ...errors import HarnessError
+from ..compression import open_text, plain_name
 from .adapters import Answer, sat_competition_answer
 
 CHECKED = "model checked"  # the detail of an answer a check confirmed
+
+
+def _format(instance: Path) -> str:
+    """The instance's format, by its suffix (x.cnf.xz is a CNF, compressed)."""
+    return Path(plain_name(instance.name)).suffix
 
 
 def check(adapter: str, answer: Answer, instance: Path, model_text: str | None) -> Answer:
@@ -31,7 +37,7 @@ def check(adapter: str, answer: Answer, instance: Path, model_text: str | None) 
                 answer = Answer(verdict)
             if answer.verdict == "sat" and model:
                 answer = Answer("sat", model=model)
-        if answer.verdict == "sat" and instance.suffix != ".cnf":
+        if answer.verdict == "sat" and _format(instance) != ".cnf":
             return Answer("sat", "model not checked: the instance is not a .cnf file")
         checker: Callable[[Answer, Path], Answer] = check_sat_answer
     elif adapter == "maxsat":
@@ -53,7 +59,7 @@ def read_cnf(path: Path) -> tuple[int, list[list[int]]]:
     variables = -1
     clauses: list[list[int]] = []
     clause: list[int] = []
-    with open(path) as f:
+    with open_text(path) as f:
         for number, line in enumerate(f, 1):
             line = line.strip()
             if not line or line.startswith("c") or line.startswith("%"):
@@ -107,7 +113,7 @@ def _clause_starts(literals: np.ndarray) -> np.ndarray:
 def _formula(path: Path, mtime_ns: int) -> tuple[int, np.ndarray, np.ndarray]:
     """(variables, literals, start of each clause) of a CNF, as arrays."""
     variables = -1
-    with open(path) as f:
+    with open_text(path) as f:
         body = []
         for line in f:
             if line[:1] in ("c", "%", "\n", ""):
@@ -181,7 +187,7 @@ def _weighted_formula(path: Path, mtime_ns: int) -> tuple[np.ndarray, np.ndarray
     top: int | None = None
     weights: list[int] = []
     body: list[str] = []
-    with open(path) as f:
+    with open_text(path) as f:
         for number, line in enumerate(f, 1):
             words = line.split()
             if not words or words[0] == "c":
@@ -229,7 +235,7 @@ def check_maxsat_answer(answer: Answer, wcnf: Path) -> Answer:
 
 
 def _clause_count(path: Path) -> int:
-    if path.suffix == ".wcnf":
+    if _format(path) == ".wcnf":
         return len(_weighted_formula(path, path.stat().st_mtime_ns)[0])
     return len(_formula(path, path.stat().st_mtime_ns)[2])
 

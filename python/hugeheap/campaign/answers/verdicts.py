@@ -12,7 +12,14 @@ we cannot tell which is right.
 Other answers are facts of one tool (the states Spin stored, the MUS a
 particular extractor found, a regex's word): the runs of that tool on the
 instance, under every allocator mode, must agree. A property violation in one
-mode and not in another is such a disagreement."""
+mode and not in another is such a disagreement, and so is a counterexample
+a model checker finds in another frame under another mode.
+
+A model checker's answers are facts of the tool (the frame of a
+counterexample depends on the algorithm: bounded model checking finds the
+shortest, PDR often a longer one) and, between tools, partly of the design:
+a proof contradicts any counterexample, and no counterexample in N frames
+contradicts one in a frame before N."""
 
 from __future__ import annotations
 
@@ -27,6 +34,7 @@ UNSOLVED = {"unknown", "error", "wrong"}  # any other answer (sat, unsat, done, 
 FAILED = {"error", "wrong"}
 SATISFIABILITY = {"sat", "unsat", "optimum"}  # answers about the instance, whoever gave them
 INSTANCE_VALUES = {"answers", "states"}  # values that are facts of the instance
+SAFETY = {"cex", "bounded", "proved"}  # a model checker's answers on a design's property
 
 
 @dataclass
@@ -68,11 +76,21 @@ def _cost(record: RunRecord) -> tuple[float, ...]:
         return ()
 
 
+def _frames(record: RunRecord) -> int:
+    """The frame of a counterexample, or the frames without one."""
+    value = record.answer_value or ""
+    return int(value) if value.isdigit() else -1
+
+
 def _contradict(runs: list[RunRecord]) -> bool:
     verdicts = {r.verdict for r in runs}
     if "unsat" in verdicts and verdicts & {"sat", "optimum"}:
         return True
-    for verdict in verdicts - {"sat", "unsat"}:
+    counterexamples = [_frames(r) for r in runs if r.verdict == "cex"]
+    if counterexamples and any(r.verdict == "proved" or r.verdict == "bounded" and
+                               _frames(r) > min(counterexamples) for r in runs):
+        return True
+    for verdict in verdicts - {"sat", "unsat"} - SAFETY:
         if len({r.answer_value for r in runs if r.verdict == verdict}) > 1:
             return True
     return False
@@ -126,6 +144,7 @@ def judge(records: Iterable[RunRecord]) -> list[Disagreement]:
     """Marks contradicting runs `wrong` in place; returns what disagreed."""
     by_fact: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     by_tool: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
+    safety: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
         if record.verdict in UNSOLVED:
             continue
@@ -135,6 +154,8 @@ def judge(records: Iterable[RunRecord]) -> list[Disagreement]:
             by_fact[(record.instance, record.verdict)].append(record)
         else:
             by_tool[(record.instance, record.tool)].append(record)
+            if record.verdict in SAFETY:
+                safety[record.instance].append(record)
     found = []
     for (instance, _), runs in sorted(by_fact.items()):
         disagreement = _judge_fact(instance, runs)
@@ -147,6 +168,11 @@ def judge(records: Iterable[RunRecord]) -> list[Disagreement]:
             _mark_wrong(runs)
             found.append(Disagreement(instance, claimed, "the modes of one tool must "
                                       "agree: all of them are marked wrong", tool))
+    # Between model checkers, once each agrees with itself.
+    for instance, runs in sorted(safety.items()):
+        disagreement = _judge_fact(instance, [r for r in runs if r.verdict != "wrong"])
+        if disagreement:
+            found.append(disagreement)
     return found
 
 
