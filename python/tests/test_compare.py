@@ -41,7 +41,7 @@ def test_compare_a_command_and_keep_nothing(tmp_path: Path) -> None:
                "./tool.sh", "inst/a.cnf", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     table = done.stdout
-    assert "tool.sh" in table and "2 repetitions" in table and "baseline system" in table
+    assert "./tool.sh inst/a.cnf: 2 repetitions" in table and "baseline system" in table
     for mode in ("system", "hugeheap"):
         line = row_of(table, mode)
         assert "2/2" in line and "sat" in line, line
