@@ -59,6 +59,21 @@ typedef struct direct_plan {
     term *fixed;
 } direct_plan;
 
+/* How each answer of a tabled call becomes answers of its generator
+ * through a predicate of facts that is the clause's last literal (the join
+ * of a left recursion such as path(X,Z) :- path(X,Y), edge(Y,Z)), without
+ * a frame: `arg` is the facts literal's arguments and `ans` the
+ * generator's answer, each a constant, REF(j) for the call's answer term j,
+ * or VAR(k) for the facts literal's k-th new variable (first in argument
+ * first_at[k]). */
+typedef struct fact_join {
+    const pred *p;
+    uint32_t nout, nans;
+    term *arg;
+    uint32_t *first_at;
+    term *ans;
+} fact_join;
+
 struct consumer {
     sgframe *of;       /* the subgoal it takes answers from */
     tnode *cursor;     /* the last answer taken; NULL: none yet */
@@ -67,6 +82,8 @@ struct consumer {
     consumer *next;    /* the other consumers of `of` */
     bool direct;       /* plan holds: each answer taken is an answer of k->gen */
     direct_plan plan;
+    bool joins;        /* join holds: each answer joins the facts after the call */
+    fact_join join;
     uint32_t nroots;
     uint32_t roots[];  /* the call's variables: slots of k's environment */
 };
@@ -481,15 +498,11 @@ static void ensure_tokens(engine *e, uint32_t n) {
     if (n > e->tokens_cap) e->tokens = grow_array(e->tokens, &e->tokens_cap, n, sizeof(term));
 }
 
-/* A canonical tuple's tokens in preorder: the tuple itself if it has no
- * compound, else in e->tokens.  *ntokens is set. */
-static const term *flatten(engine *e, const term *tuple, uint32_t n, uint32_t *ntokens) {
-    uint32_t i = 0;
-    while (i < n && !is_compound(tuple[i])) i++;
-    if (i == n) {
-        *ntokens = n;
-        return tuple;
-    }
+/* The tokens of a canonical tuple with a compound (from the i-th term on),
+ * in e->tokens. */
+static __attribute__((noinline)) const term *flatten_compounds(engine *e, const term *tuple,
+                                                               uint32_t n, uint32_t i,
+                                                               uint32_t *ntokens) {
     uint32_t len = 0, depth = 0;
     ensure_tokens(e, n);
     memcpy(e->tokens, tuple, i * sizeof(term));
@@ -516,6 +529,16 @@ static const term *flatten(engine *e, const term *tuple, uint32_t n, uint32_t *n
     }
     *ntokens = len;
     return e->tokens;
+}
+
+/* A canonical tuple's tokens in preorder: the tuple itself if it has no
+ * compound, else in e->tokens.  *ntokens is set. */
+static inline const term *flatten(engine *e, const term *tuple, uint32_t n, uint32_t *ntokens) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_compound(tuple[i])) return flatten_compounds(e, tuple, n, i, ntokens);
+    }
+    *ntokens = n;
+    return tuple;
 }
 
 /* Builds m canonical terms from n tokens (compounds on the heap); returns
@@ -643,7 +666,7 @@ static void queue(engine *e, sgframe *s) {
     e->work[e->work_len++] = s;
 }
 
-static void add_answer(engine *e, sgframe *gen, const term *tuple) {
+static inline void add_answer(engine *e, sgframe *gen, const term *tuple) {
     uint32_t ntokens;
     const term *tokens = flatten(e, tuple, gen->nvars, &ntokens);
     if (table_add_answer(e->ts, &e->counts, gen, tokens, ntokens) && gen->consumers != NULL) {
@@ -653,6 +676,49 @@ static void add_answer(engine *e, sgframe *gen, const term *tuple) {
 
 static inline void lower(sgframe *gen, uint32_t link) {
     if (link < gen->lowlink) gen->lowlink = link;
+}
+
+/* ---- indexes ---- */
+
+/* The numbers of the items an index gives for key, in order: the key's own
+ * merged with those that match every key. */
+typedef struct index_walk {
+    const uint32_t *a, *b;
+    uint32_t na, nb, ia, ib;
+} index_walk;
+
+/* The rows (or clauses) an index lists for key itself; false if none. */
+static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
+    for (uint32_t s = key_slot(key, ix->mask); ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
+        if (ix->keys[s] == key) {
+            *list = ix->numbers + ix->start[s];
+            *n = ix->count[s];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
+    w->a = NULL;
+    w->na = 0;
+    index_rows(ix, key, &w->a, &w->na);
+    w->b = ix->always;
+    w->nb = ix->n_always;
+    w->ia = w->ib = 0;
+    return w->na + w->nb > 0;
+}
+
+static inline bool index_next(index_walk *w, uint32_t *out) {
+    if (w->ia < w->na && (w->ib >= w->nb || w->a[w->ia] < w->b[w->ib])) {
+        *out = w->a[w->ia++];
+        return true;
+    }
+    if (w->ib < w->nb) {
+        *out = w->b[w->ib++];
+        return true;
+    }
+    return false;
 }
 
 /* ---- answers to callers ---- */
@@ -709,6 +775,90 @@ static void continue_with(engine *e, const frame *f, const uint32_t *roots, uint
     run(e, child);
 }
 
+/* The arity of the facts literal after f's, or 0. */
+static uint32_t next_facts_arity(const frame *f) {
+    if (f->lit + 1 >= f->cl->nbody || f->cl->body[f->lit + 1]->kind != L_FACTS) return 0;
+    return f->cl->body[f->lit + 1]->p->arity;
+}
+
+/* Whether f's call (its m variables in roots) is followed by a call of
+ * facts that ends a generator's clause, its arguments and the generator's
+ * call variables each a constant, an answer term of the call or a new
+ * variable of the facts: then j says how (arrays from the caller: arg of
+ * the facts' arity, first_at and ans of f's call variables). */
+static bool make_join(const frame *f, const uint32_t *roots, uint32_t m, fact_join *j) {
+    if (f->parent != NULL || f->gen == NULL || f->gen == &negation_goal ||
+        f->lit + 2 != f->cl->nbody || f->cl->body[f->lit + 1]->kind != L_FACTS) {
+        return false;
+    }
+    const literal *l = f->cl->body[f->lit + 1];
+    j->p = l->p;
+    j->nout = 0;
+    j->nans = f->ncall;
+    uint32_t out_slot[l->p->arity + 1];
+    /* A term of f as the join sees it: a constant, REF(answer term), VAR(new). */
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t n = pass == 0 ? l->p->arity : f->ncall;
+        for (uint32_t i = 0; i < n; i++) {
+            term t = deref(f->env, pass == 0 ? l->args[i] : make_ref(f->cl->nvars + i));
+            term *to = pass == 0 ? &j->arg[i] : &j->ans[i];
+            if (is_const(t) || (pass == 1 && is_ground(t))) {
+                *to = t;
+                continue;
+            }
+            if (!is_ref(t)) return false; /* a compound with variables */
+            uint32_t k = 0;
+            while (k < m && roots[k] != ref_slot(t)) k++;
+            if (k < m) {
+                *to = make_ref(k);
+                continue;
+            }
+            for (k = 0; k < j->nout && out_slot[k] != ref_slot(t); k++) continue;
+            if (k == j->nout) {
+                if (pass == 1) return false; /* stays unbound: not a ground answer */
+                out_slot[k] = ref_slot(t);
+                j->first_at[j->nout++] = i;
+            }
+            *to = make_var(k);
+        }
+    }
+    return true;
+}
+
+/* The generator's answers that one (ground) answer of the call makes
+ * through the facts of join j. */
+static void join_answer(engine *e, const fact_join *j, sgframe *gen, const term *tuple) {
+    const pred *p = j->p;
+    uint32_t a = p->arity;
+    term args[a + 1];
+    int indexed = -1;
+    for (uint32_t i = 0; i < a; i++) {
+        term t = j->arg[i];
+        if (is_ref(t)) t = tuple[ref_slot(t)];
+        if (is_compound(t)) return; /* rows hold constants only */
+        if (indexed < 0 && is_const(t)) indexed = (int)i;
+        args[i] = t;
+    }
+    const uint32_t *listed = NULL;
+    uint32_t n = p->nrows;
+    if (indexed >= 0 && !index_rows(&p->row_index[indexed], args[indexed], &listed, &n)) return;
+    term out[j->nout + 1], answer[j->nans + 1];
+    for (uint32_t x = 0; x < n; x++) {
+        const term *row = p->rows + (size_t)(listed ? listed[x] : x) * a;
+        for (uint32_t k = 0; k < j->nout; k++) out[k] = row[j->first_at[k]];
+        bool match = true;
+        for (uint32_t i = 0; i < a && match; i++) {
+            match = row[i] == (is_var(args[i]) ? out[var_index(args[i])] : args[i]);
+        }
+        if (!match) continue;
+        for (uint32_t k = 0; k < j->nans; k++) {
+            term t = j->ans[k];
+            answer[k] = is_ref(t) ? tuple[ref_slot(t)] : is_var(t) ? out[var_index(t)] : t;
+        }
+        add_answer(e, gen, answer);
+    }
+}
+
 /* Continues f after its call with each answer of a complete table. */
 static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_t m,
                              const answers *ans) {
@@ -722,10 +872,16 @@ static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_
     term fixed[f->ncall + 1];
     direct_plan plan = {0, from, fixed};
     bool direct = make_plan(f, roots, m, &plan);
+    uint32_t facts_arity = next_facts_arity(f);
+    term join_arg[facts_arity + 1], join_ans[f->ncall + 1];
+    uint32_t first_at[facts_arity + 1];
+    fact_join join = {NULL, 0, 0, join_arg, first_at, join_ans};
+    bool joins = !direct && make_join(f, roots, m, &join);
     for (tnode *a = answer_next(ans, NULL); a != NULL; a = answer_next(ans, a)) {
         region_mark mark = region_top(&e->heap);
         uint32_t nv = read_answer(e, a, m, tuple);
         if (direct && all_ground(tuple, m)) plan_answer(e, f->gen, &plan, tuple);
+        else if (joins && all_ground(tuple, m)) join_answer(e, &join, f->gen, tuple);
         else continue_with(e, f, roots, m, tuple, nv);
         region_release(&e->heap, mark);
     }
@@ -736,6 +892,7 @@ static void resume(engine *e, const consumer *c, const tnode *answer) {
     term tuple[c->nroots + 1];
     uint32_t nv = read_answer(e, answer, c->nroots, tuple);
     if (c->direct && all_ground(tuple, c->nroots)) plan_answer(e, c->k->gen, &c->plan, tuple);
+    else if (c->joins && all_ground(tuple, c->nroots)) join_answer(e, &c->join, c->k->gen, tuple);
     else continue_with(e, c->k, c->roots, c->nroots, tuple, nv);
     region_release(&e->heap, mark);
 }
@@ -815,47 +972,6 @@ static void fixpoint(engine *e, sgframe *leader) {
 }
 
 /* ---- calls ---- */
-
-/* The numbers of the items an index gives for key, in order: the key's own
- * merged with those that match every key. */
-typedef struct index_walk {
-    const uint32_t *a, *b;
-    uint32_t na, nb, ia, ib;
-} index_walk;
-
-/* The rows (or clauses) an index lists for key itself; false if none. */
-static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
-    for (uint32_t s = key_slot(key, ix->mask); ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
-        if (ix->keys[s] == key) {
-            *list = ix->numbers + ix->start[s];
-            *n = ix->count[s];
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
-    w->a = NULL;
-    w->na = 0;
-    index_rows(ix, key, &w->a, &w->na);
-    w->b = ix->always;
-    w->nb = ix->n_always;
-    w->ia = w->ib = 0;
-    return w->na + w->nb > 0;
-}
-
-static inline bool index_next(index_walk *w, uint32_t *out) {
-    if (w->ia < w->na && (w->ib >= w->nb || w->a[w->ia] < w->b[w->ib])) {
-        *out = w->a[w->ia++];
-        return true;
-    }
-    if (w->ib < w->nb) {
-        *out = w->b[w->ib++];
-        return true;
-    }
-    return false;
-}
 
 /* A predicate of ground facts: rows matched against the call directly; as
  * the last literal of a generator's clause, each matching row is an answer. */
@@ -1025,6 +1141,12 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     c->plan.fixed = region_alloc(&e->arena, (nout + 1) * sizeof(term));
     c->direct = make_plan(f, roots, m, &c->plan);
     for (uint32_t j = 0; c->direct && j < nout; j++) c->plan.fixed[j] = keep(e, c->plan.fixed[j]);
+    uint32_t facts_arity = next_facts_arity(f);
+    c->join.arg = region_alloc(&e->arena, (facts_arity + 1) * sizeof(term));
+    c->join.first_at = region_alloc(&e->arena, (facts_arity + 1) * sizeof(uint32_t));
+    c->join.ans = region_alloc(&e->arena, (nout + 1) * sizeof(term));
+    c->joins = !c->direct && make_join(f, roots, m, &c->join);
+    for (uint32_t j = 0; c->joins && j < nout; j++) c->join.ans[j] = keep(e, c->join.ans[j]);
     c->next = s->consumers;
     s->consumers = c;
     drain(e, c);
