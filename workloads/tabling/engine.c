@@ -122,10 +122,12 @@ struct engine {
     uint32_t work_len, work_cap;
     region arena; /* consumers and captured frames */
     region heap;  /* compounds of derivations */
-    /* Flattened terms for the tables, and the reader's stack. */
+    /* Flattened terms for the tables, and the stacks that make and read them. */
     term *tokens;
     uint32_t tokens_cap;
-    struct fill { term *at; uint32_t left; } *fills;
+    struct emit *emits;
+    uint32_t emits_cap;
+    struct fill *fills;
     uint32_t fills_cap;
     compound **chain; /* canonical compounds whose groundness waits for their last argument */
     uint32_t chain_len, chain_cap;
@@ -177,29 +179,32 @@ static void *grow_array(void *array, uint32_t *cap, uint32_t need, size_t item) 
 
 /* ---- regions ---- */
 
-static void *region_alloc(region *r, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (r->at == NULL || (size_t)(r->end - r->at) < size) {
-        chunk *c = r->current ? r->current->next : r->chunks;
-        while (c != NULL && c->size < size) c = c->next;
-        if (c == NULL) {
-            size_t bytes = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
-            c = malloc(sizeof(chunk) + bytes);
-            if (c == NULL) table_out_of_memory();
-            c->size = bytes;
-            /* Appended after the current chunk: the chunks form one list. */
-            if (r->current) {
-                c->next = r->current->next;
-                r->current->next = c;
-            } else {
-                c->next = r->chunks;
-                r->chunks = c;
-            }
+/* A chunk with room for size bytes, made current. */
+static __attribute__((noinline)) void region_next_chunk(region *r, size_t size) {
+    chunk *c = r->current ? r->current->next : r->chunks;
+    while (c != NULL && c->size < size) c = c->next;
+    if (c == NULL) {
+        size_t bytes = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
+        c = malloc(sizeof(chunk) + bytes);
+        if (c == NULL) table_out_of_memory();
+        c->size = bytes;
+        /* Appended after the current chunk: the chunks form one list. */
+        if (r->current) {
+            c->next = r->current->next;
+            r->current->next = c;
+        } else {
+            c->next = r->chunks;
+            r->chunks = c;
         }
-        r->current = c;
-        r->at = c->data;
-        r->end = c->data + c->size;
     }
+    r->current = c;
+    r->at = c->data;
+    r->end = c->data + c->size;
+}
+
+static inline void *region_alloc(region *r, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    if (r->at == NULL || (size_t)(r->end - r->at) < size) region_next_chunk(r, size);
     void *p = r->at;
     r->at += size;
     return p;
@@ -296,6 +301,28 @@ typedef struct canon {
     uint32_t n;
 } canon;
 
+/* A call's solution seen through its caller's environment before it is
+ * bound there: unbound slot roots[k] holds tuple[k] (ground). */
+typedef struct overlay {
+    const uint32_t *roots;
+    uint32_t n;
+    const term *tuple;
+} overlay;
+
+static inline term deref_over(const term *env, const overlay *ov, term t) {
+    while (is_ref(t)) {
+        term v = env[ref_slot(t)];
+        if (v == UNBOUND) {
+            for (uint32_t k = 0; ov != NULL && k < ov->n; k++) {
+                if (ov->roots[k] == ref_slot(t)) return ov->tuple[k];
+            }
+            return t;
+        }
+        t = v;
+    }
+    return t;
+}
+
 static inline term canon_var(canon *cv, uint32_t slot) {
     uint32_t k = 0;
     while (k < cv->n && cv->seen[k] != slot) k++;
@@ -315,16 +342,17 @@ static void settle_chain(engine *e, uint32_t base, term last) {
     }
 }
 
-/* The canonical form of term t of env: its unbound slots become VAR(k) in
- * cv's numbering; a ground compound is itself, others are copied onto the
- * heap (recursion on all arguments but the last, which loops). */
-static term canon_term(engine *e, const term *env, term t, canon *cv) {
+/* The canonical form of term t of env (seen through ov, if not NULL): its
+ * unbound slots become VAR(k) in cv's numbering; a ground compound is
+ * itself, others are copied onto the heap (recursion on all arguments but
+ * the last, which loops). */
+static term canon_term(engine *e, const term *env, const overlay *ov, term t, canon *cv) {
     term result;
     term *out = &result;
     uint32_t base = e->chain_len;
     for (;;) {
-        t = deref(env, t);
-        if (is_const(t)) {
+        t = deref_over(env, ov, t);
+        if (is_ground(t)) {
             *out = t;
             break;
         }
@@ -333,17 +361,16 @@ static term canon_term(engine *e, const term *env, term t, canon *cv) {
             break;
         }
         const compound *x = term_compound(t);
-        if (x->flags & C_GROUND) {
-            *out = t;
-            break;
-        }
         check_stack(e);
         compound *y = new_compound(&e->heap, x->functor, x->arity, C_GROUND);
         *out = compound_term(y);
         uint32_t last = x->arity - 1u;
         for (uint32_t i = 0; i < last; i++) {
-            y->args[i] = canon_term(e, env, x->args[i], cv);
-            if (!is_ground(y->args[i])) y->flags = 0;
+            term a = deref_over(env, ov, x->args[i]);
+            if (is_ref(a)) a = canon_var(cv, ref_slot(a));
+            else if (!is_ground(a)) a = canon_term(e, env, ov, a, cv);
+            y->args[i] = a;
+            if (!is_ground(a)) y->flags = 0;
         }
         if (e->chain_len == e->chain_cap) {
             e->chain = grow_array(e->chain, &e->chain_cap, e->chain_len + 1, sizeof *e->chain);
@@ -364,9 +391,9 @@ static inline uint32_t make_pattern(engine *e, const term *env, const term *args
     canon cv = {roots, 0};
     for (uint32_t i = 0; i < arity; i++) {
         term t = deref(env, args[i]);
-        if (is_const(t)) tok[i] = t;
+        if (is_ground(t)) tok[i] = t;
         else if (is_ref(t)) tok[i] = canon_var(&cv, ref_slot(t));
-        else tok[i] = canon_term(e, env, t, &cv);
+        else tok[i] = canon_term(e, env, NULL, t, &cv);
     }
     return cv.n;
 }
@@ -388,17 +415,19 @@ static void collect_vars(engine *e, const term *env, term t, canon *cv) {
     }
 }
 
-/* The solution of a finished clause for its call: the call's variables,
- * canonical with one numbering.  Returns how many variables it has. */
-static inline uint32_t solution_tuple(engine *e, const frame *f, term *tuple) {
+/* The solution of a finished clause (seen through ov, if not NULL) for its
+ * call: the call's variables, canonical with one numbering.  Returns how
+ * many variables it has. */
+static inline uint32_t solution_tuple(engine *e, const frame *f, const overlay *ov,
+                                      term *tuple) {
     uint32_t nv = f->cl->nvars;
     uint32_t seen[f->nslots + 1];
     canon cv = {seen, 0};
     for (uint32_t j = 0; j < f->ncall; j++) {
-        term t = deref(f->env, make_ref(nv + j));
-        if (is_const(t)) tuple[j] = t;
+        term t = deref_over(f->env, ov, make_ref(nv + j));
+        if (is_ground(t)) tuple[j] = t;
         else if (is_ref(t)) tuple[j] = canon_var(&cv, ref_slot(t));
-        else tuple[j] = canon_term(e, f->env, t, &cv);
+        else tuple[j] = canon_term(e, f->env, ov, t, &cv);
     }
     return cv.n;
 }
@@ -462,13 +491,25 @@ static bool unify_call(engine *e, frame *f, term h, term p) {
     for (;;) {
         if (is_var(p)) return unify(e, f->env, h, make_ref(base + var_index(p)));
         h = deref(f->env, h);
-        if (is_const(p) || is_ground(p)) {
+        if (is_ground(p)) {
             if (is_ref(h)) {
                 f->env[ref_slot(h)] = p;
                 return true;
             }
-            if (is_const(p)) return h == p;
-            return unify(e, f->env, h, p); /* a ground compound means the same here */
+            if (is_const(p) || h == p) return h == p;
+            if (!is_compound(h)) return false;
+            /* A ground compound means the same here: its arguments need no
+             * dereferencing. */
+            const compound *x = term_compound(h), *y = term_compound(p);
+            if (x->functor != y->functor) return false;
+            check_stack(e);
+            uint32_t last = x->arity - 1u;
+            for (uint32_t i = 0; i < last; i++) {
+                if (!unify_call(e, f, x->args[i], y->args[i])) return false;
+            }
+            h = x->args[last];
+            p = y->args[last];
+            continue;
         }
         /* p: a compound with variables */
         const compound *y = term_compound(p);
@@ -494,38 +535,72 @@ static bool unify_call(engine *e, frame *f, term h, term p) {
 
 /* ---- flattened terms, for the tries ---- */
 
-static void ensure_tokens(engine *e, uint32_t n) {
-    if (n > e->tokens_cap) e->tokens = grow_array(e->tokens, &e->tokens_cap, n, sizeof(term));
+static inline void ensure_tokens(engine *e, uint32_t n) {
+    if (__builtin_expect(n > e->tokens_cap, 0)) {
+        e->tokens = grow_array(e->tokens, &e->tokens_cap, n, sizeof(term));
+    }
 }
 
+/* Terms flatten still has to emit: `left` of them, the next at `at`, or in
+ * a list (cell set) each cell's head, then the last cell's tail. */
+struct emit {
+    const term *at;
+    const compound *cell;
+    uint64_t left;
+};
+
+/* Terms unflatten still has to fill in: `left` slots, the next at `at`,
+ * then `stride` terms further, but the last at `tail` when it is set (a
+ * list's cells, laid out one after the other: each head, the last tail). */
+struct fill {
+    term *at, *tail;
+    uint64_t left;
+    uint32_t stride;
+};
+
 /* The tokens of a canonical tuple with a compound (from the i-th term on),
- * in e->tokens. */
+ * in e->tokens.  A term is dropped from the stack when its last part is
+ * taken, so a list's spine or a last argument does not deepen it. */
 static __attribute__((noinline)) const term *flatten_compounds(engine *e, const term *tuple,
                                                                uint32_t n, uint32_t i,
                                                                uint32_t *ntokens) {
-    uint32_t len = 0, depth = 0;
+    uint32_t len = i, depth = 0;
     ensure_tokens(e, n);
     memcpy(e->tokens, tuple, i * sizeof(term));
-    len = i;
-    /* Ranges of terms still to emit; a range is dropped when its last term
-     * is taken, so a list's spine does not deepen the stack. */
-    if (e->fills_cap < 1) e->fills = grow_array(e->fills, &e->fills_cap, 1, sizeof *e->fills);
-    e->fills[depth++] = (struct fill){(term *)tuple + i, n - i};
+    if (e->emits_cap < 1) e->emits = grow_array(e->emits, &e->emits_cap, 1, sizeof *e->emits);
+    e->emits[depth++] = (struct emit){tuple + i, NULL, n - i};
     while (depth > 0) {
-        struct fill *top = &e->fills[depth - 1];
-        term t = *top->at++;
+        struct emit *top = &e->emits[depth - 1];
+        term t;
+        if (top->cell == NULL) {
+            t = *top->at++;
+        } else if (top->left > 1) {
+            t = top->cell->args[0];
+            if (top->left > 2) top->cell = term_compound(top->cell->args[1]);
+        } else {
+            t = top->cell->args[1];
+        }
         if (--top->left == 0) depth--;
         ensure_tokens(e, len + 1);
         if (!is_compound(t)) {
             e->tokens[len++] = t;
             continue;
         }
-        compound *c = term_compound(t);
-        e->tokens[len++] = make_functor_token(c->functor, c->arity);
-        if (depth == e->fills_cap) {
-            e->fills = grow_array(e->fills, &e->fills_cap, depth + 1, sizeof *e->fills);
+        if (depth == e->emits_cap) {
+            e->emits = grow_array(e->emits, &e->emits_cap, depth + 1, sizeof *e->emits);
         }
-        e->fills[depth++] = (struct fill){c->args, c->arity};
+        const compound *c = term_compound(t);
+        if (c->functor != F_LIST) {
+            e->tokens[len++] = make_functor_token(c->functor, c->arity);
+            e->emits[depth++] = (struct emit){c->args, NULL, c->arity};
+            continue;
+        }
+        uint64_t cells = 0;
+        for (term l = t; is_compound(l) && term_compound(l)->functor == F_LIST; cells++) {
+            l = term_compound(l)->args[1];
+        }
+        e->tokens[len++] = make_list_token(cells);
+        e->emits[depth++] = (struct emit){NULL, c, cells + 1};
     }
     *ntokens = len;
     return e->tokens;
@@ -548,7 +623,8 @@ static uint32_t unflatten(engine *e, const term *tokens, uint32_t m, term *tuple
     uint32_t nv = 0, i = 0;
     for (uint32_t j = 0; j < m; j++) {
         /* The j-th term's tokens: find its end and whether a variable is in it. */
-        uint32_t left = 1, end = i;
+        uint64_t left = 1;
+        uint32_t end = i;
         bool ground = true;
         while (left > 0) {
             term t = tokens[end++];
@@ -564,23 +640,39 @@ static uint32_t unflatten(engine *e, const term *tokens, uint32_t m, term *tuple
         uint32_t depth = 0;
         for (; i < end; i++) {
             term t = tokens[i];
-            compound *c = NULL;
-            if (is_functor_token(t)) {
-                c = new_compound(&e->heap, functor_token_id(t), functor_token_arity(t), flags);
+            struct fill opened = {NULL, NULL, 0, 1};
+            if (is_list_token(t)) {
+                /* n cells, one after the other, each the next's tail */
+                uint64_t cells = list_token_length(t);
+                term *block = region_alloc(&e->heap, cells * 3 * sizeof(term));
+                for (uint64_t k = 0; k < cells; k++) {
+                    compound *c = (compound *)(block + 3 * k);
+                    c->functor = F_LIST;
+                    c->arity = 2;
+                    c->flags = flags;
+                    if (k + 1 < cells) c->args[1] = compound_term((compound *)(block + 3 * k + 3));
+                }
+                opened = (struct fill){block + 1, block + 3 * cells - 1, cells + 1, 3};
+                t = compound_term((compound *)block);
+            } else if (is_opener_token(t)) {
+                compound *c = new_compound(&e->heap, functor_token_id(t), functor_token_arity(t),
+                                           flags);
+                opened = (struct fill){c->args, NULL, c->arity, 1};
                 t = compound_term(c);
             }
             if (depth == 0) {
                 tuple[j] = t;
             } else {
                 struct fill *top = &e->fills[depth - 1];
-                *top->at++ = t;
-                if (--top->left == 0) depth--;
+                *top->at = t;
+                top->at = --top->left == 1 && top->tail ? top->tail : top->at + top->stride;
+                if (top->left == 0) depth--;
             }
-            if (c != NULL) {
+            if (opened.left > 0) {
                 if (depth == e->fills_cap) {
                     e->fills = grow_array(e->fills, &e->fills_cap, depth + 1, sizeof *e->fills);
                 }
-                e->fills[depth++] = (struct fill){c->args, c->arity};
+                e->fills[depth++] = opened;
             }
         }
     }
@@ -1344,17 +1436,34 @@ static __attribute__((noinline)) void emit_solution(engine *e, const frame *f) {
     for (uint32_t i = 0; i < e->query_vars; i++) {
         term t = deref(f->env, make_ref(i));
         values[i] = is_const(t) ? t : is_ref(t) ? canon_var(&cv, ref_slot(t))
-                                                 : canon_term(e, f->env, t, &cv);
+                                                 : canon_term(e, f->env, NULL, t, &cv);
     }
     e->emit(e->emit_ctx, values, e->query_vars);
 }
 
+/* The variables of p's call (the literal it is at), in the order
+ * make_pattern numbers them, into roots (room for p's slots); their number. */
+static inline uint32_t call_roots(engine *e, const frame *p, uint32_t *roots) {
+    const literal *l = p->cl->body[p->lit];
+    canon cv = {roots, 0};
+    for (uint32_t i = 0; i < l->p->arity; i++) {
+        term t = deref(p->env, l->args[i]);
+        if (is_ref(t)) canon_var(&cv, ref_slot(t));
+        else if (!is_ground(t)) collect_vars(e, p->env, t, &cv);
+    }
+    return cv.n;
+}
+
 /* The clause's body is done: a solution for its caller, an answer for its
- * generator, or a solution of the query. */
+ * generator, or a solution of the query.  A caller whose call was its last
+ * literal is finished at once, while the solution is ground: its own
+ * solution is read through the one it received, without a frame (a
+ * recursion returns in a loop, as a last call would). */
 static void finish(engine *e, frame *f) {
     if (f->parent == NULL && f->gen == &negation_goal) longjmp(*e->negation_exit, 1);
-    term tuple[f->ncall + 1];
-    uint32_t nv = solution_tuple(e, f, tuple);
+    term first[f->ncall + 1];
+    term *tuple = first;
+    uint32_t nv = solution_tuple(e, f, NULL, tuple);
     if (f->parent == NULL) {
         if (f->gen != NULL) {
             add_answer(e, f->gen, tuple);
@@ -1365,11 +1474,21 @@ static void finish(engine *e, frame *f) {
         return;
     }
     frame *p = f->parent;
-    const literal *l = p->cl->body[p->lit];
+    while (nv == 0 && p->lit + 1 == p->cl->nbody && (p->parent != NULL || p->gen != NULL)) {
+        if (p->parent == NULL && p->gen == &negation_goal) longjmp(*e->negation_exit, 1);
+        uint32_t roots[p->nslots + 1];
+        overlay ov = {roots, call_roots(e, p, roots), tuple};
+        tuple = region_alloc(&e->heap, (p->ncall + 1) * sizeof(term));
+        nv = solution_tuple(e, p, &ov, tuple);
+        if (p->parent == NULL) {
+            add_answer(e, p->gen, tuple);
+            return;
+        }
+        p = p->parent;
+    }
     uint32_t roots[p->nslots + 1];
-    canon cv = {roots, 0};
-    for (uint32_t i = 0; i < l->p->arity; i++) collect_vars(e, p->env, l->args[i], &cv);
-    continue_with(e, p, roots, cv.n, tuple, nv);
+    uint32_t m = call_roots(e, p, roots);
+    continue_with(e, p, roots, m, tuple, nv);
 }
 
 static void run(engine *e, frame *f) {
@@ -1423,6 +1542,7 @@ void engine_free(engine *e) {
     free(e->stack);
     free(e->work);
     free(e->tokens);
+    free(e->emits);
     free(e->fills);
     free(e->chain);
     free(e);

@@ -22,8 +22,9 @@
 /* A term, by its low bits:
  *   ..00  0 = an unbound slot; otherwise VAR(k) (k + 1 in the upper bits)
  *   .001  atom (id in the upper bits)
- *   .101  functor token: a compound's functor as a trie stores it (id and
- *         arity in the upper bits; only in flattened terms)
+ *   .101  opener token, only in flattened terms: bit 3 clear, a compound's
+ *         functor (id and arity above), whose arguments follow; bit 3 set,
+ *         a list of n elements (n above), whose elements then tail follow
  *   ..10  integer, 62-bit signed value
  *   .011  REF(slot): an environment slot
  *   .111  compound: its address (8-byte aligned) */
@@ -37,8 +38,9 @@ static inline term make_int(int64_t v) { return ((term)v << 2) | 2u; }
 static inline term make_ref(uint32_t slot) { return ((term)slot << 3) | 3u; }
 static inline term make_var(uint32_t k) { return (term)(k + 1) << 2; }
 static inline term make_functor_token(uint32_t id, uint32_t arity) {
-    return ((term)id << 10) | ((term)arity << 3) | 5u;
+    return ((term)id << 11) | ((term)arity << 4) | 5u;
 }
+static inline term make_list_token(uint64_t length) { return ((term)length << 4) | 13u; }
 
 static inline bool is_atom(term t) { return (t & 7u) == 1u; }
 static inline bool is_int(term t) { return (t & 3u) == 2u; }
@@ -47,14 +49,21 @@ static inline bool is_const(term t) { return (t & 7u) == 1u || (t & 3u) == 2u; }
 static inline bool is_ref(term t) { return (t & 7u) == 3u; }
 static inline bool is_var(term t) { return (t & 3u) == 0u && t != UNBOUND; }
 static inline bool is_compound(term t) { return (t & 7u) == 7u; }
-static inline bool is_functor_token(term t) { return (t & 7u) == 5u; }
+static inline bool is_opener_token(term t) { return (t & 7u) == 5u; }
+static inline bool is_list_token(term t) { return (t & 15u) == 13u; }
 
 static inline uint32_t ref_slot(term t) { return (uint32_t)(t >> 3); }
 static inline uint32_t var_index(term t) { return (uint32_t)(t >> 2) - 1; }
 static inline uint32_t atom_id(term t) { return (uint32_t)(t >> 3); }
 static inline int64_t int_value(term t) { return (int64_t)t >> 2; }
-static inline uint32_t functor_token_id(term t) { return (uint32_t)(t >> 10); }
-static inline uint32_t functor_token_arity(term t) { return (uint32_t)(t >> 3) & 127u; }
+static inline uint32_t functor_token_id(term t) { return (uint32_t)(t >> 11); }
+static inline uint32_t functor_token_arity(term t) { return (uint32_t)(t >> 4) & 127u; }
+static inline uint64_t list_token_length(term t) { return t >> 4; }
+/* How many terms follow an opener token: a functor's arguments, or a
+ * list's elements and its tail. */
+static inline uint64_t opened_terms(term t) {
+    return is_list_token(t) ? list_token_length(t) + 1 : functor_token_arity(t);
+}
 
 #define MAX_ARITY 64
 #define MAX_CLAUSE_VARS 1024

@@ -171,7 +171,7 @@ void trie_free_children(tablespace *ts, table_thread *c, tnode *node) {
 typedef struct walk_frame {
     tnode *node;
     child_iter children;
-    uint32_t left; /* terms still to come below node */
+    uint64_t left; /* terms still to come below node */
     uint32_t depth;
 } walk_frame;
 
@@ -192,7 +192,8 @@ void trie_walk(tnode *root, uint32_t terms, trie_visit visit, void *arg) {
             if (--n > 0) visit(arg, f->node, f->depth, false);
             continue;
         }
-        uint32_t left = terms_after(m->token, f->left), depth = f->depth + 1;
+        uint64_t left = terms_after(m->token, f->left);
+        uint32_t depth = f->depth + 1;
         if (left == 0) {
             visit(arg, m, depth, true);
             continue;

@@ -5,7 +5,10 @@
  * for everything that visits whole tries (counting, abolishing).
  *
  * A path from a root spells terms in preorder: a constant or variable is
- * one token, a compound its functor token and then its arguments' tokens.
+ * one token, a compound its functor token and then its arguments' tokens,
+ * a list (a chain of '[|]' cells) its length, its elements' tokens and
+ * its tail's, as Yap's compact lists do (two nodes per element would be
+ * one).
  * A trie knows how many terms its paths spell (a subgoal trie: the
  * predicate's arity; an answer trie: the call's variables), so a node is a
  * leaf when the terms are complete; paths are prefix-free. */
@@ -65,9 +68,10 @@ static inline tnode *next_sibling(const tnode *n, memory_order order) {
 }
 
 /* How many terms still follow a node with token t when `left` terms were
- * still to come above it: a compound's functor opens its arguments. */
-static inline uint32_t terms_after(term t, uint32_t left) {
-    return left - 1u + (is_functor_token(t) ? functor_token_arity(t) : 0u);
+ * still to come above it: a compound's functor opens its arguments, a
+ * list's length its elements and tail. */
+static inline uint64_t terms_after(term t, uint64_t left) {
+    return left - 1u + (is_opener_token(t) ? opened_terms(t) : 0u);
 }
 
 /* The child of parent with token t, or NULL (lock-free). */
