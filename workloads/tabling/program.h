@@ -45,7 +45,8 @@ static inline term make_list_token(uint64_t length) { return ((term)length << 4)
 static inline bool is_atom(term t) { return (t & 7u) == 1u; }
 static inline bool is_int(term t) { return (t & 3u) == 2u; }
 /* An atom or an integer: a term that is one token and no variable. */
-static inline bool is_const(term t) { return (t & 7u) == 1u || (t & 3u) == 2u; }
+/* The tags .001, .010 and .110: bits 1, 2 and 6 of 0x46. */
+static inline bool is_const(term t) { return (0x46u >> (t & 7u)) & 1u; }
 static inline bool is_ref(term t) { return (t & 7u) == 3u; }
 static inline bool is_var(term t) { return (t & 3u) == 0u && t != UNBOUND; }
 static inline bool is_compound(term t) { return (t & 7u) == 7u; }
