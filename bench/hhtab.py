@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """hhtab's benchmarks on the tabling paper's eight path programs (left and
-right recursion over BTree 17, Pyramid 1500, Cycle 2000, Grid 35).
+right recursion over BTree 17, Pyramid 1500, Cycle 2000, Grid 35), and on
+programs of each kind of the tabling benchmark set SWI-Prolog's tabling is
+measured with (`hhtab gen FAMILY N`).
 
     python3 bench/hhtab.py table1            # Table I from hhtab --json
     python3 bench/hhtab.py swipl [--repeat 3] [--rows ...]
+    python3 bench/hhtab.py programs [--repeat 3] [--rows ...]
     python3 bench/hhtab.py threads [--repeat 3] [--rows ...] [--threads 2]
     python3 bench/hhtab.py memory [--rows ...]
 
@@ -11,6 +14,8 @@ swipl: hhtab against SWI-Prolog (`:- table path/2.`, aggregate_all(count,
 path(_,_), N)), one thread, configurations interleaved in a shuffled order per
 repetition, medians of the query's own time and of the process's wall, user
 and system time and peak memory (from /usr/bin/time, not Python's rusage).
+programs: the same for the benchmark set's kinds, each program's query
+(its first line) counted by both.
 threads: the paper's overhead ratios at 2 threads, T(2 threads) / T(1 thread,
 ns), for ns/ss/fs x --alloc pool/malloc, first and second runs (--repeat 2),
 and SWI-Prolog with shared tables and 2 threads.  memory: table bytes per
@@ -52,6 +57,12 @@ Runner = Callable[[Row, Config], dict[str, float]]
 
 ROWS = [(rec, shape, n) for rec in ("left", "right")
         for shape, n in (("btree", 17), ("pyramid", 1500), ("cycle", 2000), ("grid", 35))]
+# The benchmark set's kinds (hhtab gen FAMILY N), at sizes where SWI-Prolog
+# takes a fraction of a second to seconds; the pyramid of the set is the
+# path program's right recursion over Pyramid 500.
+FAMILIES = [("fib", 30000), ("nrev", 1000), ("nrev", 2000), ("shuttle", 200000),
+            ("pingpong", 200000), ("recognize", 200000), ("loop", 150), ("chain", 300),
+            ("pyramid", 500), ("joins", 13), ("mondial", 3000)]
 COUNT_GOAL = "aggregate_all(count, path(_,_), N)"
 FOREIGN_LIMIT = 0.1
 DISTURBED: list[float] = []
@@ -182,6 +193,66 @@ def table1(build: Path, rows: list[Row]) -> None:
               f"{r['answer_trie_nodes']:,} | {ad[0]}/{ad[1]:.2f}/{ad[2]} |", flush=True)
 
 
+def family_program(build: Path, family: str, n: int) -> tuple[Path, str]:
+    """A benchmark set kind's program and its query (the first line's)."""
+    if family == "pyramid":
+        path = program(build, ("right", "pyramid", n))
+        return path, "path(X,Y)"
+    path = build / "hhtab-bench" / f"{family}-{n}.pl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([str(build / "bin" / "hhtab"), "gen", family, str(n), "-o", str(path)],
+                       check=True)
+    with path.open() as text:
+        first = text.readline()
+    if not first.startswith("% query: "):
+        raise SystemExit(f"{path}: the first line names no query")
+    return path, first[len("% query: "):].strip()
+
+
+def against_swipl_programs(build: Path, families: list[tuple[str, int]], repeat: int) -> None:
+    configs = {"hhtab": Config(()), "hhtab, THP off": Config((), (("HUGEHEAP_THP", "off"),)),
+               "swipl": Config(None)}
+    rows: list[Row] = [(family, family, n) for family, n in families]
+
+    def run(row: Row, config: Config) -> dict[str, float]:
+        path, goal = family_program(build, row[0], row[2])
+        if config.options is None:
+            out, t = timed(["swipl", "-g", f"get_time(T0), aggregate_all(count, ({goal}), N), "
+                            "get_time(T1), S is T1 - T0, write(N-S), nl", "-t", "halt",
+                            str(path)])
+            answers, seconds = out.strip().splitlines()[-1].split("-")
+            return {**t, "query": float(seconds), "answers": float(answers)}
+        out, t = timed([str(build / "bin" / "hhtab"), "run", str(path), "--query", goal,
+                        "--json"], dict(config.env))
+        r = json.loads(out)
+        return {**t, "query": r["seconds"][0], "answers": r["answers"]}
+
+    results = interleaved(configs, repeat, rows, run)
+    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
+          "the whole process; peak: its largest resident memory.\n")
+    print("| program | answers | swipl query s | hhtab query s (speed-up) | hhtab, THP off, "
+          "query s (speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, "
+          "THP off, wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def process(rs: list[dict[str, float]]) -> str:
+        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
+
+    for row in rows:
+        h = results[(row_name(row), "hhtab")]
+        off = results[(row_name(row), "hhtab, THP off")]
+        s = results[(row_name(row), "swipl")]
+        if len({r["answers"] for r in h + off + s}) != 1:
+            raise SystemExit(f"{row_name(row)}: hhtab and swipl count different answers")
+        sq = med(s, "query")
+        print(f"| {row[0]} {row[2]} | {int(s[0]['answers']):,} | {sq:.3f} | "
+              f"{med(h, 'query'):.3f} ({sq / med(h, 'query'):.2f}) | "
+              f"{med(off, 'query'):.3f} ({sq / med(off, 'query'):.2f}) | {process(s)} | "
+              f"{process(h)} | {process(off)} | {med(s, 'rss') / 2**20:.0f}, "
+              f"{med(h, 'rss') / 2**20:.0f}, {med(off, 'rss') / 2**20:.0f} |", flush=True)
+
+
 def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
     base = ("--design", "ns", "--alloc", "pool")
     configs = {"hhtab": Config(base), "hhtab, THP off": Config(base, (("HUGEHEAP_THP", "off"),)),
@@ -279,12 +350,24 @@ def memory(build: Path, rows: list[Row]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("section", choices=["table1", "swipl", "threads", "memory"])
+    parser.add_argument("section", choices=["table1", "swipl", "programs", "threads", "memory"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="threads: each run's threads")
-    parser.add_argument("--rows", help="comma-separated, e.g. left-cycle,right-grid (default all)")
+    parser.add_argument("--rows", help="comma-separated, e.g. left-cycle,right-grid or (programs) "
+                        "fib-30000,nrev-1000 (default all)")
     parser.add_argument("--build", type=Path, default=ROOT / "build")
     args = parser.parse_args()
+    if args.section == "programs":
+        families = FAMILIES
+        if args.rows:
+            wanted = set(args.rows.split(","))
+            families = [f for f in FAMILIES if f"{f[0]}-{f[1]}" in wanted]
+            if len(families) != len(wanted):
+                parser.error(f"--rows: not all of {sorted(wanted)} are programs such as nrev-1000")
+        if shutil.which("swipl") is None:
+            parser.error("swipl is not installed (Debian package swi-prolog-core)")
+        against_swipl_programs(args.build, families, args.repeat)
+        return 0
     rows = ROWS
     if args.rows:
         wanted = set(args.rows.split(","))

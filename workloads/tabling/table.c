@@ -139,6 +139,7 @@ static tnode *new_node(tablespace *ts, table_thread *c, int kind, term token, tn
 static void answers_init(tablespace *ts, table_thread *c, answers *a, uint32_t nvars) {
     a->root = new_node(ts, c, K_ANS_NODE, UNBOUND, NULL);
     a->nvars = nvars;
+    atomic_init(&a->compounds, false);
     atomic_init(&a->first, NULL);
     atomic_init(&a->last, NULL);
     atomic_init(&a->count, 0);
@@ -414,6 +415,7 @@ bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const ter
         c->repeated++;
         return false;
     }
+    if (ntokens != frame->nvars) atomic_store_explicit(&a->compounds, true, memory_order_relaxed);
     c->inserted++;
     return true;
 }
@@ -473,7 +475,8 @@ static void abolish_visit(void *arg, tnode *node, uint32_t depth, bool leaf) {
 
 static void free_answers(tablespace *ts, table_thread *c, answers *a) {
     abolish ab = {ts, c, c->thread, K_ANS_NODE, false, false, true};
-    trie_walk(a->root, a->nvars, abolish_visit, &ab);
+    trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
+              abolish_visit, &ab);
     if (a->nvars > 0) trie_free_children(ts, c, a->root);
     table_obj_free(ts, c, K_ANS_NODE, a->root);
     a->root = NULL;
@@ -487,7 +490,7 @@ static void abolish_subgoals(abolish *ab, tnode *root, const pred *p) {
             free_subgoal_leaf(ab, root);
         }
     } else {
-        trie_walk(root, p->arity, abolish_visit, ab);
+        trie_walk(root, p->arity, false, abolish_visit, ab);
         if (ab->free_nodes) trie_free_children(ab->ts, ab->c, root);
     }
     if (ab->free_nodes) table_obj_free(ab->ts, ab->c, K_SG_NODE, root);
@@ -566,7 +569,8 @@ static void count_call(counting *k, tnode *leaf, uint32_t depth) {
             answers_walk.nodes--;
         }
     } else {
-        trie_walk(a->root, a->nvars, count_answer_node, &answers_walk);
+        trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
+                  count_answer_node, &answers_walk);
     }
     s->answer_nodes += answers_walk.nodes;
 }
@@ -585,7 +589,7 @@ void table_view_stats(tablespace *ts, unsigned thread, table_stats *s) {
         if (root == NULL) continue;
         counting k = {ts, thread, s, 1}; /* the root */
         if (p->arity == 0) count_call(&k, root, 0);
-        else trie_walk(root, p->arity, count_subgoal_node, &k);
+        else trie_walk(root, p->arity, false, count_subgoal_node, &k);
         s->subgoal_nodes += k.nodes;
     }
 }

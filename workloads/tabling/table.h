@@ -24,6 +24,7 @@ typedef enum { ALLOC_POOL, ALLOC_MALLOC } table_alloc;
 typedef struct answers {
     tnode *root;
     uint32_t nvars;
+    _Atomic(bool) compounds; /* an answer with a compound was added: paths differ in length */
     _Atomic(tnode *) first, last;
     _Atomic(uint64_t) count;
     _Atomic(bool) complete;

@@ -175,7 +175,7 @@ typedef struct walk_frame {
     uint32_t depth;
 } walk_frame;
 
-void trie_walk(tnode *root, uint32_t terms, trie_visit visit, void *arg) {
+void trie_walk(tnode *root, uint32_t terms, bool flat, trie_visit visit, void *arg) {
     if (terms == 0) return;
     size_t cap = 64, n = 0;
     walk_frame *stack = malloc(cap * sizeof *stack);
@@ -192,7 +192,7 @@ void trie_walk(tnode *root, uint32_t terms, trie_visit visit, void *arg) {
             if (--n > 0) visit(arg, f->node, f->depth, false);
             continue;
         }
-        uint64_t left = terms_after(m->token, f->left);
+        uint64_t left = flat ? f->left - 1 : terms_after(m->token, f->left);
         uint32_t depth = f->depth + 1;
         if (left == 0) {
             visit(arg, m, depth, true);

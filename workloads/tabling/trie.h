@@ -167,9 +167,11 @@ static inline tnode *child_iter_next(child_iter *it) {
 /* Calls visit(arg, node, depth, leaf) for every node below root whose paths
  * spell `terms` terms, children before their parent (so visit may free
  * the node and its child table); depth counts tokens from the root.  One
- * pass, no recursion. */
+ * pass, no recursion.  flat: no path has an opener token, so the nodes at
+ * depth `terms` are the leaves (their tokens need not be read: in a big
+ * trie each would be a cache miss). */
 typedef void (*trie_visit)(void *arg, tnode *node, uint32_t depth, bool leaf);
-void trie_walk(tnode *root, uint32_t terms, trie_visit visit, void *arg);
+void trie_walk(tnode *root, uint32_t terms, bool flat, trie_visit visit, void *arg);
 
 /* Frees a node's child table, if it has one (after its children). */
 void trie_free_children(tablespace *ts, table_thread *c, tnode *node);
