@@ -210,9 +210,40 @@ def family_program(build: Path, family: str, n: int) -> tuple[Path, str]:
     return path, first[len("% query: "):].strip()
 
 
+# hhtab (THP on and off) against SWI-Prolog, one thread.
+SWIPL_CONFIGS = {"hhtab": Config(("--design", "ns", "--alloc", "pool")),
+                 "hhtab, THP off": Config(("--design", "ns", "--alloc", "pool"),
+                                          (("HUGEHEAP_THP", "off"),)),
+                 "swipl": Config(None)}
+
+
+def print_against_swipl(results: dict[tuple[str, str], list[dict[str, float]]],
+                        labels: dict[str, str], repeat: int) -> None:
+    """The table of a swipl comparison, a row per label (row name -> label),
+    after checking that both count the same answers."""
+    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
+          "the whole process; peak: its largest resident memory.\n")
+    print("| benchmark | answers | swipl query s | hhtab query s (speed-up) | hhtab, THP off, "
+          "query s (speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, "
+          "THP off, wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def process(rs: list[dict[str, float]]) -> str:
+        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
+
+    for name, label in labels.items():
+        h, off, s = (results[(name, config)] for config in SWIPL_CONFIGS)
+        if len({r["answers"] for r in h + off + s}) != 1:
+            raise SystemExit(f"{label}: hhtab and swipl count different answers")
+        sq = med(s, "query")
+        print(f"| {label} | {int(s[0]['answers']):,} | {sq:.3g} | {med(h, 'query'):.3g} "
+              f"({sq / med(h, 'query'):.2f}) | {med(off, 'query'):.3g} "
+              f"({sq / med(off, 'query'):.2f}) | {process(s)} | {process(h)} | {process(off)} | "
+              f"{med(s, 'rss') / 2**20:.0f}, {med(h, 'rss') / 2**20:.0f}, "
+              f"{med(off, 'rss') / 2**20:.0f} |", flush=True)
+
+
 def against_swipl_programs(build: Path, families: list[tuple[str, int]], repeat: int) -> None:
-    configs = {"hhtab": Config(()), "hhtab, THP off": Config((), (("HUGEHEAP_THP", "off"),)),
-               "swipl": Config(None)}
     rows: list[Row] = [(family, family, n) for family, n in families]
 
     def run(row: Row, config: Config) -> dict[str, float]:
@@ -224,67 +255,22 @@ def against_swipl_programs(build: Path, families: list[tuple[str, int]], repeat:
             answers, seconds = out.strip().splitlines()[-1].split("-")
             return {**t, "query": float(seconds), "answers": float(answers)}
         out, t = timed([str(build / "bin" / "hhtab"), "run", str(path), "--query", goal,
-                        "--json"], dict(config.env))
+                        "--json", *config.options], dict(config.env))
         r = json.loads(out)
         return {**t, "query": r["seconds"][0], "answers": r["answers"]}
 
-    results = interleaved(configs, repeat, rows, run)
-    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
-          "the whole process; peak: its largest resident memory.\n")
-    print("| program | answers | swipl query s | hhtab query s (speed-up) | hhtab, THP off, "
-          "query s (speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, "
-          "THP off, wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
-    print("|---|---|---|---|---|---|---|---|---|")
-
-    def process(rs: list[dict[str, float]]) -> str:
-        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
-
-    for row in rows:
-        h = results[(row_name(row), "hhtab")]
-        off = results[(row_name(row), "hhtab, THP off")]
-        s = results[(row_name(row), "swipl")]
-        if len({r["answers"] for r in h + off + s}) != 1:
-            raise SystemExit(f"{row_name(row)}: hhtab and swipl count different answers")
-        sq = med(s, "query")
-        print(f"| {row[0]} {row[2]} | {int(s[0]['answers']):,} | {sq:.3f} | "
-              f"{med(h, 'query'):.3f} ({sq / med(h, 'query'):.2f}) | "
-              f"{med(off, 'query'):.3f} ({sq / med(off, 'query'):.2f}) | {process(s)} | "
-              f"{process(h)} | {process(off)} | {med(s, 'rss') / 2**20:.0f}, "
-              f"{med(h, 'rss') / 2**20:.0f}, {med(off, 'rss') / 2**20:.0f} |", flush=True)
+    results = interleaved(SWIPL_CONFIGS, repeat, rows, run)
+    print_against_swipl(results, {row_name(row): f"{row[0]} {row[2]}" for row in rows}, repeat)
 
 
 def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
-    base = ("--design", "ns", "--alloc", "pool")
-    configs = {"hhtab": Config(base), "hhtab, THP off": Config(base, (("HUGEHEAP_THP", "off"),)),
-               "swipl": Config(None)}
-
     def run(row: Row, config: Config) -> dict[str, float]:
         if config.options is None:
             return swipl(build, row)
         return hhtab(build, row, *config.options, env=dict(config.env))
 
-    results = interleaved(configs, repeat, rows, run)
-    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
-          "the whole process.\n")
-    print("| benchmark | swipl query s | hhtab query s (speed-up) | hhtab, THP off, query s "
-          "(speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, THP off, "
-          "wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
-    print("|---|---|---|---|---|---|---|---|")
-
-    def process(rs: list[dict[str, float]]) -> str:
-        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
-
-    for row in rows:
-        h = results[(row_name(row), "hhtab")]
-        off = results[(row_name(row), "hhtab, THP off")]
-        s = results[(row_name(row), "swipl")]
-        if len({r["answers"] for r in h + off + s}) != 1:
-            raise SystemExit(f"{row_name(row)}: hhtab and swipl count different answers")
-        sq = med(s, "query")
-        print(f"| {row_name(row)} | {sq:.2f} | {med(h, 'query'):.2f} ({sq / med(h, 'query'):.2f}) "
-              f"| {med(off, 'query'):.2f} ({sq / med(off, 'query'):.2f}) | {process(s)} | "
-              f"{process(h)} | {process(off)} | {med(s, 'rss') / 2**20:.0f}, "
-              f"{med(h, 'rss') / 2**20:.0f}, {med(off, 'rss') / 2**20:.0f} |")
+    results = interleaved(SWIPL_CONFIGS, repeat, rows, run)
+    print_against_swipl(results, {row_name(row): row_name(row) for row in rows}, repeat)
 
 
 def overheads(build: Path, rows: list[Row], repeat: int, threads: int) -> None:

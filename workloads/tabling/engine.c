@@ -245,18 +245,20 @@ static inline term deref(const term *env, term t) {
     return t;
 }
 
-/* Unifies two terms of env, binding its slots. */
-static bool unify(engine *e, term *env, term a, term b) {
+/* Unifies two terms of env, binding its slots (bind), or without bind
+ * tells whether they are identical (==): the same constants, the same
+ * unbound slots, compounds alike all the way down. */
+static bool match(engine *e, term *env, term a, term b, bool bind) {
     for (;;) {
         a = deref(env, a);
         b = deref(env, b);
         if (a == b) return true;
-        if (is_ref(a)) {
+        if (bind && is_ref(a)) {
             if (is_ref(b) && ref_slot(b) > ref_slot(a)) env[ref_slot(b)] = a;
             else env[ref_slot(a)] = b;
             return true;
         }
-        if (is_ref(b)) {
+        if (bind && is_ref(b)) {
             env[ref_slot(b)] = a;
             return true;
         }
@@ -266,32 +268,14 @@ static bool unify(engine *e, term *env, term a, term b) {
         check_stack(e);
         uint32_t last = x->arity - 1u;
         for (uint32_t i = 0; i < last; i++) {
-            if (!unify(e, env, x->args[i], y->args[i])) return false;
+            if (!match(e, env, x->args[i], y->args[i], bind)) return false;
         }
         a = x->args[last];
         b = y->args[last];
     }
 }
 
-/* Whether two terms of env are identical (==): the same constants, the
- * same unbound slots, compounds alike all the way down. */
-static bool identical(engine *e, const term *env, term a, term b) {
-    for (;;) {
-        a = deref(env, a);
-        b = deref(env, b);
-        if (a == b) return true;
-        if (!is_compound(a) || !is_compound(b)) return false;
-        const compound *x = term_compound(a), *y = term_compound(b);
-        if (x->functor != y->functor) return false;
-        check_stack(e);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) {
-            if (!identical(e, env, x->args[i], y->args[i])) return false;
-        }
-        a = x->args[last];
-        b = y->args[last];
-    }
-}
+static inline bool unify(engine *e, term *env, term a, term b) { return match(e, env, a, b, true); }
 
 /* ---- canonical terms ---- */
 
@@ -1412,8 +1396,8 @@ static bool builtin(engine *e, frame *f, const literal *l) {
         memcpy(scratch, f->env, f->nslots * sizeof(term));
         return !unify(e, scratch, a, b);
     }
-    case L_IDENTICAL: return identical(e, f->env, a, b);
-    case L_NOT_IDENTICAL: return !identical(e, f->env, a, b);
+    case L_IDENTICAL: return match(e, f->env, a, b, false);
+    case L_NOT_IDENTICAL: return !match(e, f->env, a, b, false);
     case L_IS: return unify(e, f->env, a, make_int(eval(e, f->env, b, l)));
     case L_LT: return eval(e, f->env, a, l) < eval(e, f->env, b, l);
     case L_GT: return eval(e, f->env, a, l) > eval(e, f->env, b, l);

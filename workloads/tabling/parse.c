@@ -917,22 +917,43 @@ static literal *negation(parser *ps, const pnode *at, uint32_t goal, pending_neg
     return NULL;
 }
 
+/* The items of a tree of ',' (a body, the specs of a table directive),
+ * left to right: node numbers in a new array (the caller frees it), their
+ * number in *n; NULL on no memory. */
+static uint32_t *comma_items(parser *ps, uint32_t node, uint32_t *n) {
+    uint32_t *items = NULL, *stack = NULL, cap_items = 0, cap_stack = 0, depth = 0;
+    bool ok = GROW(ps, stack, cap_stack, 1);
+    if (ok) stack[depth++] = node;
+    *n = 0;
+    while (ok && depth > 0) {
+        const pnode *x = &ps->nodes[stack[--depth]];
+        if (is_named(ps, x, F_COMMA)) {
+            ok = GROW(ps, stack, cap_stack, depth + 2);
+            if (ok) {
+                stack[depth++] = kid_index(ps, x, 1);
+                stack[depth++] = kid_index(ps, x, 0);
+            }
+        } else if ((ok = GROW(ps, items, cap_items, *n + 1))) {
+            items[(*n)++] = (uint32_t)(x - ps->nodes);
+        }
+    }
+    free(stack);
+    if (!ok) {
+        free(items);
+        fail_node(ps, &ps->nodes[node], "out of memory");
+        return NULL;
+    }
+    return items;
+}
+
 /* The literals of a body (a tree of ','), left to right, into body[]. */
 static bool compile_body(parser *ps, uint32_t body_node, literal **body, uint32_t *nbody,
                          pending_negations *later) {
-    uint32_t stack_cap = 0, depth = 0;
-    uint32_t *stack = NULL;
-    bool ok = GROW(ps, stack, stack_cap, 1);
-    if (ok) stack[depth++] = body_node;
-    while (ok && depth > 0) {
-        const pnode *g = &ps->nodes[stack[--depth]];
-        if (is_named(ps, g, F_COMMA)) {
-            ok = GROW(ps, stack, stack_cap, depth + 2);
-            if (!ok) break;
-            stack[depth++] = kid_index(ps, g, 1);
-            stack[depth++] = kid_index(ps, g, 0);
-            continue;
-        }
+    uint32_t ngoals;
+    uint32_t *goals = comma_items(ps, body_node, &ngoals);
+    bool ok = goals != NULL;
+    for (uint32_t k = 0; ok && k < ngoals; k++) {
+        const pnode *g = &ps->nodes[goals[k]];
         literal *l = NULL;
         if (g->kind == N_VAR) {
             const char *v = ps->var_names[g->var];
@@ -982,7 +1003,7 @@ static bool compile_body(parser *ps, uint32_t body_node, literal **body, uint32_
         }
         body[(*nbody)++] = l;
     }
-    free(stack);
+    free(goals);
     return ok;
 }
 
@@ -1055,20 +1076,11 @@ static bool compile_negations(parser *ps, pending_negations *later) {
 /* ":- table Name/Arity, ... ." (the directive's argument). */
 static bool table_directive(parser *ps, uint32_t spec_node) {
     char buf[160];
-    uint32_t depth = 0;
-    uint32_t *work = NULL, cap = 0;
-    bool ok = GROW(ps, work, cap, 1);
-    if (ok) work[depth++] = spec_node;
-    while (ok && depth > 0) {
-        const pnode *s = &ps->nodes[work[--depth]];
-        if (is_named(ps, s, F_COMMA)) {
-            ok = GROW(ps, work, cap, depth + 2);
-            if (ok) {
-                work[depth++] = kid_index(ps, s, 1);
-                work[depth++] = kid_index(ps, s, 0);
-            }
-            continue;
-        }
+    uint32_t nspecs;
+    uint32_t *specs = comma_items(ps, spec_node, &nspecs);
+    bool ok = specs != NULL;
+    for (uint32_t k = 0; ok && k < nspecs; k++) {
+        const pnode *s = &ps->nodes[specs[k]];
         if (is_named(ps, s, F_AS)) {
             ok = fail_node(ps, s, "table modes ('as ...') are not supported");
             break;
@@ -1103,7 +1115,7 @@ static bool table_directive(parser *ps, uint32_t spec_node) {
         }
         p->tabled = true;
     }
-    free(work);
+    free(specs);
     return ok;
 }
 

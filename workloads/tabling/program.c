@@ -202,12 +202,8 @@ bool program_functor(program *prog, uint32_t name, uint32_t arity, uint32_t *id)
     return true;
 }
 
-static uint32_t pred_slot(uint32_t name, uint32_t arity, uint32_t mask) {
-    return functor_slot(name, arity, mask);
-}
-
 pred *program_pred(program *prog, uint32_t name, uint32_t arity, bool create) {
-    uint32_t i = pred_slot(name, arity, prog->pred_hash_mask);
+    uint32_t i = functor_slot(name, arity, prog->pred_hash_mask);
     for (; prog->pred_hash[i] != NULL; i = (i + 1) & prog->pred_hash_mask) {
         pred *p = prog->pred_hash[i];
         if (p->name == name && p->arity == arity) return p;
@@ -218,14 +214,14 @@ pred *program_pred(program *prog, uint32_t name, uint32_t arity, bool create) {
         pred **table = calloc((size_t)mask + 1, sizeof *table);
         if (table == NULL) return NULL;
         for (pred *q = prog->first_pred; q != NULL; q = q->next) {
-            uint32_t j = pred_slot(q->name, q->arity, mask);
+            uint32_t j = functor_slot(q->name, q->arity, mask);
             while (table[j] != NULL) j = (j + 1) & mask;
             table[j] = q;
         }
         free(prog->pred_hash);
         prog->pred_hash = table;
         prog->pred_hash_mask = mask;
-        i = pred_slot(name, arity, mask);
+        i = functor_slot(name, arity, mask);
         while (prog->pred_hash[i] != NULL) i = (i + 1) & mask;
     }
     pred *p = program_alloc(prog, sizeof *p);
