@@ -15,8 +15,9 @@
  *   HUGEHEAP_STATS=1             summary on stderr at exit
  *   HUGEHEAP_STATS=json:PATH     one JSON object per process appended to PATH
  *                                (%p in PATH becomes the process id)
- *   HUGEHEAP_RELEASE_DELAY_MS=N  how long empty 2 MiB units wait before they
- *                                go back to the kernel (default 500)
+ *   HUGEHEAP_RELEASE_DELAY_MS=N  free memory beyond the highest demand of the
+ *                                last N to 2N ms goes back to the kernel
+ *                                (default 10000)
  *   HUGEHEAP_HUGE_THRESHOLD_MB=N the heap stays in 4 KiB pages until N MiB
  *                                are mapped for it, then huge (default 32;
  *                                0: huge from the first byte)

@@ -1,5 +1,5 @@
 /* Bump arenas.  Chunks are mappings of their own, 2 MiB-aligned and advised
- * for huge pages like every segment; the arena's own header lives at the
+ * for huge pages like the regions; the arena's own header lives at the
  * start of its first chunk, so creating one costs one mmap.  Chunks double in
  * size (2 MiB to 64 MiB) so that big arenas need few of them; reset keeps
  * them all and fills them again in order. */
@@ -10,7 +10,7 @@
 #include "internal.h"
 
 #define HH_API __attribute__((visibility("default")))
-#define FIRST_CHUNK HH_SEGMENT_SIZE
+#define FIRST_CHUNK HH_UNIT
 #define MAX_GROWN_CHUNK ((size_t)64 << 20)
 
 typedef struct arena_chunk {
@@ -30,13 +30,20 @@ struct hh_arena {
 
 static arena_chunk *chunk_map(size_t size) {
     bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
-    arena_chunk *chunk = _hh_os_map_aligned(size, HH_SEGMENT_SIZE, 0, &hugetlb,
+    arena_chunk *chunk = _hh_os_map_aligned(size, HH_UNIT, 0, &hugetlb,
                                              _hh_cfg.thp != HH_THP_OFF);
     if (chunk == NULL) return NULL;
+    _hh_stats_count_api((intptr_t)size);
     chunk->next = NULL;
     chunk->size = size;
     chunk->hugetlb = hugetlb;
     return chunk;
+}
+
+static void chunk_unmap(arena_chunk *chunk) {
+    size_t size = chunk->size;
+    _hh_os_unmap(chunk, size);
+    _hh_stats_count_api(-(intptr_t)size);
 }
 
 static char *chunk_start(const hh_arena *arena, arena_chunk *chunk) {
@@ -77,8 +84,8 @@ static bool next_chunk(hh_arena *arena, size_t need) {
     }
     size_t size = arena->last->size * 2;
     if (size > MAX_GROWN_CHUNK) size = MAX_GROWN_CHUNK;
-    if (need > SIZE_MAX - CHUNK_HEADER - HH_SEGMENT_SIZE) return false;
-    size_t at_least = _hh_align_up(need + CHUNK_HEADER, HH_SEGMENT_SIZE);
+    if (need > SIZE_MAX - CHUNK_HEADER - HH_UNIT) return false;
+    size_t at_least = _hh_align_up(need + CHUNK_HEADER, HH_UNIT);
     if (size < at_least) size = at_least;
     arena_chunk *chunk = chunk_map(size);
     if (chunk == NULL) return false;
@@ -91,7 +98,7 @@ static bool next_chunk(hh_arena *arena, size_t need) {
 }
 
 HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
-    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > HH_SEGMENT_SIZE) {
+    if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > HH_UNIT) {
         errno = EINVAL;
         return NULL;
     }
@@ -124,11 +131,10 @@ HH_API void hh_arena_destroy(hh_arena *arena) {
     arena_chunk *chunk = arena->first->next; /* the first holds the arena: last */
     while (chunk != NULL) {
         arena_chunk *next = chunk->next;
-        _hh_os_unmap(chunk, chunk->size);
+        chunk_unmap(chunk);
         chunk = next;
     }
-    chunk = arena->first;
-    _hh_os_unmap(chunk, chunk->size);
+    chunk_unmap(arena->first);
 }
 
 HH_API void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats) {

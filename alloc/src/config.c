@@ -117,7 +117,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->thp = HH_THP_ON;
     cfg->stats_print = false;
     cfg->stats_json_path[0] = '\0';
-    cfg->release_delay_ms = 500;
+    cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)32 << 20;
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
@@ -161,7 +161,7 @@ void _hh_config_read(hh_config *cfg) {
             cfg->release_delay_ms = ms;
         } else {
             _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
-                    "using 500\n");
+                    "using 10000\n");
         }
     }
 

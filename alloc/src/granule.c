@@ -1,6 +1,7 @@
-/* The granule map: which 2 MiB granules of address space are ours, and as
- * what (a segment, a large block's start, a pool region).  free() reads it to
- * tell our pointers from foreign ones before it touches any header.
+/* The granule map: which 2 MiB granules of address space outside the reserved
+ * range are ours, and as what (a region mapped elsewhere, a large block's
+ * start, a pool region).  free() reads it on its slow path to tell our
+ * pointers from foreign ones before it touches any header.
  *
  * Two levels (see internal.h): leaves are mapped on first use and installed
  * with one compare-and-swap, so marking needs no lock and a leaf that cannot
@@ -51,7 +52,7 @@ void _hh_granule_set(const void *addr, uint8_t kind) {
                                          memory_order_acquire);
     HH_ASSERT(leaf != NULL); /* reserved before the memory was handed out */
     if (leaf == NULL) return;
-    atomic_store_explicit((_Atomic(uint8_t) *)&leaf[(a >> HH_SEGMENT_SHIFT) &
+    atomic_store_explicit((_Atomic(uint8_t) *)&leaf[(a >> HH_GRANULE_SHIFT) &
                                                    (HH_GRANULE_LEAF_SIZE - 1)],
                           kind, memory_order_relaxed);
 }

@@ -1,33 +1,19 @@
-/* Internal structures of libhugeheap.
+/* Internal interface of libhugeheap: the process-wide state and the
+ * prototypes, grouped by the file that defines them.  The structures are in
+ * types.h; the inline fast paths of malloc and free in fastpath.h.
  *
- * Memory layout in one picture:
- *
- *   segment (2 MiB, 2 MiB-aligned, advised MADV_HUGEPAGE before first touch)
- *   +--------+-------------------------------------------------------------+
- *   | header | slice 0 ... slice 31 (64 KiB each; slice 0 starts after the  |
- *   | 4 KiB  | header)  -- a page is a run of slices holding one size class |
- *   +--------+-------------------------------------------------------------+
- *
- * A block's page is found by arithmetic: the segment is the address rounded
- * down to 2 MiB, the slice is (address - segment) / 64 KiB, and the segment
- * header maps each slice to the first slice of its page.  Blocks larger than
- * the biggest size class get a mapping of their own ("large"), 2 MiB-aligned,
- * with a 64-byte header just before the user's pointer.  A byte map with one
- * entry per 2 MiB of address space says which granules are ours, so that
- * free() of a foreign pointer is caught instead of corrupting memory.
- */
+ * Names: `hh_` is the public API (hugeheap.h), `_hh_` crosses files inside
+ * the library, unprefixed statics stay in their file. */
 #ifndef HUGEHEAP_INTERNAL_H
 #define HUGEHEAP_INTERNAL_H
 
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "types.h"
 
 #define HH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HH_INTERNAL __attribute__((visibility("hidden")))
 #define HH_NOINLINE __attribute__((noinline))
+#define HH_COLD __attribute__((noinline, cold))
 
 /* Invariants written down and checked (mimalloc's mi_assert_internal and
  * mi_assert_expensive): HH_ASSERT at HH_DEBUG >= 1, HH_ASSERT_EXPENSIVE (list
@@ -59,312 +45,332 @@ __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_
 #define HH_TEST_POINT(point, arg) ((void)0)
 #endif
 
-#define HH_SEGMENT_SHIFT 21
-#define HH_SEGMENT_SIZE ((size_t)1 << HH_SEGMENT_SHIFT)
-#define HH_SEGMENT_MASK (HH_SEGMENT_SIZE - 1)
-#define HH_SLICE_SHIFT 16
-#define HH_SLICE_SIZE ((size_t)1 << HH_SLICE_SHIFT)
-#define HH_SLICES (HH_SEGMENT_SIZE / HH_SLICE_SIZE)
-#define HH_SEGMENT_HEADER 4096
-#define HH_OS_PAGE 4096
-
-/* Size classes: 16-byte steps up to 128 bytes, then 8 classes per doubling
- * (at most 12.5% internal waste) up to 128 KiB, then whole-slice spans
- * holding one block each up to 31 slices.  Anything larger is "large". */
-#define HH_SMALL_STEP_MAX 128
-#define HH_BINNED_MAX ((size_t)128 * 1024)
-#define HH_BINNED_CLASSES 88 /* classes 1..88 */
-#define HH_SPAN_MIN_SLICES 3
-#define HH_SPAN_MAX_SLICES (HH_SLICES - 1)
-#define HH_CLASSES (HH_BINNED_CLASSES + 1 + (HH_SPAN_MAX_SLICES - HH_SPAN_MIN_SLICES + 1))
-#define HH_MEDIUM_MAX ((size_t)HH_SPAN_MAX_SLICES * HH_SLICE_SIZE)
-#define HH_LARGE_HEADER 64
-#define HH_MAX_ALLOC ((size_t)PTRDIFF_MAX - 2 * HH_SEGMENT_SIZE)
-
-/* What a 2 MiB granule of address space is to us (the byte map). */
+/* What a 2 MiB granule of address space outside the reserved range is to us
+ * (the granule map; inside the range every address is a region's). */
 enum {
     HH_GRANULE_FOREIGN = 0,
-    HH_GRANULE_SEGMENT = 1, /* a segment of small and medium pages */
-    HH_GRANULE_LARGE = 2,   /* holds the user pointer of a large block */
-    HH_GRANULE_POOL = 3,    /* a region of hh_pool pages */
+    HH_GRANULE_REGION = 1, /* a region mapped outside the reserved range */
+    HH_GRANULE_LARGE = 2,  /* holds the user pointer of a large block */
+    HH_GRANULE_POOL = 3,   /* a region of hh_pool pages */
 };
 
-/* States kept in the low bits of a page's thread_free word. */
-enum {
-    HH_PAGE_NORMAL = 0,  /* in its heap's queue, or being handled by its owner */
-    HH_PAGE_FULL = 1,    /* out of the queue: a remote free must tell the owner */
-    HH_PAGE_PENDING = 2, /* a remote free told the owner, who has not looked yet */
-};
-#define HH_PAGE_STATE_MASK ((uintptr_t)3)
-
-enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
-
-/* A free block of a page.  `next` is stored encoded (_hh_encode: XOR with a
- * secret key, as mimalloc's secure mode and glibc's safe-linking do), so a
- * stray or malicious write of a plain pointer does not become a pointer we
- * hand out; `mark` is _hh_free_mark while the block is free and 0 once it is
- * handed out, so a second free of the same block finds it set.  (Pools keep
- * plain links in `next` and do not use `mark`.) */
-typedef struct hh_block {
-    struct hh_block *next;
-    uintptr_t mark;
-} hh_block;
-
-struct hh_heap;
-struct hh_segment;
-
-/* Invariants (checked by _hh_page_is_valid in debug builds):
- *   reserved <= capacity, and while the page is in use
- *   used + |free| + |local_free| == reserved (blocks on thread_free count as used
- *   until the owner collects them);
- *   span == capacity * block_size while in use, 0 once retired. */
-typedef struct hh_page {
-    /* The fast paths' fields first (one cache line). */
-    hh_block *free;       /* blocks to hand out */
-    hh_block *local_free; /* blocks the owner freed since the last refill */
-    char *area;           /* first block */
-    uint32_t used;        /* blocks handed out and not yet collected back */
-    uint32_t block_size;
-    /* capacity * block_size while the page is in use, 0 after: free() takes p
-     * for a block of the page only if p - area < span (read by any thread). */
-    _Atomic(uint32_t) span;
-    uint32_t capacity; /* blocks that fit in the page */
-    uint64_t size_magic; /* ceil(2^43 / block_size): offset / block_size = offset * magic >> 43 */
-    uint32_t reserved; /* blocks carved so far; the rest are untouched */
-    uint8_t class_index;
-    uint8_t slice_index;
-    uint8_t slice_count;
-    _Atomic(bool) in_use;      /* read by other threads to catch invalid frees */
-    bool in_queue;             /* in heap->queue[class_index] */
-    _Atomic(bool) has_aligned; /* may hold interior pointers from aligned allocation */
-    bool fresh;        /* the page's memory was zero when it was set up */
-    bool free_is_zero; /* every block on `free` is zero but for its link */
-    struct hh_page *next, *prev; /* queue links */
-    /* Shared with other threads. */
-    _Atomic(uintptr_t) thread_free;  /* remote frees | HH_PAGE_* state */
-    _Atomic(struct hh_heap *) heap;  /* owner; NULL while abandoned */
-    struct hh_page *pending_next;    /* link in the owner's pending stack */
-} hh_page;
-
-typedef struct hh_segment {
-    uintptr_t cookie; /* _hh_segment_cookie(segment): catches stray pointers */
-    struct hh_heap *heap; /* owner (changes only under the global lock) */
-    struct hh_segment *next, *prev; /* in whichever list holds the segment */
-    uint32_t free_slices;  /* bit i set: slice i belongs to no page */
-    uint32_t dirty_slices; /* bit i set: slice i was written since it was zero */
-    uint32_t purge_slices; /* free and dirty, to be given back soon (small pages only) */
-    uint32_t used_pages;
-    uint8_t list; /* which list holds it (HH_LIST_*) */
-    uint8_t hugetlb;
-    uint64_t freed_at_ms; /* when it became empty, for the release delay */
-    struct hh_page *slice_page[HH_SLICES]; /* slice -> descriptor of its page (or its own) */
-    hh_page pages[HH_SLICES];      /* page descriptors, by first slice */
-} hh_segment;
-
-enum { HH_LIST_NONE, HH_LIST_SPACE, HH_LIST_FULL, HH_LIST_POOL, HH_LIST_ABANDONED };
-
-typedef struct hh_large {
-    uintptr_t cookie;  /* _hh_large_cookie(user pointer) */
-    char *map_base;    /* start of the mapping */
-    size_t map_size;   /* bytes mapped from map_base */
-    size_t usable;     /* bytes from the user pointer to the end of the mapping */
-    size_t alignment;  /* alignment the user asked for (>= 16) */
-    uint8_t hugetlb;
-    uint8_t small_pages; /* mapped while the heap was small: 4 KiB pages */
-} hh_large;
-_Static_assert(sizeof(hh_large) <= HH_LARGE_HEADER, "large header must fit before the block");
-_Static_assert(sizeof(hh_segment) <= HH_SEGMENT_HEADER, "segment header must fit before slice 0");
-
-typedef struct hh_heap_stats {
-    uint64_t allocs, frees, remote_frees, reallocs, mremap_moves, mremap_in_place;
-} hh_heap_stats;
-
-typedef struct hh_heap {
-    hh_page *queue[HH_CLASSES];      /* pages with room, per class (or the empty page) */
-    hh_page *queue_tail[HH_CLASSES]; /* last page of each non-empty queue */
-    hh_segment *space;          /* owned segments with free slices */
-    hh_segment *full;           /* owned segments without free slices */
-    hh_segment *cached;         /* one empty segment kept for reuse */
-    _Atomic(hh_page *) pending; /* pages that remote frees made non-full */
-    uint64_t purge_due_ms;      /* when its segments' purge_slices go back; UINT64_MAX: none */
-    struct hh_heap *next_all;   /* every heap ever made (global lock) */
-    struct hh_heap *next_free;  /* recycled heaps (global lock) */
-    bool alive;
-    hh_heap_stats stats;
-} hh_heap;
-
-/* ---- configuration and global state (config.c, heap.c) ---- */
-typedef struct hh_config {
-    enum hh_thp_mode thp;
-    bool stats_print;
-    char stats_json_path[512]; /* empty: no JSON */
-    uint64_t release_delay_ms;
-    uint64_t huge_threshold; /* bytes mapped from which memory is advised huge */
-    size_t memory_limit;     /* RAM + swap: no block can be larger */
-} hh_config;
+/* ------------------------------------------ process state (init.c) */
 
 HH_INTERNAL extern hh_config _hh_cfg;
 HH_INTERNAL extern bool _hh_stats_on;
-HH_INTERNAL extern hh_page _hh_empty_page;
 HH_INTERNAL extern uint64_t _hh_cookie_key;
 HH_INTERNAL extern uintptr_t _hh_list_key;  /* free-list links are XORed with it */
 HH_INTERNAL extern uintptr_t _hh_free_mark; /* hh_block.mark of a free block */
-HH_INTERNAL extern __thread hh_heap *_hh_thread_heap __attribute__((tls_model("initial-exec")));
+/* The reserved range, set once at start-up: p is in it exactly when
+ * p - base < size.  It starts with the descriptors of its small pages (one
+ * per 64 KiB of the range), then holds the regions. */
+HH_INTERNAL extern uintptr_t _hh_range_base, _hh_range_size;
+HH_INTERNAL extern hh_page _hh_empty_page;  /* free list always empty */
+HH_INTERNAL extern hh_heap _hh_empty_heap;  /* every queue the empty page */
+/* The thread's heap; the empty heap until its first allocation. */
+HH_INTERNAL extern __thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec")));
+#if defined(HH_TESTING)
+HH_INTERNAL extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
+#endif
 
+HH_INTERNAL void _hh_init(void);
+/* The heap of the calling thread, made on its first allocation; NULL if no
+ * memory for it. */
+HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
+/* Metadata that lives as long as the process (the global lock held). */
+HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
+
+/* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
 HH_INTERNAL void _hh_warn(const char *msg);
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,
                                                             int line);
 
-/* ---- the global lock (lock.c) ---- */
+/* ------------------------------------------------------------ lock.c */
+/* The one global lock: regions and the page heap, abandoned pages, large
+ * blocks, the heap list.  Fast paths never take it. */
 HH_INTERNAL void _hh_lock(void);
 HH_INTERNAL void _hh_unlock(void);
 HH_INTERNAL void _hh_lock_before_fork(void);
 HH_INTERNAL void _hh_lock_after_fork_parent(void);
 HH_INTERNAL void _hh_lock_after_fork_child(void);
+/* A lock of its own (the pools') with the same fork rules: the thread that
+ * holds every lock across fork may take it again from a prepare handler. */
+typedef struct hh_sublock {
+    atomic_int word;
+    _Atomic(const void *) owner;
+    unsigned depth;
+} hh_sublock;
+HH_INTERNAL void _hh_sublock_take(hh_sublock *lock);
+HH_INTERNAL void _hh_sublock_give(hh_sublock *lock);
+HH_INTERNAL void _hh_sublock_take_for_fork(hh_sublock *lock);
+HH_INTERNAL void _hh_sublock_after_fork(hh_sublock *lock, bool child);
+HH_INTERNAL void _hh_cpu_relax(void);
 
-/* ---- the operating system (os.c) ---- */
-/* size bytes, start + offset aligned; advised huge or not (where it is not
- * hugetlb).  Counted in the mapped statistics. */
+/* -------------------------------------------------------------- os.c */
+/* size bytes whose start + offset is aligned, advised huge or not (where not
+ * hugetlb, which falls back to THP and clears *hugetlb). */
 HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
                                      bool huge);
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
+/* Memory at exactly addr (where nothing is mapped), or NULL. */
+HH_INTERNAL void *_hh_os_map_at(void *addr, size_t size);
+/* Address space without memory (PROT_NONE), aligned; NULL if refused. */
+HH_INTERNAL void *_hh_os_reserve(size_t size, size_t alignment);
+/* Address space the kernel fills with memory where it is written first
+ * (MAP_NORESERVE), aligned; NULL if refused. */
+HH_INTERNAL void *_hh_os_reserve_writable(size_t size, size_t alignment);
+/* Makes reserved address space memory (readable, writable, zero). */
+HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
+/* Replaces a 2 MiB unit of a region with an explicit huge page. */
+HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
-/* Whether memory mapped now, `adding` bytes more, is to be advised huge:
- * THP is on and the heap's committed bytes (pages and large blocks in use,
- * not address space reserved or free slices kept) reached the threshold. */
-HH_INTERNAL bool _hh_os_huge_now(size_t adding);
-HH_INTERNAL void _hh_os_count_committed(intptr_t delta);
-/* True once, for the caller that is to promote the early segments. */
-HH_INTERNAL bool _hh_os_take_promotion(void);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
-HH_INTERNAL void _hh_os_count_mapped(intptr_t delta);
+/* The memory policy: whether memory mapped or handed out now, `adding`
+ * bytes more, is to be advised huge: THP is on and the demand (pages and
+ * blocks in use) reached the threshold.  The switch is one way. */
+HH_INTERNAL bool _hh_os_huge_now(size_t adding);
+HH_INTERNAL void _hh_os_count_demand(intptr_t delta);
+HH_INTERNAL int64_t _hh_os_demand(void);
+/* True once, for the caller that is to promote the early heap. */
+HH_INTERNAL bool _hh_os_take_promotion(void);
 
-/* ---- the granule map (granule.c) ---- */
+/* ------------------------------------------------------- granule.c */
 /* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)
  * if the range is beyond the map or a leaf cannot be mapped. */
 HH_INTERNAL bool _hh_granule_reserve(const void *addr, size_t size);
 /* The range must have been reserved. */
 HH_INTERNAL void _hh_granule_set(const void *addr, uint8_t kind);
 
-/* ---- segments (segment.c) ---- */
-HH_INTERNAL hh_segment *_hh_segment_acquire(hh_heap *heap);
-HH_INTERNAL void _hh_segment_release(hh_heap *heap, hh_segment *segment);
-HH_INTERNAL void _hh_segment_to_pool(hh_segment *segment);
-HH_INTERNAL void _hh_segment_list_push(hh_segment **list, hh_segment *segment, uint8_t which);
-HH_INTERNAL void _hh_segment_list_remove(hh_segment **list, hh_segment *segment);
-HH_INTERNAL size_t _hh_segment_purge(bool everything);
-HH_INTERNAL hh_segment *_hh_segment_take_abandoned(void);
-HH_INTERNAL void _hh_segment_give_abandoned(hh_segment *segment);
-/* Once the heap has become large: advises the segments mapped before huge
- * and collapses this thread's into huge pages.  Cheap when there is nothing
- * to do; call with no lock held. */
-HH_INTERNAL void _hh_segment_promote_early(void);
-/* Gives back the pooled segments whose release delay has passed. */
-HH_INTERNAL void _hh_segment_release_due(void);
+/* -------------------------------------------------------- region.c */
+/* At start-up: the range free() recognises by one comparison. */
+HH_INTERNAL void _hh_region_reserve_range(void);
+/* The page heap: whole OS pages from the regions, address-ordered first fit.
+ * `align` is in pages (a power of two).  *zero (may be NULL) tells whether
+ * every page was zero (never written, or given back since).  NULL with
+ * errno ENOMEM if there is no memory. */
+HH_INTERNAL void *_hh_pages_alloc(size_t pages, size_t align, bool *zero);
+/* As _hh_pages_alloc, and the pages that were written are cleared. */
+HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
+/* `written`: how many pages from addr on may hold data (the rest were
+ * never written since they were handed out). */
+HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
+/* Pages handed out and not written yet (small pages fill as they are
+ * carved): held memory is counted without them while the heap is small. */
+HH_INTERNAL void _hh_region_count_unwritten(intptr_t pages);
+/* Grows a run in place if the pages after it are free; false otherwise. */
+HH_INTERNAL bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages);
+/* Frees the tail of a run (written). */
+HH_INTERNAL void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages);
+/* Records the medium block at addr (span[] entry); 0 pages clears it. */
+HH_INTERNAL void _hh_region_set_span(void *addr, size_t pages);
+/* Gives back the free memory the release policy says the program will not
+ * need (everything: hh_trim); bytes given back. */
+HH_INTERNAL size_t _hh_region_release(bool everything);
+/* Once the heap has become large: regions advised huge and their written
+ * units collapsed into huge pages.  Cheap when there is nothing to do; call
+ * with no lock held. */
+HH_INTERNAL void _hh_region_promote(void);
+/* The region that holds p, or NULL if p is in none. */
+HH_INTERNAL hh_region *_hh_region_find(const void *p);
+/* Statistics of the page heap (global lock held by the caller). */
+typedef struct hh_region_usage {
+    uint64_t regions, header_bytes, used_bytes, dirty_free_bytes, purgeable_bytes,
+        touched_unit_bytes;
+} hh_region_usage;
+HH_INTERNAL void _hh_region_usage_locked(hh_region_usage *usage);
+/* Every region, in address order (the global lock held while walking). */
+HH_INTERNAL hh_region *_hh_region_first(void);
 
-/* Every segment a heap owns: its space list, then its full list. */
-#define HH_FOR_EACH_OWNED_SEGMENT(heap, s)                                          \
-    for (unsigned list_ = 0; list_ < 2; list_++)                                    \
-        for (hh_segment *s = list_ == 0 ? (heap)->space : (heap)->full; s != NULL; \
-             s = s->next)
-
-/* ---- pages and heaps (heap.c) ---- */
-HH_INTERNAL void _hh_init(void);
-/* Metadata that lives as long as the process (the global lock held). */
-HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
-HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
-/* size <= HH_MEDIUM_MAX; heap NULL for a thread's first allocation (which
- * may come before the library's constructor: the class is computed here,
- * after initialisation). */
+/* ---------------------------------------------------------- heap.c */
+/* size <= HH_SMALL_MAX: a block from the thread's pages (slow path). */
 HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero);
-HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
-HH_INTERNAL void _hh_free_remote(hh_page *page, hh_block *block);
+/* free() of a small block that the fast path did not take. */
+HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr);
+/* A free that found the block's free mark set: stops with "double free" if
+ * the block is on one of the page's free lists; returns if the mark was
+ * only the program's data. */
+HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
+HH_INTERNAL void _hh_free_local_slow(hh_heap *heap, hh_page *page, hh_block *block);
+HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
+/* The same, for malloc's fast path: a tail call (no stack frame for it);
+ * never returns. */
+HH_INTERNAL void *_hh_free_list_corrupted_at(const void *where);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
 HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
+HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
+/* The block of the page that ptr is (or, on pages with aligned blocks,
+ * points into), or a stop with one line naming the pointer. */
+HH_INTERNAL hh_block *_hh_page_checked_block(hh_page *page, void *ptr, const char *what);
+HH_INTERNAL void _hh_heap_fork_child(void);
+/* A thread's exit: its pages go to the page heap or to other threads; false
+ * if heap is not the calling thread's live heap. */
+HH_INTERNAL bool _hh_heap_abandon(hh_heap *heap);
+/* A heap whose thread is gone without abandoning it (one that allocated after
+ * its last thread-exit handler ran): its pages go on as if it had. */
+HH_INTERNAL void _hh_heap_abandon_orphan(hh_heap *heap);
 
-/* ---- large blocks (large.c) ---- */
+/* --------------------------------------------------------- medium.c */
+HH_INTERNAL void *_hh_medium_alloc(size_t size, size_t alignment, bool zero);
+HH_INTERNAL void _hh_medium_free(hh_region *region, void *ptr);
+HH_INTERNAL size_t _hh_medium_usable(hh_region *region, const void *ptr);
+/* Resized in place, or moved (to a large block past 2 MiB); NULL when the
+ * caller is to allocate, copy and free. */
+HH_INTERNAL void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size);
+/* Pages of the medium block at ptr, or 0 if ptr starts none. */
+HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
+
+/* ---------------------------------------------------------- large.c */
 HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
 HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);
 HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
 /* Unmaps cached blocks whose release delay has passed. */
 HH_INTERNAL void _hh_large_release_due(void);
+typedef struct hh_large_usage {
+    uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
+} hh_large_usage;
+/* Takes no lock (the statistics call it with the global lock held). */
+HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 
-/* ---- pools (pool.c) ---- */
+/* ----------------------------------------------------------- pool.c */
 HH_INTERNAL void _hh_pools_before_fork(void);
-HH_INTERNAL void _hh_pools_after_fork(void);
+HH_INTERNAL void _hh_pools_after_fork(bool child);
+HH_INTERNAL uint64_t _hh_pools_mapped(void);
 
-/* ---- statistics (stats.c) ---- */
-typedef struct hh_global_stats {
-    _Atomic(int64_t) mapped, mapped_peak;
-    _Atomic(int64_t) committed; /* bytes of pages and large blocks in use: the policy's measure */
-    _Atomic(int64_t) in_use, in_use_peak;
-    _Atomic(uint64_t) large_allocs, large_frees, segments_made, segments_released;
-    _Atomic(uint64_t) hugetlb_fallbacks, segments_promoted;
-} hh_global_stats;
+/* ---------------------------------------------------------- stats.c */
 HH_INTERNAL extern hh_global_stats _hh_gstats;
-HH_INTERNAL void _hh_stats_in_use(int64_t delta);
 HH_INTERNAL void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
+/* The memory held changed (locked: the global lock is held); with
+ * statistics on, a new peak is looked at in detail. */
+HH_INTERNAL void _hh_stats_count_mapped(intptr_t delta, bool locked);
+HH_INTERNAL void _hh_stats_count_medium(intptr_t delta);
+/* hh_pool and hh_arena mappings (counted in the memory held too). */
+HH_INTERNAL void _hh_stats_count_api(intptr_t delta);
+HH_INTERNAL void _hh_stats_keep_stderr(void);
 HH_INTERNAL void _hh_stats_report_at_exit(void);
 HH_INTERNAL void _hh_stats_print(int fd);
+/* Bytes in blocks in use (pages walked; for mallinfo2 and the peak). */
+HH_INTERNAL int64_t _hh_stats_in_use(void);
 
-/* ---- size classes ---- */
+/* ------------------------------------------------------ size classes */
 HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
-HH_INTERNAL extern uint8_t _hh_class_slices[HH_CLASSES];
-/* The class of every size up to 1 KiB, by (size + 15) / 16: one load. */
-#define HH_CLASS_TABLE_MAX 1024
-HH_INTERNAL extern uint8_t _hh_class_table[HH_CLASS_TABLE_MAX / 16 + 1];
+/* The class of every size up to HH_DIRECT_MAX, by (size + 15) / 16. */
+HH_INTERNAL extern uint8_t _hh_class_table[HH_DIRECT_SLOTS];
+/* The direct[] entries of each class: first .. last (empty when first > last). */
+HH_INTERNAL extern uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
 HH_INTERNAL void _hh_classes_init(void);
 
-/* The arithmetic behind the table, for every size up to HH_MEDIUM_MAX. */
+/* The arithmetic behind the table, for every size up to HH_SMALL_MAX. */
 static inline unsigned _hh_size_class_computed(size_t size) {
     if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
     if (size <= HH_BINNED_MAX) {
         size_t w = size - 1;
-        unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..16 */
+        unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..12 */
         unsigned sub = (unsigned)(w >> (bit - 3)) & 7u;
         return 8u + ((bit - 7u) << 3) + sub + 1u;
     }
-    size_t slices = (size + HH_SLICE_SIZE - 1) >> HH_SLICE_SHIFT;
-    return (unsigned)(HH_BINNED_CLASSES + 1 + (slices - HH_SPAN_MIN_SLICES));
+    if (size <= 9360) return 57;
+    if (size <= 10912) return 58;
+    if (size <= 13104) return 59;
+    return 60;
 }
 
 static inline unsigned _hh_size_class(size_t size) {
-    if (HH_LIKELY(size <= HH_CLASS_TABLE_MAX)) return _hh_class_table[(size + 15) >> 4];
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[(size + 15) >> 4];
     return _hh_size_class_computed(size);
 }
 
-/* ---- address arithmetic ---- */
-static inline hh_segment *_hh_segment_of(const void *p) {
-    return (hh_segment *)((uintptr_t)p & ~(uintptr_t)HH_SEGMENT_MASK);
+/* Fields one thread writes and others read (relaxed, no tearing). */
+#define HH_SHARED_STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
+#define HH_SHARED_LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
+
+static inline struct hh_heap *_hh_page_heap(const hh_page *page) {
+    return atomic_load_explicit(&page->heap, memory_order_relaxed);
 }
 
-static inline uintptr_t _hh_segment_cookie(const hh_segment *s) {
-    return (uintptr_t)s ^ _hh_cookie_key;
+/* The calling thread's identity: its thread pointer, one instruction (unique
+ * among live threads; a heap whose thread died without abandoning it is
+ * abandoned before a new heap takes the same identity). */
+static inline uintptr_t _hh_thread_id(void) {
+    uintptr_t tp;
+#if defined(__x86_64__)
+    __asm__("mov %%fs:0, %0" : "=r"(tp));
+#elif defined(__aarch64__)
+    __asm__("mrs %0, tpidr_el0" : "=r"(tp));
+#else
+    tp = (uintptr_t)&_hh_heap;
+#endif
+    return tp;
+}
+
+/* A counter only its thread writes: a plain add, readable by any thread. */
+static inline void _hh_count(_Atomic(uint64_t) *counter, uint64_t n) {
+    atomic_store_explicit(counter, atomic_load_explicit(counter, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* ------------------------------------------------ address arithmetic */
+
+static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
+
+static inline hh_region *_hh_region_of(const void *p) {
+    return (hh_region *)((uintptr_t)p & ~(uintptr_t)HH_REGION_MASK);
+}
+
+static inline bool _hh_in_range(const void *p) {
+    return (uintptr_t)p - _hh_range_base < _hh_range_size;
+}
+
+/* The descriptor of the 64 KiB slot that holds p: in the range's descriptor
+ * area, or (a region outside the range) in its header. */
+static inline hh_page *_hh_page_of(const void *p) {
+    uintptr_t offset = (uintptr_t)p - _hh_range_base;
+    if (HH_LIKELY(offset < _hh_range_size)) {
+        return (hh_page *)(_hh_range_base + (offset >> HH_SPAGE_SHIFT) * sizeof(hh_page));
+    }
+    return &_hh_region_of(p)->pages[((uintptr_t)p >> HH_SPAGE_SHIFT) & (HH_REGION_SLOTS - 1)];
+}
+
+static inline size_t _hh_page_index(const hh_region *region, const void *p) {
+    return ((uintptr_t)p - (uintptr_t)region) >> HH_OS_PAGE_SHIFT;
+}
+
+static inline uintptr_t _hh_region_cookie(const hh_region *r) {
+    return (uintptr_t)r ^ _hh_cookie_key;
 }
 
 static inline uintptr_t _hh_large_cookie(const void *user) {
     return ((uintptr_t)user ^ _hh_cookie_key) * 0x9E3779B97F4A7C15ull;
 }
 
+static inline hh_large *_hh_large_of(const void *p) {
+    return (hh_large *)((const char *)p - HH_LARGE_HEADER);
+}
+
+static inline hh_block *_hh_encode(const hh_block *p) {
+    return (hh_block *)((uintptr_t)p ^ _hh_list_key);
+}
+#define _hh_decode _hh_encode
+
 /* The granule map: one byte per 2 MiB of the 48-bit address space, in two
  * levels: a root of 4096 leaf pointers in .bss (one per 64 GiB), leaves of
- * 32 KiB mapped when the first granule in their range becomes ours.  A lookup
- * is two dependent loads, as with one flat map behind a pointer, and nothing
- * is mapped at start-up (a failed leaf mapping is an ENOMEM of the allocation
- * that needed it).  Addresses at or above 2^48 are never ours: the kernel
- * hands them out only to programs that ask (x86-64 5-level paging, AArch64
- * 52-bit), and the mappings we make are checked against the limit. */
+ * 32 KiB mapped when the first granule in their range becomes ours.  Only
+ * what lies outside the reserved range is marked there (large blocks, pool
+ * regions, regions mapped when the range ran out); free() reads it on its
+ * slow path.  Addresses at or above 2^48 are never ours: the kernel hands
+ * them out only to programs that ask (x86-64 5-level paging, AArch64 52-bit),
+ * and the mappings we make are checked against the limit. */
+#define HH_GRANULE_SHIFT 21
 #define HH_ADDRESS_BITS 48
 #define HH_GRANULE_LIMIT ((uintptr_t)1 << HH_ADDRESS_BITS)
 #define HH_GRANULE_LEAF_SHIFT 36
 #define HH_GRANULE_ROOTS ((size_t)1 << (HH_ADDRESS_BITS - HH_GRANULE_LEAF_SHIFT))
-#define HH_GRANULE_LEAF_SIZE ((size_t)1 << (HH_GRANULE_LEAF_SHIFT - HH_SEGMENT_SHIFT))
+#define HH_GRANULE_LEAF_SIZE ((size_t)1 << (HH_GRANULE_LEAF_SHIFT - HH_GRANULE_SHIFT))
 HH_INTERNAL extern _Atomic(uint8_t *) _hh_granule_root[HH_GRANULE_ROOTS];
 
 static inline uint8_t _hh_granule_kind(const void *p) {
@@ -373,81 +379,13 @@ static inline uint8_t _hh_granule_kind(const void *p) {
     uint8_t *leaf = atomic_load_explicit(&_hh_granule_root[a >> HH_GRANULE_LEAF_SHIFT],
                                          memory_order_acquire);
     if (HH_UNLIKELY(leaf == NULL)) return HH_GRANULE_FOREIGN;
-    return atomic_load_explicit((_Atomic(uint8_t) *)&leaf[(a >> HH_SEGMENT_SHIFT) &
+    return atomic_load_explicit((_Atomic(uint8_t) *)&leaf[(a >> HH_GRANULE_SHIFT) &
                                                          (HH_GRANULE_LEAF_SIZE - 1)],
                                 memory_order_relaxed);
 }
 
-static inline hh_page *_hh_page_of(hh_segment *segment, const void *p) {
-    size_t slice = ((uintptr_t)p - (uintptr_t)segment) >> HH_SLICE_SHIFT;
-    return segment->slice_page[slice];
-}
-
-#define HH_SIZE_MAGIC_SHIFT 43
-
-/* offset / block_size for offsets within a page (< 2^21): exact, because the
- * magic's rounding error times the offset stays below 2^43. */
-static inline size_t _hh_page_block_index(const hh_page *page, size_t offset) {
-    return (size_t)((offset * page->size_magic) >> HH_SIZE_MAGIC_SHIFT);
-}
-
-static inline hh_block *_hh_encode(const hh_block *p) {
-    return (hh_block *)((uintptr_t)p ^ _hh_list_key);
-}
-#define _hh_decode _hh_encode
-
-static inline hh_large *_hh_large_of(const void *p) {
-    return (hh_large *)((const char *)p - HH_LARGE_HEADER);
-}
-
-static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
-
-HH_INTERNAL void _hh_stats_count_alloc(hh_heap *heap, size_t bytes);
-HH_INTERNAL void _hh_free_local_counted(hh_heap *heap, hh_page *page, hh_block *block);
-/* A free found the block's free mark set: stops with "double free" if the
- * block is on one of the page's free lists (owner: true) or its thread-free
- * list (owner: false); returns if the mark was only the program's data. */
-HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
-/* _hh_free_local for a block whose mark is set: the check, then the free
- * (one call in tail position keeps the fast path free of a stack frame). */
-HH_INTERNAL void _hh_free_local_marked(hh_heap *heap, hh_page *page, hh_block *block);
-HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
-
-/* A free by the page's owner: no atomic operation, no lock. */
-static inline void _hh_free_local_unmarked(hh_heap *heap, hh_page *page, hh_block *block) {
-    block->mark = _hh_free_mark;
-    block->next = _hh_encode(page->local_free);
-    page->local_free = block;
-    if (HH_UNLIKELY(--page->used == 0 || !page->in_queue)) _hh_page_after_local_free(heap, page);
-}
-
-static inline void _hh_free_local(hh_heap *heap, hh_page *page, hh_block *block) {
-    if (HH_UNLIKELY(block->mark == _hh_free_mark)) {
-        _hh_free_local_marked(heap, page, block);
-        return;
-    }
-    _hh_free_local_unmarked(heap, page, block);
-}
-
-/* calloc's clearing and the statistics of a block just taken: one call in
- * tail position, so that malloc's fast path needs no stack frame. */
-HH_INTERNAL void *_hh_page_pop_finish(hh_heap *heap, hh_page *page, hh_block *block, bool zero);
-
-/* Takes the first block of a page whose free list is not empty.  The next
- * block must lie in the same segment (or be the end of the list): anything
- * else is a corrupted list, and stops the program before it is handed out. */
-static inline void *_hh_page_pop(hh_heap *heap, hh_page *page, bool zero) {
-    hh_block *block = page->free;
-    hh_block *next = _hh_decode(block->next);
-    if (HH_UNLIKELY((((uintptr_t)next ^ (uintptr_t)block) >> HH_SEGMENT_SHIFT) != 0) &&
-        next != NULL) {
-        _hh_free_list_corrupted(block);
-    }
-    page->free = next;
-    page->used++;
-    block->mark = 0;
-    if (HH_UNLIKELY(zero || _hh_stats_on)) return _hh_page_pop_finish(heap, page, block, zero);
-    return block;
-}
+_Static_assert(sizeof(hh_page) == 128, "page descriptors are 128 bytes");
+_Static_assert(sizeof(hh_large) <= HH_LARGE_HEADER, "large header must fit before the block");
+_Static_assert(HH_LARGE_MIN < HH_REGION, "a medium block fits in a region");
 
 #endif

@@ -1,4 +1,5 @@
-/* Large blocks: a mapping each.  The user's pointer sits on a 2 MiB boundary
+/* Large blocks (32 MiB and more, and blocks that grew past 2 MiB by
+ * realloc): a mapping each.  The user's pointer sits on a 2 MiB boundary
  * and the header (64 bytes, right before the pointer) in a 4 KiB page of its
  * own that the mapping starts with: that page lies in the 2 MiB range before
  * the block, which the mapping does not cover in full, so writing the header
@@ -34,9 +35,15 @@ typedef struct cached_mapping {
     uint64_t freed_at_ms;
 } cached_mapping;
 
+static void unmap_block(char *base, size_t size) {
+    _hh_os_unmap(base, size);
+    _hh_stats_count_mapped(-(intptr_t)size, false);
+}
+
 /* Guarded by the global lock. */
 static cached_mapping cache[CACHE_SLOTS];
 static size_t cache_count, cache_bytes;
+static _Atomic(uint64_t) cached_bytes_seen; /* cache_bytes, for the statistics */
 static cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
 static unsigned recent_next;
 static size_t churn_sizes[CHURN_SIZES];
@@ -45,6 +52,7 @@ static unsigned churn_next;
 static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
 
 static void set_cache_due_locked(void) {
+    atomic_store_explicit(&cached_bytes_seen, cache_bytes, memory_order_relaxed);
     uint64_t due = UINT64_MAX;
     for (size_t i = 0; i < cache_count; i++) {
         uint64_t at = cache[i].freed_at_ms + _hh_cfg.release_delay_ms;
@@ -76,14 +84,16 @@ static void note_allocation_locked(size_t size) {
     }
 }
 
-/* Rounds the mapping up to whole 2 MiB units when that costs at most a
- * sixteenth more; otherwise the tail stays in 4 KiB pages (the kernel backs
- * only whole aligned 2 MiB ranges of a mapping with huge pages).  A rounded
- * tail is resident in full as soon as any byte of it is touched. */
+/* Rounds the mapping up to whole 2 MiB units when that costs at most 1/64
+ * more; otherwise the tail stays in 4 KiB pages (the kernel backs only whole
+ * aligned 2 MiB ranges of a mapping with huge pages).  A rounded tail is
+ * resident in full as soon as any byte of it is touched, so rounding is
+ * memory the program never asked for: only a little of it is worth the
+ * tail's TLB entries. */
 static size_t block_span(size_t need) {
     size_t pages = _hh_align_up(need, HH_OS_PAGE);
-    size_t whole = _hh_align_up(pages, HH_SEGMENT_SIZE);
-    return whole - pages <= pages / 16 ? whole : pages;
+    size_t whole = _hh_align_up(pages, HH_UNIT);
+    return whole - pages <= pages / 64 ? whole : pages;
 }
 
 static size_t purge_cache_locked(bool everything) {
@@ -91,7 +101,7 @@ static size_t purge_cache_locked(bool everything) {
     uint64_t now = _hh_clock_ms();
     for (size_t i = 0; i < cache_count;) {
         if (everything || now - cache[i].freed_at_ms >= _hh_cfg.release_delay_ms) {
-            _hh_os_unmap(cache[i].base, cache[i].size);
+            unmap_block(cache[i].base, cache[i].size);
             released += cache[i].size;
             cache_bytes -= cache[i].size;
             cache[i] = cache[--cache_count];
@@ -149,7 +159,7 @@ static bool cache_put(char *base, size_t size) {
         for (size_t i = 1; i < cache_count; i++) {
             if (cache[i].freed_at_ms < cache[oldest].freed_at_ms) oldest = i;
         }
-        _hh_os_unmap(cache[oldest].base, cache[oldest].size);
+        unmap_block(cache[oldest].base, cache[oldest].size);
         cache_bytes -= cache[oldest].size;
         cache[oldest] = cache[--cache_count];
     }
@@ -162,11 +172,28 @@ static bool cache_put(char *base, size_t size) {
     return keep;
 }
 
+/* Blocks in use and their bytes (statistics). */
+static _Atomic(uint64_t) live_blocks, live_requested, live_mapped;
+
+static void count_live(int64_t blocks, int64_t requested, int64_t mapped) {
+    atomic_fetch_add_explicit(&live_blocks, (uint64_t)blocks, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live_requested, (uint64_t)requested, memory_order_relaxed);
+    atomic_fetch_add_explicit(&live_mapped, (uint64_t)mapped, memory_order_relaxed);
+}
+
+void _hh_large_usage(hh_large_usage *usage) {
+    usage->blocks = atomic_load_explicit(&live_blocks, memory_order_relaxed);
+    usage->requested_bytes = atomic_load_explicit(&live_requested, memory_order_relaxed);
+    usage->mapped_bytes = atomic_load_explicit(&live_mapped, memory_order_relaxed);
+    usage->cached_bytes = atomic_load_explicit(&cached_bytes_seen, memory_order_relaxed);
+}
+
 static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
-                     bool small_pages) {
+                     bool small_pages, size_t requested) {
     char *user = base + lead;
     hh_large *h = _hh_large_of(user);
     h->small_pages = small_pages;
+    h->requested = requested;
     h->cookie = _hh_large_cookie(user);
     h->map_base = base;
     h->map_size = map_size;
@@ -188,22 +215,22 @@ static char *map_block(size_t span, size_t alignment, bool huge) {
         _hh_os_unmap(base, HH_OS_PAGE + span);
         return NULL;
     }
-    return base;
+    return base; /* counted by the caller, once the block is in place */
 }
 
 /* Explicit huge pages: the header inside the first one (lead bytes before the
  * block).  NULL when the kernel's pool is empty. */
 static void *alloc_hugetlb(size_t size, size_t alignment) {
     size_t lead = alignment > HH_LARGE_HEADER ? alignment : HH_LARGE_HEADER;
-    size_t map_size = _hh_align_up(lead + size, HH_SEGMENT_SIZE);
+    size_t map_size = _hh_align_up(lead + size, HH_UNIT);
     bool hugetlb = true;
-    char *base = _hh_os_map_aligned(map_size, HH_SEGMENT_SIZE, 0, &hugetlb, true);
+    char *base = _hh_os_map_aligned(map_size, HH_UNIT, 0, &hugetlb, true);
     if (base == NULL) return NULL;
     if (!hugetlb || !_hh_granule_reserve(base + lead, 1)) {
         _hh_os_unmap(base, map_size);
         return NULL;
     }
-    return install(base, map_size, lead, alignment, true, false);
+    return install(base, map_size, lead, alignment, true, false, size);
 }
 
 void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
@@ -212,21 +239,22 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
         return NULL;
     }
-    _hh_segment_release_due();
     _hh_large_release_due();
-    size_t map_alignment = alignment > HH_SEGMENT_SIZE ? alignment : HH_SEGMENT_SIZE;
+    size_t map_alignment = alignment > HH_UNIT ? alignment : HH_UNIT;
     void *user = NULL;
-    if (_hh_cfg.thp == HH_THP_HUGETLB && alignment < HH_SEGMENT_SIZE) {
+    bool cached = false;
+    if (_hh_cfg.thp == HH_THP_HUGETLB && alignment < HH_UNIT) {
         user = alloc_hugetlb(size, alignment);
     }
     if (user == NULL) {
         size_t span = block_span(size);
         size_t cached_size = 0;
-        char *base = map_alignment == HH_SEGMENT_SIZE ? cache_take(HH_OS_PAGE + span, &cached_size)
+        char *base = map_alignment == HH_UNIT ? cache_take(HH_OS_PAGE + span, &cached_size)
                                                       : NULL;
         if (base != NULL) {
+            cached = true;
             user = install(base, cached_size, HH_OS_PAGE, alignment, false,
-                           !_hh_os_huge_now(0));
+                           !_hh_os_huge_now(0), size);
             if (zero) memset(user, 0, size);
         } else {
             bool huge = _hh_os_huge_now(span);
@@ -235,28 +263,30 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
                 errno = ENOMEM;
                 return NULL;
             }
-            user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false, !huge);
+            user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false, !huge, size);
         }
     }
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
-    _hh_os_count_committed((intptr_t)_hh_large_of(user)->usable);
-    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)_hh_large_of(user)->usable);
-    _hh_segment_promote_early();
+    hh_large *large = _hh_large_of(user);
+    _hh_os_count_demand((intptr_t)large->usable);
+    count_live(1, (int64_t)size, (int64_t)large->map_size);
+    if (!cached) _hh_stats_count_mapped((intptr_t)large->map_size, false);
+    _hh_region_promote();
     return user;
 }
 
 void _hh_large_free(hh_large *large, void *user) {
     atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
-    _hh_os_count_committed(-(intptr_t)large->usable);
-    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)large->usable);
+    _hh_os_count_demand(-(intptr_t)large->usable);
+    count_live(-1, -(int64_t)large->requested, -(int64_t)large->map_size);
     char *base = large->map_base;
     size_t size = large->map_size;
     bool reusable = !large->hugetlb && (size_t)((char *)user - base) == HH_OS_PAGE &&
-                    ((uintptr_t)user & HH_SEGMENT_MASK) == 0;
+                    ((uintptr_t)user & HH_UNIT_MASK) == 0;
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
-    _hh_os_unmap(base, size);
+    unmap_block(base, size);
 }
 
 /* Moves the block (its header page first) to a fresh place for `span` bytes by
@@ -265,7 +295,7 @@ void _hh_large_free(hh_large *large, void *user) {
  * thread's mapping may land there the moment mremap returns, and its mark
  * must not be wiped afterwards. */
 static char *move_mapping(hh_large *large, void *user, size_t span) {
-    char *target = map_block(span, HH_SEGMENT_SIZE, _hh_os_huge_now(0));
+    char *target = map_block(span, HH_UNIT, _hh_os_huge_now(0));
     if (target == NULL) return NULL;
     char *base = large->map_base;
     size_t old_size = large->map_size;
@@ -277,7 +307,6 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
         return NULL;
     }
     HH_TEST_POINT("large_moved", user);
-    _hh_os_count_mapped(-(intptr_t)old_size); /* the old range is gone */
     _hh_os_advise(target, HH_OS_PAGE + span, _hh_os_huge_now(0));
     return target;
 }
@@ -286,64 +315,68 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
  * neither is possible, and the caller allocates, copies and frees. */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     size_t lead = (size_t)((char *)user - large->map_base);
-    hh_heap *heap = _hh_thread_heap;
+    hh_heap *heap = _hh_heap;
     if (size <= large->usable) {
-        if (size <= HH_MEDIUM_MAX && size < large->usable / 2) return NULL; /* to a page */
+        if (size < HH_UNIT && size < large->usable / 2) return NULL; /* to the page heap */
+        count_live(0, (int64_t)size - (int64_t)large->requested, 0);
+        large->requested = size;
         /* Shrink by whole 2 MiB units only, and only when that frees half. */
-        size_t keep = lead + _hh_align_up(size, HH_SEGMENT_SIZE);
+        size_t keep = lead + _hh_align_up(size, HH_UNIT);
         if (!large->hugetlb && keep <= large->map_size / 2) {
             size_t cut = large->map_size - keep;
-            _hh_os_unmap(large->map_base + keep, cut);
+            unmap_block(large->map_base + keep, cut);
             large->map_size = keep;
             large->usable = keep - lead;
-            _hh_os_count_committed(-(intptr_t)cut);
-            if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use(-(int64_t)cut);
+            _hh_os_count_demand(-(intptr_t)cut);
+            count_live(0, 0, -(int64_t)cut);
         }
         return user;
     }
     if (size > HH_MAX_ALLOC || size > _hh_cfg.memory_limit) return NULL;
     /* hugetlb mappings, and blocks aligned beyond 2 MiB, are not remapped. */
-    if (large->hugetlb || lead != HH_OS_PAGE || ((uintptr_t)user & HH_SEGMENT_MASK) != 0) {
+    if (large->hugetlb || lead != HH_OS_PAGE || ((uintptr_t)user & HH_UNIT_MASK) != 0) {
         return NULL;
     }
-    /* A block that grows by realloc is seen to fill what it gets: in a large
-     * heap it grows by whole 2 MiB units, so that no tail of it is left in
-     * 4 KiB pages that the next growth would have to collapse. */
+    /* The tail a growth leaves in 4 KiB pages is collapsed by the next one
+     * (below), once the block covers its whole unit. */
     bool huge = _hh_os_huge_now(size - large->usable);
-    size_t span = huge ? _hh_align_up(size, HH_SEGMENT_SIZE) : block_span(size);
+    size_t span = block_span(size);
     size_t new_size = HH_OS_PAGE + span;
-    size_t old_usable = large->usable;
+    size_t old_usable = large->usable, old_map_size = large->map_size, old_requested = large->requested;
 
     int saved = errno;
     void *grown = mremap(large->map_base, large->map_size, new_size, 0);
     errno = saved;
     if (grown != MAP_FAILED) {
-        _hh_os_count_mapped((intptr_t)(new_size - large->map_size));
         _hh_os_advise(large->map_base, new_size, _hh_os_huge_now(0));
         large->map_size = new_size;
         large->usable = new_size - lead;
-        if (heap) heap->stats.mremap_in_place++;
+        if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
     } else {
         size_t alignment = large->alignment; /* the header moves with the block */
         bool small_pages = large->small_pages;
         char *target = move_mapping(large, user, span);
         errno = saved;
         if (target == NULL) return NULL;
-        user = install(target, new_size, lead, alignment, false, small_pages);
+        user = install(target, new_size, lead, alignment, false, small_pages, size);
         large = _hh_large_of(user);
-        if (heap) heap->stats.mremap_moves++;
+        if (heap->alive) _hh_count(&heap->stats.mremap_moves, 1);
     }
     if (huge && large->small_pages) {
         /* Mapped while the heap was small, growing now that it is large:
          * what it holds so far goes into huge pages too, once. */
         large->small_pages = false;
-        _hh_os_collapse(user, _hh_align_up(old_usable, HH_SEGMENT_SIZE));
-    } else if (huge && (old_usable & HH_SEGMENT_MASK) != 0) {
+        _hh_os_collapse(user, _hh_align_up(old_usable, HH_UNIT));
+    } else if (huge && (old_usable & HH_UNIT_MASK) != 0) {
         /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */
-        _hh_os_collapse((char *)user + (old_usable & ~HH_SEGMENT_MASK), HH_SEGMENT_SIZE);
+        _hh_os_collapse((char *)user + (old_usable & ~HH_UNIT_MASK), HH_UNIT);
     }
-    _hh_os_count_committed((intptr_t)(large->usable - old_usable));
-    if (HH_UNLIKELY(_hh_stats_on)) _hh_stats_in_use((int64_t)(large->usable - old_usable));
-    _hh_segment_promote_early();
+    large->requested = size;
+    _hh_os_count_demand((intptr_t)(large->usable - old_usable));
+    count_live(0, (int64_t)size - (int64_t)old_requested,
+               (int64_t)large->map_size - (int64_t)old_map_size);
+    /* One change, moved or not: the pages moved with the block. */
+    _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
+    _hh_region_promote();
     return user;
 }

@@ -13,90 +13,48 @@
 #include <unistd.h>
 
 #include "hugeheap.h"
+#include "fastpath.h"
 #include "internal.h"
 
 #define HH_API __attribute__((visibility("default")))
 
-static inline __attribute__((always_inline)) void *alloc(size_t size, bool zero) {
-    if (HH_LIKELY(size <= HH_MEDIUM_MAX)) {
-        unsigned class_index = _hh_size_class(size);
-        hh_heap *heap = _hh_thread_heap;
-        if (HH_LIKELY(heap != NULL)) {
-            hh_page *page = heap->queue[class_index];
-            if (HH_LIKELY(page->free != NULL)) return _hh_page_pop(heap, page, zero);
-        }
-        return _hh_alloc_slow(heap, size, zero);
-    }
-    return _hh_large_alloc(size, 16, zero);
+/* Medium and large blocks: a call away from the small fast path. */
+static HH_NOINLINE void *alloc_big(size_t size, size_t alignment, bool zero) {
+    if (size < HH_LARGE_MIN && alignment <= HH_UNIT) return _hh_medium_alloc(size, alignment, zero);
+    return _hh_large_alloc(size, alignment, zero);
 }
 
-/* The block that ptr is (or, on pages with aligned blocks, points into), or
- * a stop with one line naming the pointer: a pointer that is not a live
- * block would otherwise corrupt the heap.  `span` is 0 on a page not in use,
- * so one comparison catches both a dead page and a pointer before or past
- * the blocks; the multiply catches a pointer into the middle of a block. */
-static inline hh_block *checked_block(hh_page *page, void *ptr, const char *what) {
-    size_t offset = (size_t)((char *)ptr - page->area);
-    if (HH_UNLIKELY(offset >= atomic_load_explicit(&page->span, memory_order_relaxed))) {
-        _hh_fatal(what, ptr);
-    }
-    size_t start = _hh_page_block_index(page, offset) * page->block_size;
-    if (HH_UNLIKELY(start != offset) &&
-        !atomic_load_explicit(&page->has_aligned, memory_order_relaxed)) {
-        _hh_fatal("free(): invalid pointer (inside a block, not its start)", ptr);
-    }
-    return (hh_block *)(page->area + start);
+static inline __attribute__((always_inline)) void *alloc(size_t size, bool zero) {
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
+    if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero);
+    return alloc_big(size, 16, zero);
 }
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 
-static inline hh_page *page_of(const void *ptr) {
-    return _hh_page_of(_hh_segment_of(ptr), ptr);
-}
-
-static inline hh_large *checked_large(const void *ptr) {
-    hh_large *large = _hh_large_of(ptr);
-    if (HH_UNLIKELY(large->cookie != _hh_large_cookie(ptr))) {
-        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
-    }
-    return large;
-}
-
 static inline size_t usable_in_page(hh_page *page, void *ptr) {
-    const char *block = (const char *)checked_block(page, ptr, NOT_LIVE);
+    const char *block = (const char *)_hh_page_checked_block(page, ptr, NOT_LIVE);
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 
-/* Every call below is in tail position, so that the common path needs no
- * stack frame. */
-static inline void free_in_page(void *ptr) {
-    hh_page *page = page_of(ptr);
-    hh_block *block = checked_block(page, ptr, NOT_LIVE);
-    hh_heap *heap = _hh_thread_heap;
-    if (HH_LIKELY(heap != NULL &&
-                  atomic_load_explicit(&page->heap, memory_order_relaxed) == heap)) {
-        if (HH_UNLIKELY(_hh_stats_on)) {
-            _hh_free_local_counted(heap, page, block);
-            return;
+/* The region of a pointer that is ours; NULL for a large block; a stop with
+ * one line naming the pointer (and what was called) for anything else. */
+static hh_region *region_or_large(const void *ptr, const char *what) {
+    if (_hh_in_range(ptr)) return _hh_region_of(ptr);
+    uint8_t kind = _hh_granule_kind(ptr);
+    if (kind == HH_GRANULE_REGION) return _hh_region_of(ptr);
+    if (kind == HH_GRANULE_LARGE) {
+        if (HH_UNLIKELY(_hh_large_of(ptr)->cookie != _hh_large_cookie(ptr))) {
+            _hh_fatal(what, ptr);
         }
-        _hh_free_local(heap, page, block);
-        return;
+        return NULL;
     }
-    _hh_free_remote(page, block);
+    _hh_fatal(what, ptr);
 }
 
 HH_API void *hh_malloc(size_t size) { return alloc(size, false); }
 
-HH_API void hh_free(void *ptr) {
-    uint8_t kind = _hh_granule_kind(ptr);
-    if (HH_LIKELY(kind == HH_GRANULE_SEGMENT)) {
-        free_in_page(ptr);
-    } else if (kind == HH_GRANULE_LARGE) {
-        _hh_large_free(checked_large(ptr), ptr);
-    } else if (ptr != NULL) {
-        _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
-    }
-}
+HH_API void hh_free(void *ptr) { _hh_free_fast(ptr); }
 
 HH_API void *hh_calloc(size_t count, size_t size) {
     size_t bytes;
@@ -121,21 +79,24 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
         hh_free(ptr);
         return NULL;
     }
-    hh_heap *heap = _hh_thread_heap;
-    if (HH_UNLIKELY(_hh_stats_on) && heap != NULL) heap->stats.reallocs++;
-    uint8_t kind = _hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_SEGMENT) {
-        size_t usable = usable_in_page(page_of(ptr), ptr);
-        if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
-        return move_block(ptr, usable, size);
-    }
-    if (kind == HH_GRANULE_LARGE) {
-        hh_large *large = checked_large(ptr);
+    hh_heap *heap = _hh_heap;
+    if (heap->alive) _hh_count(&heap->stats.reallocs, 1);
+    hh_region *region = region_or_large(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
+    if (region == NULL) {
+        hh_large *large = _hh_large_of(ptr);
         size_t usable = large->usable;
         void *resized = _hh_large_realloc(large, ptr, size);
         return resized != NULL ? resized : move_block(ptr, usable, size);
     }
-    _hh_fatal("realloc(): invalid pointer (not allocated by hugeheap)", ptr);
+    hh_page *page = _hh_page_of(ptr);
+    if (HH_SHARED_LOAD(page->span) != 0) {
+        size_t usable = usable_in_page(page, ptr);
+        if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
+        return move_block(ptr, usable, size);
+    }
+    void *resized = _hh_medium_realloc(region, ptr, size);
+    if (resized != NULL) return resized;
+    return move_block(ptr, _hh_medium_usable(region, ptr), size);
 }
 
 HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
@@ -156,25 +117,27 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         return NULL;
     }
     size_t rounded = _hh_align_up(size ? size : 1, alignment);
-    if (rounded <= HH_MEDIUM_MAX && alignment <= HH_SLICE_SIZE) {
-        /* Pages start 64 KiB-aligned (4 KiB for the short first slice), so a
-         * class whose size the alignment divides gives aligned blocks. */
+    if (rounded <= HH_SMALL_MAX) {
+        /* Pages start on 64 KiB boundaries, so a class whose size the
+         * alignment divides gives aligned blocks. */
         unsigned c = _hh_size_class(rounded);
-        bool page_aligned_enough = alignment <= 4096 || _hh_class_slices[c] > 1;
-        if (_hh_class_size[c] % alignment == 0 && page_aligned_enough) return alloc(rounded, false);
-        size_t padded = size + alignment - 16;
-        if (padded <= HH_MEDIUM_MAX) {
-            char *block = alloc(padded, false);
-            if (block == NULL) return NULL;
-            char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
-            if (aligned != block) {
-                hh_page *page = _hh_page_of(_hh_segment_of(block), block);
-                atomic_store_explicit(&page->has_aligned, true, memory_order_relaxed);
-            }
-            return aligned;
-        }
+        if (_hh_class_size[c] % alignment == 0) return alloc(rounded, false);
     }
-    return _hh_large_alloc(size, alignment, false);
+    size_t padded = size + alignment - 16;
+    if (alignment < HH_OS_PAGE && padded <= HH_SMALL_MAX) {
+        char *block = alloc(padded, false);
+        if (block == NULL) return NULL;
+        char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
+        if (aligned != block) {
+            /* The allocating thread owns the page: frees may now point inside. */
+            hh_page *page = _hh_page_of(block);
+            uintptr_t owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
+            atomic_store_explicit(&page->owner, owner | HH_PAGE_ALIGNED, memory_order_relaxed);
+            atomic_store_explicit(&page->has_aligned, true, memory_order_relaxed);
+        }
+        return aligned;
+    }
+    return alloc_big(size > HH_SMALL_MAX ? size : HH_SMALL_MAX + 1, alignment, false);
 }
 
 static size_t next_power_of_two(size_t x) {
@@ -217,11 +180,12 @@ HH_API void *hh_pvalloc(size_t size) {
 }
 
 HH_API size_t hh_usable_size(void *ptr) {
-    uint8_t kind = _hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_SEGMENT) return usable_in_page(page_of(ptr), ptr);
-    if (kind == HH_GRANULE_LARGE) return checked_large(ptr)->usable;
-    if (ptr != NULL) _hh_fatal("malloc_usable_size(): invalid pointer", ptr);
-    return 0;
+    if (ptr == NULL) return 0;
+    hh_region *region = region_or_large(ptr, "malloc_usable_size(): invalid pointer");
+    if (region == NULL) return _hh_large_of(ptr)->usable;
+    hh_page *page = _hh_page_of(ptr);
+    if (HH_SHARED_LOAD(page->span) != 0) return usable_in_page(page, ptr);
+    return _hh_medium_usable(region, ptr);
 }
 
 HH_API void hh_free_sized(void *ptr, size_t size) {
@@ -238,8 +202,8 @@ HH_API void hh_free_aligned_sized(void *ptr, size_t alignment, size_t size) {
 HH_API int hh_trim(size_t pad) {
     (void)pad;
     _hh_init();
-    _hh_heap_purge_local(_hh_thread_heap);
-    size_t released = _hh_segment_purge(true) + _hh_large_purge(true);
+    _hh_heap_purge_local(_hh_heap);
+    size_t released = _hh_region_release(true) + _hh_large_purge(true);
     return released > 0;
 }
 
@@ -249,13 +213,17 @@ HH_API void hh_print_stats(int fd) {
 }
 
 HH_API bool hh_owns(const void *ptr) {
-    uint8_t kind = _hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_SEGMENT) {
-        hh_page *page = page_of(ptr);
-        size_t offset = (size_t)((const char *)ptr - page->area);
-        return offset < atomic_load_explicit(&page->span, memory_order_relaxed);
+    hh_region *region = _hh_region_find(ptr);
+    if (region != NULL) {
+        hh_page *page = _hh_page_of(ptr);
+        if (HH_SHARED_LOAD(page->span) != 0) {
+            return (size_t)((const char *)ptr - page->area) < HH_SHARED_LOAD(page->carved_end);
+        }
+        return _hh_medium_pages(region, ptr) != 0;
     }
-    if (kind == HH_GRANULE_LARGE) return _hh_large_of(ptr)->cookie == _hh_large_cookie(ptr);
+    if (_hh_granule_kind(ptr) == HH_GRANULE_LARGE) {
+        return _hh_large_of(ptr)->cookie == _hh_large_cookie(ptr);
+    }
     return false;
 }
 
@@ -264,9 +232,7 @@ HH_API struct hh_mallinfo2 hh_mallinfo2(void) {
     struct hh_mallinfo2 info;
     memset(&info, 0, sizeof info);
     int64_t mapped = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
-    /* Bytes in use are counted only with HUGEHEAP_STATS; else report all as used. */
-    int64_t in_use = _hh_stats_on ? atomic_load_explicit(&_hh_gstats.in_use, memory_order_relaxed)
-                                 : mapped;
+    int64_t in_use = _hh_stats_in_use();
     info.arena = (size_t)mapped;
     info.usmblks = (size_t)atomic_load_explicit(&_hh_gstats.mapped_peak, memory_order_relaxed);
     info.uordblks = (size_t)(in_use > 0 ? in_use : 0);

@@ -6,10 +6,9 @@
  * The memory policy lives here too: a heap starts small, in 4 KiB pages
  * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
  * a small process costs what it would under glibc); once the pages and large
- * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, every mapping made from then on is
- * advised MADV_HUGEPAGE before its first touch, and the early segments are
- * promoted (segment.c).  The switch is one way: a heap that was large once
- * stays huge. */
+ * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, memory is advised
+ * MADV_HUGEPAGE before its first touch, and the early heap is promoted
+ * (region.c).  The switch is one way: a heap that was large once stays huge. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -23,9 +22,11 @@
 #define MAP_HUGE_2MB (21 << MAP_HUGE_SHIFT)
 #endif
 
-void _hh_os_count_mapped(intptr_t delta) {
-    _hh_counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
-}
+static void *map_hugetlb(size_t size);
+
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
 
 /* Memory for blocks is mapped without MAP_NORESERVE: the kernel's
  * overcommit check then refuses a request the machine can never provide
@@ -36,17 +37,47 @@ static void *map_plain(size_t size, bool reserve) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-static atomic_bool heap_is_large; /* set once, when mapped memory reached the threshold */
-static atomic_bool promotion_due; /* the early segments still wait for their promotion */
-
-void _hh_os_count_committed(intptr_t delta) {
-    atomic_fetch_add_explicit(&_hh_gstats.committed, delta, memory_order_relaxed);
+/* size bytes whose start + offset is aligned.  The plain mapping is often
+ * aligned already; else the aligned address after it is usually free; only
+ * then is the alignment over-reserved and both ends cut off (which needs
+ * twice the address space: a small RLIMIT_AS refuses it). */
+static char *map_plain_aligned(size_t size, size_t alignment, size_t offset, bool reserve) {
+    int flags = MAP_PRIVATE | MAP_ANONYMOUS | (reserve ? 0 : MAP_NORESERVE);
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    uintptr_t want = _hh_align_up((uintptr_t)p + offset, alignment) - offset;
+    if (want == (uintptr_t)p) return p;
+    munmap(p, size);
+    if (want > (uintptr_t)p) {
+        char *q = mmap((void *)want, size, PROT_READ | PROT_WRITE, flags | MAP_FIXED_NOREPLACE, -1, 0);
+        if (q == (char *)want) return q;
+        if (q != MAP_FAILED) munmap(q, size);
+    }
+    char *raw = mmap(NULL, size + alignment, PROT_READ | PROT_WRITE, flags, -1, 0);
+    if (raw == MAP_FAILED) return NULL;
+    uintptr_t start = _hh_align_up((uintptr_t)raw + offset, alignment) - offset;
+    if (start < (uintptr_t)raw) start += alignment;
+    size_t head = start - (uintptr_t)raw;
+    size_t tail = alignment - head;
+    if (head) munmap(raw, head);
+    if (tail) munmap((char *)start + size, tail);
+    return (char *)start;
 }
+
+static atomic_bool heap_is_large; /* set once, when the demand reached the threshold */
+static atomic_bool promotion_due; /* the early heap still waits for its promotion */
+static _Atomic(int64_t) demand;   /* bytes of pages and blocks in use */
+
+void _hh_os_count_demand(intptr_t delta) {
+    atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
+}
+
+int64_t _hh_os_demand(void) { return atomic_load_explicit(&demand, memory_order_relaxed); }
 
 bool _hh_os_huge_now(size_t adding) {
     if (_hh_cfg.thp == HH_THP_OFF) return false;
     if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
-    int64_t used = atomic_load_explicit(&_hh_gstats.committed, memory_order_relaxed);
+    int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
     if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
     if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
         atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
@@ -92,10 +123,9 @@ void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hug
                          bool huge) {
     int saved = errno;
     if (*hugetlb) {
-        if (offset == 0 && alignment <= HH_SEGMENT_SIZE && (size & HH_SEGMENT_MASK) == 0) {
+        if (offset == 0 && alignment <= HH_UNIT && (size & HH_UNIT_MASK) == 0) {
             void *p = map_hugetlb(size);
             if (p != NULL) {
-                _hh_os_count_mapped((intptr_t)size);
                 errno = saved;
                 return p;
             }
@@ -103,37 +133,88 @@ void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hug
         *hugetlb = false;
         atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
     }
-    /* Over-reserve by the alignment, then cut off both ends. */
     if (size > SIZE_MAX - alignment) {
         errno = ENOMEM;
         return NULL;
     }
-    char *raw = map_plain(size + alignment, true);
-    if (raw == NULL) {
+    char *start = map_plain_aligned(size, alignment, offset, true);
+    if (start == NULL) {
         errno = ENOMEM;
         return NULL;
     }
-    uintptr_t start = _hh_align_up((uintptr_t)raw + offset, alignment) - offset;
-    if (start < (uintptr_t)raw) start += alignment;
-    size_t head = start - (uintptr_t)raw;
-    size_t tail = alignment - head;
-    if (head) munmap(raw, head);
-    if (tail) munmap((char *)start + size, tail);
-    _hh_os_advise((void *)start, size, huge);
-    _hh_os_count_mapped((intptr_t)size);
+    _hh_os_advise(start, size, huge);
     errno = saved;
-    return (void *)start;
+    return start;
+}
+
+void *_hh_os_map_at(void *addr, size_t size) {
+    int saved = errno;
+    void *p = mmap(addr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_NORESERVE, -1, 0);
+    errno = saved;
+    if (p == MAP_FAILED) return NULL;
+    if (p != addr) { /* a kernel older than 4.17 took the address as a hint */
+        munmap(p, size);
+        return NULL;
+    }
+    return p;
 }
 
 void _hh_os_unmap(void *addr, size_t size) {
     int saved = errno;
     munmap(addr, size);
-    _hh_os_count_mapped(-(intptr_t)size);
     errno = saved;
 }
 
-/* Gives the memory back but keeps the address range: whole segments only,
- * so a huge page is never split. */
+static void *reserve(size_t size, size_t alignment, int prot) {
+    int saved = errno;
+    if (size > SIZE_MAX - alignment) return NULL;
+    char *raw = mmap(NULL, size + alignment, prot,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    errno = saved;
+    if (raw == MAP_FAILED) return NULL;
+    uintptr_t start = _hh_align_up((uintptr_t)raw, alignment);
+    size_t head = start - (uintptr_t)raw, tail = alignment - head;
+    if (head) munmap(raw, head);
+    if (tail) munmap((char *)start + size, tail);
+    errno = saved;
+    return (void *)start;
+}
+
+void *_hh_os_reserve(size_t size, size_t alignment) { return reserve(size, alignment, PROT_NONE); }
+
+void *_hh_os_reserve_writable(size_t size, size_t alignment) {
+    return reserve(size, alignment, PROT_READ | PROT_WRITE);
+}
+
+/* Regions are committed with MAP_NORESERVE: they are address space the page
+ * heap fills as it needs, and a request the machine can never provide is
+ * refused before it gets here (the memory limit). */
+bool _hh_os_commit(void *addr, size_t size) {
+    int saved = errno;
+    void *p = mmap(addr, size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    errno = saved;
+    return p == addr;
+}
+
+/* The explicit huge page is mapped elsewhere first and moved onto the unit
+ * only once the kernel gave it: a MAP_FIXED mapping that fails may leave a
+ * hole where the unit was. */
+bool _hh_os_commit_hugetlb_unit(void *addr) {
+    int saved = errno;
+    void *page = map_hugetlb(HH_UNIT);
+    bool done = false;
+    if (page != NULL) {
+        done = mremap(page, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == addr;
+        if (!done) munmap(page, HH_UNIT);
+    }
+    errno = saved;
+    return done;
+}
+
+/* Gives the memory back but keeps the address range (the caller gives whole
+ * 2 MiB units once the heap is huge, so a huge page is never split). */
 void _hh_os_decommit(void *addr, size_t size) {
     int saved = errno;
     madvise(addr, size, MADV_DONTNEED);

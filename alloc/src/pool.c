@@ -22,7 +22,7 @@
 
 #define HH_API __attribute__((visibility("default")))
 #define POOL_PAGE ((size_t)64 << 10)
-#define POOL_REGION HH_SEGMENT_SIZE
+#define POOL_REGION HH_UNIT
 #define POOL_SLOTS 1024
 #define MAX_OBJECT ((size_t)16 << 10)
 #define CARVE_BATCH 32u /* fresh objects a page hands out at a time */
@@ -34,7 +34,8 @@ typedef struct pool_page {
     _Atomic(pool_local *) owner; /* NULL while on the global list */
     hh_block *free;              /* the owner's */
     _Atomic(hh_block *) remote;  /* frees by other threads */
-    uint32_t carved, capacity;
+    _Atomic(uint32_t) carved; /* objects handed out at least once (read by any thread) */
+    uint32_t capacity;
     struct pool_page *next;        /* in the owner's list or the global list */
     struct pool_page *next_region; /* first page of each region: the region list */
     char *area;
@@ -54,7 +55,7 @@ struct hh_pool {
     uint64_t generation; /* unique per creation, across slots */
     bool alive;
     size_t object_size;
-    atomic_int lock;
+    hh_sublock lock;
     pool_page *global;
     pool_page *regions;
     char *region_next, *region_end;
@@ -69,25 +70,23 @@ static atomic_bool exit_key_ready;
 static __thread pool_local **thread_locals __attribute__((tls_model("initial-exec")));
 static __thread pool_local *thread_local_list __attribute__((tls_model("initial-exec")));
 
-static void pool_lock(hh_pool *pool) {
-    while (atomic_exchange_explicit(&pool->lock, 1, memory_order_acquire) != 0) {
-        while (atomic_load_explicit(&pool->lock, memory_order_relaxed) != 0) sched_yield();
-    }
-}
+static void pool_lock(hh_pool *pool) { _hh_sublock_take(&pool->lock); }
 
-static void pool_unlock(hh_pool *pool) { atomic_store_explicit(&pool->lock, 0, memory_order_release); }
+static void pool_unlock(hh_pool *pool) { _hh_sublock_give(&pool->lock); }
 
 /* Around fork: every pool lock is held, so that the child finds none taken
- * half-way; pools are visited in slot order, always after the global lock. */
+ * half-way; pools are visited in slot order, always after the global lock.
+ * A prepare handler that runs after ours (registered before it) may use a
+ * pool: the forking thread takes its lock again (the sublock's depth). */
 void _hh_pools_before_fork(void) {
     for (size_t i = 0; i < POOL_SLOTS; i++) {
-        if (pools[i].alive) pool_lock(&pools[i]);
+        if (pools[i].alive) _hh_sublock_take_for_fork(&pools[i].lock);
     }
 }
 
-void _hh_pools_after_fork(void) {
+void _hh_pools_after_fork(bool child) {
     for (size_t i = 0; i < POOL_SLOTS; i++) {
-        if (pools[i].alive) pool_unlock(&pools[i]);
+        if (pools[i].alive) _hh_sublock_after_fork(&pools[i].lock, child);
     }
 }
 
@@ -185,14 +184,46 @@ static inline pool_local *local_for(hh_pool *pool) {
     return make_local(pool);
 }
 
+/* Whether object is the start of an object of the page's carved part. */
+static bool object_in_page(const pool_page *page, const void *object) {
+    size_t offset = (size_t)((const char *)object - page->area);
+    size_t size = page->pool->object_size;
+    uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
+    return (const char *)object >= page->area && offset < (size_t)carved * size &&
+           offset % size == 0;
+}
+
+/* Moves other threads' frees onto the free list.  At most `carved` objects
+ * can have come back: a longer list is a cycle or a stray write, and walking
+ * on would loop or wander off the page. */
 static void collect_remote(pool_page *page) {
     if (atomic_load_explicit(&page->remote, memory_order_relaxed) == NULL) return;
     hh_block *list = atomic_exchange_explicit(&page->remote, NULL, memory_order_acquire);
+    uint32_t count = 0;
     while (list != NULL) {
+        if (HH_UNLIKELY(++count > atomic_load_explicit(&page->carved, memory_order_relaxed) ||
+                        !object_in_page(page, list))) {
+            _hh_fatal("hh_pool: corrupted free list (an object written after free?) at", list);
+        }
         hh_block *next = list->next;
         list->next = page->free;
         page->free = list;
         list = next;
+    }
+}
+
+/* A free that found the free mark: a double free if the object is on one of
+ * the page's lists (bounded walks); otherwise the mark was the program's. */
+static void check_double_free(pool_page *page, hh_block *object, bool owner) {
+    hh_block *lists[2] = {owner ? page->free : NULL,
+                          atomic_load_explicit(&page->remote, memory_order_acquire)};
+    for (int i = 0; i < 2; i++) {
+        uint32_t n = 0;
+        uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
+        for (hh_block *b = lists[i]; b != NULL && n++ <= carved; b = b->next) {
+            if (b == object) _hh_fatal("hh_pool_free(): double free detected of", object);
+            if (!object_in_page(page, b)) break;
+        }
     }
 }
 
@@ -201,19 +232,20 @@ static bool refill(pool_page *page) {
     if (page->free != NULL) return true;
     collect_remote(page);
     if (page->free != NULL) return true;
-    if (page->carved < page->capacity) {
+    uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
+    if (carved < page->capacity) {
         /* A batch of fresh objects at once: carving one per call sent every
          * allocation from a fresh page down the slow path. */
-        uint32_t n = page->capacity - page->carved;
+        uint32_t n = page->capacity - carved;
         if (n > CARVE_BATCH) n = CARVE_BATCH;
         size_t size = page->pool->object_size;
-        char *first = page->area + (size_t)page->carved * size;
+        char *first = page->area + (size_t)carved * size;
         for (uint32_t i = 0; i + 1 < n; i++) {
             ((hh_block *)(first + i * size))->next = (hh_block *)(first + (i + 1) * size);
         }
         ((hh_block *)(first + (n - 1) * size))->next = NULL;
         page->free = (hh_block *)first;
-        page->carved += n;
+        atomic_store_explicit(&page->carved, carved + n, memory_order_relaxed);
         return true;
     }
     return false;
@@ -230,6 +262,7 @@ static pool_page *carve_page(hh_pool *pool) {
             _hh_os_unmap(region, POOL_REGION);
             return NULL;
         }
+        _hh_stats_count_api((intptr_t)POOL_REGION);
         _hh_granule_set(region, HH_GRANULE_POOL);
         ((pool_page *)region)->next_region = pool->regions;
         pool->regions = (pool_page *)region;
@@ -251,6 +284,7 @@ static pool_page *carve_page(hh_pool *pool) {
 static void *pop(pool_local *local, pool_page *page) {
     hh_block *block = page->free;
     page->free = block->next;
+    block->mark = 0;
     atomic_store_explicit(&local->allocs, atomic_load_explicit(&local->allocs, memory_order_relaxed) + 1,
                           memory_order_relaxed);
     return block;
@@ -314,13 +348,18 @@ HH_API void *hh_pool_alloc(hh_pool *pool) {
 HH_API void hh_pool_free(hh_pool *pool, void *object) {
     if (object == NULL) return;
     pool_page *page = (pool_page *)((uintptr_t)object & ~(uintptr_t)(POOL_PAGE - 1));
-    if (_hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool ||
-        (char *)object < page->area) {
+    if (_hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool) {
         _hh_fatal("hh_pool_free(): object not from this pool", object);
+    }
+    if (!object_in_page(page, object)) {
+        _hh_fatal("hh_pool_free(): invalid pointer (not the start of an object)", object);
     }
     pool_local *local = local_for(pool);
     hh_block *block = object;
-    if (local != NULL && atomic_load_explicit(&page->owner, memory_order_relaxed) == local) {
+    bool owner = local != NULL && atomic_load_explicit(&page->owner, memory_order_relaxed) == local;
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) check_double_free(page, block, owner);
+    block->mark = _hh_free_mark;
+    if (owner) {
         block->next = page->free;
         page->free = block;
         if (page != local->current) {
@@ -356,6 +395,7 @@ HH_API void hh_pool_destroy(hh_pool *pool) {
         pool_page *next = region->next_region;
         _hh_granule_set(region, HH_GRANULE_FOREIGN);
         _hh_os_unmap(region, POOL_REGION);
+        _hh_stats_count_api(-(intptr_t)POOL_REGION);
         region = next;
     }
     _hh_lock();

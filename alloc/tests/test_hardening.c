@@ -121,6 +121,38 @@ static void interior_pointer_medium(void) {
     hh_free(p + 4096);
 }
 
+/* A block carved but never handed out (its neighbour's start): it carries
+ * the free mark from its carving. */
+static void never_handed_out(void) {
+    char *p = hh_malloc(64);
+    say_pointer(p + 64);
+    hh_free(p + 64);
+}
+
+/* Past the blocks a page has carved so far. */
+static void beyond_the_carved(void) {
+    char *p = hh_malloc(64);
+    say_pointer(p + 16384);
+    hh_free(p + 16384);
+}
+
+static void pool_double_free(void) {
+    hh_pool *pool = hh_pool_create(48);
+    void *keep = hh_pool_alloc(pool);
+    void *p = hh_pool_alloc(pool);
+    say_pointer(p);
+    hh_pool_free(pool, p);
+    hh_pool_free(pool, keep);
+    hh_pool_free(pool, p);
+}
+
+static void pool_interior(void) {
+    hh_pool *pool = hh_pool_create(48);
+    char *p = hh_pool_alloc(pool);
+    say_pointer(p + 16);
+    hh_pool_free(pool, p + 16);
+}
+
 static void foreign_pointer(void) {
     static char not_ours[64];
     say_pointer(not_ours);
@@ -164,6 +196,10 @@ int main(void) {
     expect_abort("interior pointer", interior_pointer, "inside a block");
     expect_abort("interior pointer, medium block", interior_pointer_medium, "inside a block");
     expect_abort("foreign pointer", foreign_pointer, "not allocated by hugeheap");
+    expect_abort("a block never handed out", never_handed_out, "double free");
+    expect_abort("beyond the carved blocks", beyond_the_carved, "invalid pointer");
+    expect_abort("pool double free", pool_double_free, "hh_pool_free(): double free");
+    expect_abort("pool interior pointer", pool_interior, "not the start of an object");
     expect_abort("corrupted free list", corrupted_free_list, "corrupted free list");
     test_impossible_requests();
     return check_summary();

@@ -6,6 +6,7 @@
 #define HH_MICRO_ARGUMENTS_H
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -52,6 +53,24 @@ static void micro_arguments(int *argc, char ***argv) {
     words[count] = NULL;
     *argc = count;
     *argv = words;
+}
+
+/* Argument INDEX, called NAME, as a whole number from MIN to MAX, or FALLBACK
+ * when there are fewer arguments; exits with status 2 and one line on stderr
+ * naming the argument when it is no such number. */
+static inline long micro_number(int argc, char **argv, int index, const char *name, long fallback,
+                                long min, long max) {
+    if (index >= argc) return fallback;
+    const char *text = argv[index];
+    char *end;
+    errno = 0;
+    long value = strtol(text, &end, 10);
+    if (errno != 0 || end == text || *end != '\0' || value < min || value > max) {
+        fprintf(stderr, "%s: %s must be a whole number from %ld to %ld, not '%s'\n", argv[0],
+                name, min, max, text);
+        exit(2);
+    }
+    return value;
 }
 
 #endif

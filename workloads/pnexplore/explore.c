@@ -1,11 +1,14 @@
 /* Parallel explicit-state exploration: "compute a successor, look it up in a
  * huge shared set, store it if new".
  *
- * - States are markings packed into bytes: one bit per place while every
- *   place holds at most one token (the exploration restarts with 16-bit
- *   counters the moment one would hold two), stored in per-thread hugeheap
- *   arenas, hugeheap pools, or one malloc each (--alloc).
- * - The shared store is an open-addressing table of tagged pointers: a new
+ * - Each thread keeps a current marking and the transitions it enables
+ *   (marking.c): moving to the next state to expand changes only the places
+ *   where the two markings differ, and re-tests only the transitions that
+ *   consume from those places.
+ * - A successor is written straight into its record (encoding.h: bytes that
+ *   grow with what differs from the initial marking, or one bit a place),
+ *   stored where --alloc says (states.c) and named by a 32-bit reference.
+ * - The shared store is an open-addressing table of those references: a new
  *   state claims its slot with one compare-and-swap.  It doubles when three
  *   quarters full, with every thread parked at a safe point.  The bucket store
  *   (the thesis's baseline) is B such tables, each behind its own lock.
@@ -15,7 +18,6 @@
 #include "explore.h"
 
 #include <errno.h>
-#include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -26,20 +28,13 @@
 #include <sys/mman.h>
 #include <time.h>
 
-#include "hugeheap.h"
-
-#define TAG_SHIFT 48
-#define PTR_MASK ((UINT64_C(1) << TAG_SHIFT) - 1)
-#define COUNTER_MAX 65535u
-
-typedef struct record {
-    struct record *parent; /* only with --check deadlock */
-    uint32_t via;          /* the transition from the parent */
-    uint8_t marking[];
-} record;
+#include "encoding.h"
+#include "firing.h"
+#include "marking.h"
+#include "states.h"
 
 typedef struct table {
-    _Atomic(uint64_t) *slots;
+    _Atomic(state_ref) *slots;
     uint64_t mask;
     pthread_mutex_t lock; /* bucket store only */
     uint64_t count;       /* bucket store only */
@@ -50,16 +45,17 @@ typedef struct worker worker;
 typedef struct shared {
     const net *n;
     const explore_options *opt;
-    bool counters;        /* 16-bit counters, else one bit per place */
-    size_t marking_bytes, record_bytes, header_bytes, record_align;
+    firing firing;
+    encoding encoding;
+    state_store states;
     table main;           /* STORE_SHARED */
     table *buckets;       /* STORE_BUCKETS */
     _Atomic(uint64_t) stored; /* states, flushed from the workers in batches */
     _Atomic(unsigned) idle;   /* workers without work: all idle means done */
-    _Atomic(int) stop;    /* 1: stop early (reason in `stopped`), 2: restart with counters */
+    _Atomic(int) stop;    /* 1: stop early (reason in `stopped`) */
     char stopped[256];
     pthread_mutex_t stop_lock;
-    _Atomic(record *) deadlock;
+    _Atomic(state_ref) deadlock;
     _Atomic(int) resize_requested, parked;
     /* A resize of the shared table, done by every parked thread together. */
     table rehash_to;
@@ -68,13 +64,13 @@ typedef struct shared {
     _Atomic(int) rehash_helpers; /* threads inside rehash_chunks */
     uint64_t rehash_chunks;
     worker *workers;
-    hh_pool *pool;
+    state_cursor *cursors;     /* one per worker: the pages it fills */
     unsigned buckets_made;     /* STORE_BUCKETS: tables mapped so far */
     _Atomic(uint64_t) table_slots; /* of every table together */
 } shared;
 
 typedef struct stack {
-    record **items;
+    state_ref *items;
     size_t top, cap;
 } stack;
 
@@ -87,60 +83,19 @@ struct worker {
     stack offered;            /* work put out for idle threads to steal */
     _Atomic(size_t) offered_count;
     uint64_t unflushed;       /* new states not yet added to shared->stored */
-    hh_arena *arena;
-    uint64_t edges, deadlocks;
-    uint8_t *candidate;   /* a successor, packed */
+    marking current;          /* made when the thread first has work */
+    bool has_marking;
+    uint8_t *batch;           /* BATCH successor records, marking_room bytes each */
+    uint64_t edges, deadlocks, record_bytes;
 };
 
-/* ------------------------------------------------------------- markings */
-
-static inline uint32_t tokens_at(const shared *s, const uint8_t *m, uint32_t p) {
-    if (s->counters) {
-        uint16_t c;
-        memcpy(&c, m + 2 * (size_t)p, 2);
-        return c;
+static void stop_with(shared *s, const char *reason) {
+    pthread_mutex_lock(&s->stop_lock);
+    if (atomic_load(&s->stop) == 0) {
+        snprintf(s->stopped, sizeof s->stopped, "%s", reason);
+        atomic_store(&s->stop, 1);
     }
-    return (m[p >> 3] >> (p & 7)) & 1u;
-}
-
-/* Sets a place's count in a packed marking; false if it does not fit. */
-static inline bool set_tokens(const shared *s, uint8_t *m, uint32_t p, uint64_t count) {
-    if (s->counters) {
-        if (count > COUNTER_MAX) return false;
-        uint16_t c = (uint16_t)count;
-        memcpy(m + 2 * (size_t)p, &c, 2);
-        return true;
-    }
-    if (count > 1) return false;
-    m[p >> 3] = (uint8_t)((m[p >> 3] & ~(1u << (p & 7))) | (count << (p & 7)));
-    return true;
-}
-
-/* Packs a whole marking (the initial one); false if a place does not fit. */
-static bool pack(const shared *s, const uint32_t *tokens, uint8_t *m, uint32_t *overflow) {
-    memset(m, 0, s->marking_bytes);
-    for (uint32_t p = 0; p < s->n->n_places; p++) {
-        if (!set_tokens(s, m, p, tokens[p])) {
-            *overflow = p;
-            return false;
-        }
-    }
-    return true;
-}
-
-static uint64_t hash_bytes(const uint8_t *m, size_t n) {
-    uint64_t h = 0x9E3779B97F4A7C15ull ^ n;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, m + i, 8);
-        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
-        h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    memcpy(&w, m + i, n - i);
-    h = (h ^ w) * 0x94D049BB133111EBull;
-    return h ^ (h >> 29);
+    pthread_mutex_unlock(&s->stop_lock);
 }
 
 /* ----------------------------------------------------------------- store */
@@ -163,93 +118,98 @@ static void table_free(table *t) {
     munmap(t->slots, (t->mask + 1) * sizeof *t->slots);
 }
 
-static record *allocate_record(shared *s, worker *w) {
-    switch (s->opt->alloc) {
-    case ALLOC_POOL: return hh_pool_alloc(s->pool);
-    case ALLOC_MALLOC: return malloc(s->record_bytes);
-    default: return hh_arena_alloc(w->arena, s->record_bytes, s->record_align);
-    }
+/* Whether the state `ref` has the marking record `m` of `length` bytes (the
+ * short records most nets have compared without a call). */
+static bool same_marking(const shared *s, state_ref ref, const uint8_t *m, size_t length) {
+    const uint8_t *stored = states_marking(&s->states, ref);
+    if (stored[0] != m[0] || encoding_length(&s->encoding, stored) != length) return false;
+    if (length < 8 || length > 16) return memcmp(stored, m, length) == 0;
+    uint64_t a, b, c, d;
+    memcpy(&a, stored, 8);
+    memcpy(&b, m, 8);
+    memcpy(&c, stored + length - 8, 8);
+    memcpy(&d, m + length - 8, 8);
+    return ((a ^ b) | (c ^ d)) == 0;
 }
 
-/* The record of the marking: found, or made and inserted (*fresh). NULL when
- * memory runs out. */
-static record *table_insert(shared *s, worker *w, table *t, const uint8_t *m, uint64_t h,
-                            record *parent, uint32_t via, bool *fresh) {
-    uint64_t tag = h >> TAG_SHIFT, i = h & t->mask;
-    record *made = NULL;
+static uint64_t hash_of(const shared *s, state_ref ref) {
+    const uint8_t *m = states_marking(&s->states, ref);
+    return encoding_hash(m, encoding_length(&s->encoding, m));
+}
+
+/* Stores a new state's record, or stops the run saying why it cannot. */
+static state_ref add_record(shared *s, worker *w, const uint8_t *m, size_t length,
+                            state_ref parent, uint32_t via) {
+    state_ref ref = 0;
+    char reason[200];
+    switch (states_add(&s->states, &s->cursors[w->id], m, length, parent, via, &ref)) {
+    case STATES_ADDED: return ref;
+    case STATES_NO_MEMORY: stop_with(s, "out of memory for states"); break;
+    case STATES_NO_REFERENCES:
+        stop_with(s, s->opt->alloc == ALLOC_ARENA
+                         ? "the states outgrow the 4 GiB of records 32-bit references reach"
+                         : "the states outgrow the 2^32 that 32-bit references name");
+        break;
+    case STATES_TOO_LARGE:
+        snprintf(reason, sizeof reason, "a state of %zu bytes is too large for --alloc pool "
+                 "(%d at most); use --alloc arena or --alloc malloc",
+                 s->states.header + length, POOL_LARGEST);
+        stop_with(s, reason);
+        break;
+    }
+    return 0;
+}
+
+/* The state with marking record `m`: found, or made and inserted (*fresh).
+ * 0 when it cannot be stored (the run stops, saying why). */
+static state_ref table_insert(shared *s, worker *w, table *t, const uint8_t *m, size_t length,
+                              uint64_t h, state_ref parent, uint32_t via, bool *fresh) {
+    uint64_t i = h & t->mask;
+    state_ref made = 0;
     *fresh = false;
     for (;;) {
-        uint64_t v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
+        state_ref v = atomic_load_explicit(&t->slots[i], memory_order_acquire);
         if (v == 0) {
-            if (made == NULL) {
-                made = allocate_record(s, w);
-                if (made == NULL) return NULL;
-                if (s->header_bytes) { /* parents are kept only to show a witness */
-                    made->parent = parent;
-                    made->via = via;
-                }
-                memcpy((uint8_t *)made + s->header_bytes, m, s->marking_bytes);
+            if (made == 0) {
+                made = add_record(s, w, m, length, parent, via);
+                if (made == 0) return 0;
             }
-            uint64_t mine = ((uint64_t)(uintptr_t)made) | (tag << TAG_SHIFT);
-            if (atomic_compare_exchange_strong_explicit(&t->slots[i], &v, mine,
+            if (atomic_compare_exchange_strong_explicit(&t->slots[i], &v, made,
                                                         memory_order_acq_rel,
                                                         memory_order_acquire)) {
                 *fresh = true;
                 return made;
             }
         }
-        if ((v >> TAG_SHIFT) == tag) {
-            record *r = (record *)(uintptr_t)(v & PTR_MASK);
-            if (memcmp((uint8_t *)r + s->header_bytes, m, s->marking_bytes) == 0) {
-                if (made != NULL && s->opt->alloc != ALLOC_ARENA) { /* lost a race: give it back */
-                    if (s->opt->alloc == ALLOC_POOL) {
-                        hh_pool_free(s->pool, made);
-                    } else {
-                        free(made);
-                    }
-                }
-                return r;
-            }
+        if (same_marking(s, v, m, length)) {
+            if (made != 0) states_take_back(&s->states, &s->cursors[w->id], made, length);
+            return v;
         }
         i = (i + 1) & t->mask;
     }
 }
 
-static uint64_t table_rehash_into(shared *s, table *from, table *to) {
-    uint64_t moved = 0;
+static void table_rehash_into(shared *s, table *from, table *to) {
     for (uint64_t i = 0; i <= from->mask; i++) {
-        uint64_t v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
+        state_ref v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
         if (v == 0) continue;
-        record *r = (record *)(uintptr_t)(v & PTR_MASK);
-        uint64_t h = hash_bytes((uint8_t *)r + s->header_bytes, s->marking_bytes);
-        uint64_t j = h & to->mask;
+        uint64_t j = hash_of(s, v) & to->mask;
         while (atomic_load_explicit(&to->slots[j], memory_order_relaxed) != 0) j = (j + 1) & to->mask;
         atomic_store_explicit(&to->slots[j], v, memory_order_relaxed);
-        moved++;
     }
-    return moved;
-}
-
-static void stop_with(shared *s, int how, const char *reason) {
-    pthread_mutex_lock(&s->stop_lock);
-    if (atomic_load(&s->stop) == 0) {
-        snprintf(s->stopped, sizeof s->stopped, "%s", reason);
-        atomic_store(&s->stop, how);
-    }
-    pthread_mutex_unlock(&s->stop_lock);
 }
 
 /* Reserves `added` slots against the memory budget; false (and stops the
  * run, saying so) if they do not fit. */
 static bool within_budget(shared *s, uint64_t added) {
     uint64_t total = atomic_fetch_add(&s->table_slots, added) + added;
-    if (total * sizeof(uint64_t) <= s->opt->memory_budget) return true;
+    if (total * sizeof(state_ref) <= s->opt->memory_budget) return true;
     atomic_fetch_sub(&s->table_slots, added);
     char reason[200];
     snprintf(reason, sizeof reason,
              "the state tables would outgrow their memory budget (%zu MiB; raise --memory)",
              s->opt->memory_budget >> 20);
-    stop_with(s, 1, reason);
+    stop_with(s, reason);
     return false;
 }
 
@@ -261,7 +221,7 @@ static bool map_doubled(shared *s, table *t, uint64_t slots) {
     char reason[200];
     snprintf(reason, sizeof reason, "cannot map a state table of %llu slots (%s)",
              (unsigned long long)slots, strerror(errno));
-    stop_with(s, 1, reason);
+    stop_with(s, reason);
     return false;
 }
 
@@ -295,12 +255,11 @@ static void rehash_chunks(shared *s) {
         uint64_t end = (chunk + 1) * REHASH_CHUNK;
         if (end > from->mask + 1) end = from->mask + 1;
         for (uint64_t i = chunk * REHASH_CHUNK; i < end; i++) {
-            uint64_t v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
+            state_ref v = atomic_load_explicit(&from->slots[i], memory_order_relaxed);
             if (v == 0) continue;
-            record *r = (record *)(uintptr_t)(v & PTR_MASK);
-            uint64_t j = hash_bytes((uint8_t *)r + s->header_bytes, s->marking_bytes) & to->mask;
+            uint64_t j = hash_of(s, v) & to->mask;
             for (;;) {
-                uint64_t empty = 0;
+                state_ref empty = 0;
                 if (atomic_compare_exchange_weak_explicit(&to->slots[j], &empty, v,
                                                           memory_order_relaxed,
                                                           memory_order_relaxed)) {
@@ -363,18 +322,18 @@ static uint64_t flush_count(shared *s, worker *w, bool now) {
     return total;
 }
 
-static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uint32_t via,
-                     bool *fresh) {
-    uint64_t h = hash_bytes(m, s->marking_bytes);
-    record *r;
+/* The state of marking record `m` (hash `h`): found, or made (*fresh). */
+static state_ref store(shared *s, worker *w, const uint8_t *m, size_t length, uint64_t h,
+                       state_ref parent, uint32_t via, bool *fresh) {
+    state_ref r;
     if (s->opt->store == STORE_SHARED) {
-        r = table_insert(s, w, &s->main, m, h, parent, via, fresh);
+        r = table_insert(s, w, &s->main, m, length, h, parent, via, fresh);
         if (*fresh && flush_count(s, w, false) > (s->main.mask + 1) / 4 * 3) resize_shared(s);
         return r;
     }
-    table *t = &s->buckets[(h >> 20) % s->opt->buckets];
+    table *t = &s->buckets[(h >> 44) % s->opt->buckets];
     pthread_mutex_lock(&t->lock);
-    r = table_insert(s, w, t, m, h, parent, via, fresh);
+    r = table_insert(s, w, t, m, length, h, parent, via, fresh);
     if (*fresh) {
         flush_count(s, w, false);
         if (++t->count > (t->mask + 1) / 4 * 3) {
@@ -387,7 +346,7 @@ static record *store(shared *s, worker *w, const uint8_t *m, record *parent, uin
 
 /* ----------------------------------------------------------------- work */
 
-static void stack_push(stack *st, record *r) {
+static void stack_push(stack *st, state_ref r) {
     if (st->top == st->cap) {
         st->cap = st->cap ? st->cap * 2 : 1024;
         st->items = realloc(st->items, st->cap * sizeof *st->items);
@@ -436,9 +395,9 @@ static bool take_offer(worker *w, worker *from, bool counted_idle) {
     return took;
 }
 
-static record *next_state(worker *w) {
+static state_ref next_state(worker *w) {
     if (w->own.top == 0) take_offer(w, w, false); /* take back what nobody took */
-    return w->own.top ? w->own.items[--w->own.top] : NULL;
+    return w->own.top ? w->own.items[--w->own.top] : 0;
 }
 
 static bool steal(worker *w) {
@@ -449,73 +408,105 @@ static bool steal(worker *w) {
     return false;
 }
 
-/* The successor of `m` by transition `tr` in `out`: a copy of the marking
- * changed at the transition's places only.  False (with the place) if a place
- * would not fit the encoding. */
-static bool fire(const shared *s, const uint8_t *m, const transition *tr, uint8_t *out,
-                 uint32_t *overflow) {
-    memcpy(out, m, s->marking_bytes);
-    for (uint32_t k = 0; k < tr->n_pre; k++) {
-        uint32_t p = tr->pre[k].place;
-        set_tokens(s, out, p, tokens_at(s, out, p) - tr->pre[k].weight);
+#define BATCH 8 /* successors made before any is looked up: their memory misses overlap */
+
+/* The thread's current marking, made at the initial marking when first
+ * needed (a thread that never has work never pays for the net's arrays). */
+static bool ready_marking(worker *w) {
+    if (w->has_marking) return true;
+    w->batch = malloc(BATCH * marking_room(&w->s->encoding));
+    w->has_marking = w->batch && marking_init(&w->current, &w->s->firing, &w->s->encoding);
+    if (!w->has_marking) {
+        free(w->batch);
+        w->batch = NULL;
+        stop_with(w->s, "out of memory for a thread's marking");
     }
-    for (uint32_t k = 0; k < tr->n_post; k++) {
-        uint32_t p = tr->post[k].place;
-        if (!set_tokens(s, out, p, (uint64_t)tokens_at(s, out, p) + tr->post[k].weight)) {
-            *overflow = p;
-            return false;
+    return w->has_marking;
+}
+
+static void stop_overflowing(shared *s, uint32_t place) {
+    char reason[256];
+    snprintf(reason, sizeof reason,
+             "place '%.100s' would hold more than %u tokens (is the net unbounded?)",
+             s->n->place_names[place], ENCODING_COUNT_MAX);
+    stop_with(s, reason);
+}
+
+typedef struct successor {
+    const uint8_t *record;
+    size_t length;
+    uint64_t hash;
+    uint32_t transition;
+} successor;
+
+/* Asks for the memory a lookup of `next` will read: its slot in the shared
+ * table, and the record that slot names (arena records only: one load finds
+ * them).  The table cannot be resized before this thread's next store. */
+static void prefetch_slot(const shared *s, const successor *next) {
+    if (s->opt->store == STORE_SHARED) __builtin_prefetch(&s->main.slots[next->hash & s->main.mask]);
+}
+
+static void prefetch_record(const shared *s, const successor *next) {
+    if (s->opt->store != STORE_SHARED || s->opt->alloc != ALLOC_ARENA) return;
+    /* Acquire, as a lookup reads it: the page that names the record is then seen. */
+    state_ref v = atomic_load_explicit(&s->main.slots[next->hash & s->main.mask],
+                                       memory_order_acquire);
+    if (v != 0) __builtin_prefetch(states_record(&s->states, v));
+}
+
+/* Looks the successors up and stores the new ones; false if the run stops. */
+static bool store_batch(worker *w, state_ref parent, const successor *batch, unsigned count) {
+    shared *s = w->s;
+    for (unsigned k = 0; k < count; k++) {
+        bool fresh;
+        state_ref next = store(s, w, batch[k].record, batch[k].length, batch[k].hash, parent,
+                               batch[k].transition, &fresh);
+        if (next == 0) return false; /* the store stopped the run, saying why */
+        if (!fresh) continue;
+        w->record_bytes += batch[k].length;
+        if (s->opt->max_states &&
+            atomic_load_explicit(&s->stored, memory_order_relaxed) >= s->opt->max_states) {
+            stop_with(s, "--max-states reached");
         }
+        stack_push(&w->own, next);
     }
     return true;
 }
 
-static void expand(worker *w, record *r) {
+static void expand(worker *w, state_ref r) {
     shared *s = w->s;
-    const net *n = s->n;
-    const uint8_t *m = (const uint8_t *)r + s->header_bytes;
-    bool enabled_any = false;
-    for (uint32_t t = 0; t < n->n_transitions && !atomic_load_explicit(&s->stop, memory_order_relaxed); t++) {
-        const transition *tr = &n->transitions[t];
-        bool enabled = true;
-        for (uint32_t k = 0; k < tr->n_pre && enabled; k++) {
-            enabled = tokens_at(s, m, tr->pre[k].place) >= tr->pre[k].weight;
-        }
-        if (!enabled) continue;
-        enabled_any = true;
-        w->edges++;
-        uint32_t overflow;
-        if (!fire(s, m, tr, w->candidate, &overflow)) {
-            if (!s->counters) {
-                stop_with(s, 2, "a place holds two tokens: counters needed");
-            } else {
-                char reason[256];
-                snprintf(reason, sizeof reason,
-                         "place '%.100s' would hold more than %u tokens (is the net unbounded?)",
-                         n->place_names[overflow], COUNTER_MAX);
-                stop_with(s, 1, reason);
+    if (!ready_marking(w)) return;
+    marking *m = &w->current;
+    marking_set(m, states_marking(&s->states, r));
+    size_t room = marking_room(&s->encoding);
+    successor batch[BATCH];
+    /* Successors do not change the enabled list: it is this state's throughout. */
+    for (uint32_t i = 0; i < m->enabled_count; i += BATCH) {
+        if (atomic_load_explicit(&s->stop, memory_order_relaxed)) return;
+        unsigned count = m->enabled_count - i < BATCH ? m->enabled_count - i : BATCH;
+        for (unsigned k = 0; k < count; k++) {
+            uint32_t overflow;
+            successor *next = &batch[k];
+            next->transition = m->enabled[i + k];
+            next->length = marking_successor(m, next->transition, w->batch + k * room,
+                                             &next->record, &overflow);
+            if (next->length == 0) {
+                stop_overflowing(s, overflow);
+                return;
             }
-            return;
+            next->hash = encoding_hash(next->record, next->length);
+            prefetch_slot(s, next);
         }
-        bool fresh;
-        record *next = store(s, w, w->candidate, s->opt->stop_at_deadlock ? r : NULL, t, &fresh);
-        if (next == NULL) {
-            stop_with(s, 1, "out of memory for states");
-            return;
-        }
-        if (fresh) {
-            if (s->opt->max_states &&
-                atomic_load_explicit(&s->stored, memory_order_relaxed) >= s->opt->max_states) {
-                stop_with(s, 1, "--max-states reached");
-            }
-            stack_push(&w->own, next);
-        }
+        for (unsigned k = 0; k < count; k++) prefetch_record(s, &batch[k]);
+        w->edges += count;
+        if (!store_batch(w, r, batch, count)) return;
     }
-    if (!enabled_any) {
+    if (m->enabled_count == 0) {
         w->deadlocks++;
         if (s->opt->stop_at_deadlock) {
-            record *expected = NULL;
+            state_ref expected = 0;
             if (atomic_compare_exchange_strong(&s->deadlock, &expected, r)) {
-                stop_with(s, 1, "a deadlock was found");
+                stop_with(s, "a deadlock was found");
             }
         }
     }
@@ -526,8 +517,8 @@ static void *work(void *arg) {
     shared *s = w->s;
     while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
         park_if_asked(s);
-        record *r = next_state(w);
-        if (r != NULL) {
+        state_ref r = next_state(w);
+        if (r != 0) {
             expand(w, r);
             offer(w);
             continue;
@@ -587,7 +578,7 @@ static explore_outcome make_tables(shared *s, explore_result *result) {
         return EXPLORE_STARTED;
     }
     uint64_t per = round_pow2(slots / opt->buckets < 64 ? 64 : slots / opt->buckets);
-    uint64_t bytes = per * opt->buckets * sizeof(uint64_t);
+    uint64_t bytes = per * opt->buckets * sizeof(state_ref);
     if (bytes > opt->memory_budget) {
         return cannot_start(result, EXPLORE_REFUSED,
                             "the %u bucket tables start at %llu MiB, more than --memory %zu MiB; "
@@ -612,30 +603,32 @@ static explore_outcome make_tables(shared *s, explore_result *result) {
     return EXPLORE_STARTED;
 }
 
-/* Everything an attempt needs before its threads start: tables, the pool,
- * each worker's memory.  On failure it says why; give_back frees what was
- * made either way. */
+/* Everything a run needs before its threads start: the net's arrays, the
+ * tables, where states live, each worker's memory.  On failure it says why;
+ * give_back frees what was made either way. */
 static explore_outcome prepare(shared *s, explore_result *result) {
     const explore_options *opt = s->opt;
+    uint32_t too_many;
+    if (!encoding_init(&s->encoding, s->n->n_places, s->n->initial, &too_many)) {
+        if (too_many == UINT32_MAX) {
+            return cannot_start(result, EXPLORE_NO_MEMORY, "out of memory for the net's arrays");
+        }
+        return cannot_start(result, EXPLORE_REFUSED,
+                            "place '%.100s' starts with more than %u tokens",
+                            s->n->place_names[too_many], ENCODING_COUNT_MAX);
+    }
+    if (!firing_build(&s->firing, s->n)) {
+        return cannot_start(result, EXPLORE_NO_MEMORY, "out of memory for the net's arrays");
+    }
     explore_outcome outcome = make_tables(s, result);
     if (outcome != EXPLORE_STARTED) return outcome;
-    if (opt->alloc == ALLOC_POOL) {
-        s->pool = hh_pool_create(s->record_bytes);
-        if (s->pool == NULL && errno == EINVAL) {
-            return cannot_start(result, EXPLORE_REFUSED,
-                                "a state takes %zu bytes (%u places %s%s), too large for --alloc "
-                                "pool; use --alloc arena or --alloc malloc", s->record_bytes,
-                                s->n->n_places,
-                                s->counters ? "with 16-bit counters" : "at one bit each",
-                                s->header_bytes ? ", and its parent for a witness" : "");
-        }
-        if (s->pool == NULL) {
-            return cannot_start(result, EXPLORE_NO_MEMORY, "cannot create the state pool (%s)",
-                                strerror(errno));
-        }
+    if (!states_init(&s->states, opt->alloc, opt->stop_at_deadlock ? 2 * sizeof(uint32_t) : 0)) {
+        return cannot_start(result, EXPLORE_NO_MEMORY, "cannot map the states' page directory (%s)",
+                            strerror(errno));
     }
     s->workers = calloc(opt->threads, sizeof *s->workers);
-    if (s->workers == NULL) {
+    s->cursors = calloc(opt->threads, sizeof *s->cursors);
+    if (s->workers == NULL || s->cursors == NULL) {
         return cannot_start(result, EXPLORE_NO_MEMORY, "cannot allocate %u threads' state (%s)",
                             opt->threads, strerror(errno));
     }
@@ -644,9 +637,7 @@ static explore_outcome prepare(shared *s, explore_result *result) {
         w->s = s;
         w->id = i;
         pthread_mutex_init(&w->lock, NULL);
-        w->candidate = calloc(s->marking_bytes + 8, 1);
-        if (opt->alloc == ALLOC_ARENA) w->arena = hh_arena_create();
-        if (w->candidate == NULL || (opt->alloc == ALLOC_ARENA && w->arena == NULL)) {
+        if (!states_cursor_init(&s->states, &s->cursors[i])) {
             return cannot_start(result, EXPLORE_NO_MEMORY,
                                 "cannot allocate the memory of thread %u of %u (%s)", i + 1,
                                 opt->threads, strerror(errno));
@@ -655,27 +646,20 @@ static explore_outcome prepare(shared *s, explore_result *result) {
     return EXPLORE_STARTED;
 }
 
-/* Starts the threads from the initial marking and waits for them; returns
- * the stop code, or -1 (with `*outcome` and the reason) if a thread could not
- * be started. */
+/* Stores the initial marking, starts the threads and waits for them;
+ * returns the stop code, or -1 (with `*outcome` and the reason) if a thread
+ * could not be started. */
 static int run(shared *s, explore_result *result, explore_outcome *outcome) {
     const explore_options *opt = s->opt;
     worker *first = &s->workers[0];
+    if (!ready_marking(first)) return 1;
+    const uint8_t *record;
     uint32_t overflow;
-    if (!pack(s, s->n->initial, first->candidate, &overflow)) {
-        if (s->counters) {
-            snprintf(s->stopped, sizeof s->stopped,
-                     "place '%.100s' starts with more than %u tokens", s->n->place_names[overflow],
-                     COUNTER_MAX);
-        }
-        return s->counters ? 1 : 2;
-    }
+    size_t length = marking_successor(&first->current, UINT32_MAX, first->batch, &record, &overflow);
     bool fresh;
-    record *initial = store(s, first, first->candidate, NULL, 0, &fresh);
-    if (initial == NULL) {
-        snprintf(s->stopped, sizeof s->stopped, "out of memory for states");
-        return 1;
-    }
+    state_ref initial = store(s, first, record, length, encoding_hash(record, length), 0, 0, &fresh);
+    if (initial == 0) return 1;
+    first->record_bytes += length;
     stack_push(&first->own, initial);
     unsigned started = 0;
     int failure = 0;
@@ -685,7 +669,7 @@ static int run(shared *s, explore_result *result, explore_outcome *outcome) {
         started++;
     }
     if (failure) { /* stop the threads that run; count the others as gone */
-        stop_with(s, 1, "a thread could not be started");
+        stop_with(s, "a thread could not be started");
         atomic_fetch_add(&s->parked, (int)(opt->threads - started));
     }
     for (unsigned i = 0; i < started; i++) pthread_join(s->workers[i].thread, NULL);
@@ -698,53 +682,48 @@ static int run(shared *s, explore_result *result, explore_outcome *outcome) {
     return atomic_load(&s->stop);
 }
 
-/* What the attempt found, into `result`. */
+/* What the run found, into `result`. */
 static void collect(shared *s, int code, double seconds, explore_result *result) {
     const explore_options *opt = s->opt;
     result->states = atomic_load(&s->stored);
+    uint64_t record_bytes = 0;
     for (unsigned i = 0; i < opt->threads; i++) {
-        result->edges += s->workers[i].edges;
-        result->deadlocks += s->workers[i].deadlocks;
+        const worker *w = &s->workers[i];
+        result->edges += w->edges;
+        result->deadlocks += w->deadlocks;
+        record_bytes += w->record_bytes;
+        if (!w->has_marking) continue;
+        if (w->current.max_in_place > result->max_tokens_in_place) {
+            result->max_tokens_in_place = w->current.max_in_place;
+        }
+        if (w->current.max_total > result->max_tokens_per_marking) {
+            result->max_tokens_per_marking = w->current.max_total;
+        }
     }
     result->seconds = seconds;
     result->complete = code == 0;
     snprintf(result->stopped, sizeof result->stopped, "%s", code ? s->stopped : "");
-    result->safe = !s->counters;
-    result->marking_bytes = s->marking_bytes;
-    size_t record_memory = 0;
-    for (unsigned i = 0; i < opt->threads; i++) {
-        if (s->workers[i].arena) {
-            hh_arena_stats st;
-            hh_arena_get_stats(s->workers[i].arena, &st);
-            record_memory += st.allocated;
-        }
-    }
-    if (opt->alloc == ALLOC_POOL) { /* what the pool holds, pages and all */
-        hh_pool_stats st;
-        hh_pool_get_stats(s->pool, &st);
-        record_memory = st.pages * ((size_t)64 << 10);
-    } else if (opt->alloc == ALLOC_MALLOC && result->states > 0) {
-        /* What malloc rounds a record up to (its own headers not counted). */
-        record *sample = malloc(s->record_bytes);
-        record_memory = result->states * (sample ? malloc_usable_size(sample) : s->record_bytes);
-        free(sample);
-    }
     if (result->states) {
-        size_t table_bytes = atomic_load(&s->table_slots) * sizeof(uint64_t);
+        size_t table_bytes = atomic_load(&s->table_slots) * sizeof(state_ref);
+        size_t record_memory = states_memory(&s->states, s->cursors, opt->threads);
         result->bytes_per_state = (double)(record_memory + table_bytes) / (double)result->states;
+        result->marking_bytes = (double)record_bytes / (double)result->states;
     }
-    record *dead = atomic_load(&s->deadlock);
-    if (dead != NULL) {
+    state_ref dead = atomic_load(&s->deadlock);
+    if (dead != 0) {
         result->found_deadlock = true;
         size_t len = 0;
-        for (record *r = dead; r->parent; r = r->parent) len++;
+        uint32_t via;
+        for (state_ref r = dead; (r = states_parent(&s->states, r, &via)) != 0;) len++;
         result->witness = malloc((len + 1) * sizeof *result->witness);
         if (result->witness == NULL) {
             fprintf(stderr, "pnexplore: out of memory for the deadlock's witness\n");
             exit(1);
         }
         result->witness_length = len;
-        for (record *r = dead; r->parent; r = r->parent) result->witness[--len] = r->via;
+        for (state_ref r = dead; (r = states_parent(&s->states, r, &via)) != 0;) {
+            result->witness[--len] = via;
+        }
     }
 }
 
@@ -754,62 +733,38 @@ static void give_back(shared *s) {
     const explore_options *opt = s->opt;
     table *tables = opt->store == STORE_SHARED ? &s->main : s->buckets;
     unsigned count = opt->store == STORE_SHARED ? (s->main.slots != NULL) : s->buckets_made;
-    if (opt->alloc == ALLOC_MALLOC) {
-        for (unsigned b = 0; b < count; b++) {
-            for (uint64_t i = 0; i <= tables[b].mask; i++) {
-                uint64_t v = atomic_load(&tables[b].slots[i]);
-                if (v) free((void *)(uintptr_t)(v & PTR_MASK));
-            }
-        }
-    }
     for (unsigned b = 0; b < count; b++) table_free(&tables[b]);
     free(s->buckets);
     for (unsigned i = 0; s->workers && i < opt->threads; i++) {
-        free(s->workers[i].candidate);
         free(s->workers[i].own.items);
         free(s->workers[i].offered.items);
-        hh_arena_destroy(s->workers[i].arena);
+        if (s->workers[i].has_marking) marking_free(&s->workers[i].current);
+        free(s->workers[i].batch);
     }
+    for (unsigned i = 0; s->cursors && i < opt->threads; i++) {
+        states_cursor_free(&s->states, &s->cursors[i]);
+    }
+    states_free(&s->states);
     free(s->workers);
-    if (s->pool) hh_pool_destroy(s->pool);
-}
-
-/* One attempt with a marking encoding: the stop code (0 complete, 1 stopped
- * early, 2 restart with counters), or -1 with `*outcome` when it could not
- * start.  `result` is zeroed first. */
-static int attempt(const net *n, const explore_options *opt, bool counters,
-                   explore_result *result, explore_outcome *outcome) {
-    memset(result, 0, sizeof *result);
-    shared s;
-    memset(&s, 0, sizeof s);
-    s.n = n;
-    s.opt = opt;
-    s.counters = counters;
-    s.marking_bytes = counters ? (size_t)n->n_places * 2 : ((size_t)n->n_places + 7) / 8;
-    s.header_bytes = opt->stop_at_deadlock ? sizeof(record) : 0;
-    s.record_bytes = s.header_bytes + s.marking_bytes;
-    /* Packed as tightly as the marking's reads allow: bytes, or 16-bit counters. */
-    s.record_align = s.header_bytes ? _Alignof(record) : counters ? 2 : 1;
-    pthread_mutex_init(&s.stop_lock, NULL);
-    int code = -1;
-    *outcome = prepare(&s, result);
-    if (*outcome == EXPLORE_STARTED) {
-        double start = now();
-        code = run(&s, result, outcome);
-        if (code >= 0) collect(&s, code, now() - start, result);
-    }
-    give_back(&s);
-    return code;
+    free(s->cursors);
+    firing_free(&s->firing);
+    encoding_free(&s->encoding);
 }
 
 explore_outcome explore(const net *n, const explore_options *options, explore_result *result) {
-    /* One bit per place first; the first place with two tokens restarts it
-     * with counters. */
-    explore_outcome outcome;
-    int code = attempt(n, options, false, result, &outcome);
-    if (code == 2) {
-        free(result->witness);
-        attempt(n, options, true, result, &outcome);
+    memset(result, 0, sizeof *result);
+    shared *s = calloc(1, sizeof *s);
+    if (s == NULL) return cannot_start(result, EXPLORE_NO_MEMORY, "out of memory");
+    s->n = n;
+    s->opt = options;
+    pthread_mutex_init(&s->stop_lock, NULL);
+    explore_outcome outcome = prepare(s, result);
+    if (outcome == EXPLORE_STARTED) {
+        double start = now();
+        int code = run(s, result, &outcome);
+        if (code >= 0) collect(s, code, now() - start, result);
     }
+    give_back(s);
+    free(s);
     return outcome;
 }

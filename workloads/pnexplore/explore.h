@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 #include "net.h"
+#include "states.h"
 
 typedef enum { STORE_SHARED, STORE_BUCKETS } store_kind;
-typedef enum { ALLOC_ARENA, ALLOC_POOL, ALLOC_MALLOC } alloc_kind;
 
 typedef struct explore_options {
     unsigned threads;
@@ -27,8 +27,9 @@ typedef struct explore_result {
     double seconds;
     bool complete;           /* false: stopped early, `stopped` says why */
     char stopped[256];
-    bool safe;               /* markings stored as one bit per place */
-    size_t marking_bytes;
+    uint32_t max_tokens_in_place;    /* over every marking reached */
+    uint64_t max_tokens_per_marking;
+    double marking_bytes;    /* a state's marking record, on average */
     double bytes_per_state;  /* state records and table slots, per state */
     uint32_t *witness;       /* transitions from the initial marking to a deadlock */
     size_t witness_length;
@@ -37,9 +38,10 @@ typedef struct explore_result {
 
 typedef enum {
     EXPLORE_STARTED,   /* `result` holds what was found, complete or stopped early */
-    EXPLORE_REFUSED,   /* the options do not fit the net (a marking too large for
-                          --alloc pool, buckets that start above --memory) */
-    EXPLORE_NO_MEMORY, /* the state tables, the pool or a thread could not be had */
+    EXPLORE_REFUSED,   /* the options do not fit the net (buckets that start above
+                          --memory), or the net cannot be explored (a place that
+                          starts with more tokens than a record holds) */
+    EXPLORE_NO_MEMORY, /* the state tables, the net's arrays or a thread could not be had */
 } explore_outcome;
 
 /* Zeroes `result` first.  Unless it returns EXPLORE_STARTED nothing was

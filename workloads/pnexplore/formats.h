@@ -8,6 +8,7 @@
 
 #include "net.h"
 
+/* A net file, or a folder's model.pnml (the contest's layout). */
 net *read_net(const char *path, char *error, size_t error_size);
 net *read_lola(const char *path, const char *text, char *error, size_t error_size);
 net *read_pnml(const char *path, const char *text, char *error, size_t error_size);

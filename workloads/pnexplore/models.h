@@ -4,7 +4,8 @@
 
 #include "net.h"
 
-/* NULL with the reason in `error` for an unknown model or a bad size. */
-net *model_generate(const char *name, unsigned size, char *error, size_t error_size);
+/* The model `name` of `size` (a number, or SxC for serversandclients); NULL
+ * with the reason in `error` for an unknown model or a bad size. */
+net *model_generate(const char *name, const char *size, char *error, size_t error_size);
 
 #endif

@@ -54,22 +54,18 @@ static int generate(int argc, char **argv) {
         snprintf(expected, sizeof expected, "a %s size from %lu to %lu", shape, min, max);
         return bad_value("N", argv[first_option - 1], expected);
     }
+    static const char *const RECURSIONS[] = {"left", "right", "double", NULL};
     const char *path = NULL;
     int recursion = paths ? -1 : REC_LEFT;
-    for (int i = first_option; i < argc; i++) {
-        if (paths && strcmp(argv[i], "--recursion") == 0 && i + 1 < argc) {
-            const char *v = argv[++i];
-            if (strcmp(v, "left") == 0) recursion = REC_LEFT;
-            else if (strcmp(v, "right") == 0) recursion = REC_RIGHT;
-            else if (strcmp(v, "double") == 0) recursion = REC_DOUBLE;
-            else return bad_value("--recursion", v, "left, right or double");
-        } else if (strcmp(argv[i], "-o") == 0 && i + 1 < argc) {
-            path = argv[++i];
-        } else {
-            fprintf(stderr, "hhtab gen: unknown option '%s'\n", argv[i]);
-            return usage();
-        }
-    }
+    /* --recursion is a path program's only. */
+    const cli_option table[] = {
+        {.name = "--recursion", .kind = CLI_CHOICE, .target = &recursion, .choices = RECURSIONS},
+        {.name = "-o", .kind = CLI_TEXT, .target = &path},
+        {0},
+    };
+    int mistake = cli_parse_options(&(cli_command){"hhtab", "gen", usage},
+                                    paths ? table : table + 1, argc, argv, first_option);
+    if (mistake) return mistake;
     if (recursion < 0) {
         fprintf(stderr, "hhtab gen: --recursion left|right|double is required\n");
         return 2;
@@ -104,8 +100,8 @@ static unsigned long long peak_rss_bytes(void) {
     return kb * 1024;
 }
 
-static const char *DESIGNS[] = {"ns", "ss", "fs"};
-static const char *ALLOCS[] = {"pool", "malloc"};
+static const char *const DESIGNS[] = {"ns", "ss", "fs", NULL};
+static const char *const ALLOCS[] = {"pool", "malloc", NULL};
 
 /* Derivations of answers already in the tables: every thread's own in NS
  * and SS (each derives them all); with FS threads share the work, so all
@@ -164,55 +160,41 @@ static void print_summary(const run_options *o, const run_result *r) {
            (double)r->table_bytes / 1048576.0, (double)peak_rss_bytes() / 1048576.0);
 }
 
+/* The --query options, in order (each one adds a goal). */
+typedef struct goal_list {
+    const char **goals;
+    unsigned n;
+} goal_list;
+
+static bool add_goal(const char *value, void *target) {
+    goal_list *list = target;
+    list->goals[list->n++] = value;
+    return true;
+}
+
 static int run_program(int argc, char **argv) {
     if (argc < 3) return usage();
-    run_options o = {.threads = 1, .design = DESIGN_FS, .alloc = ALLOC_POOL, .repeat = 1};
-    const char *goals[argc];
-    unsigned ngoals = 0;
+    const char *goal_texts[argc];
+    goal_list goals = {.goals = goal_texts};
     bool json = false;
-    for (int i = 3; i < argc; i++) {
-        const char *opt = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        unsigned long long x;
-        if (strcmp(opt, "--json") == 0) {
-            json = true;
-            continue;
-        }
-        if (strncmp(opt, "--", 2) != 0 ||
-            (strcmp(opt, "--query") && strcmp(opt, "--threads") && strcmp(opt, "--design") &&
-             strcmp(opt, "--alloc") && strcmp(opt, "--repeat"))) {
-            fprintf(stderr, "hhtab run: unknown option '%s'\n", opt);
-            return usage();
-        }
-        if (v == NULL) {
-            fprintf(stderr, "hhtab: %s needs a value\n", opt);
-            return 2;
-        }
-        i++;
-        if (strcmp(opt, "--query") == 0) {
-            goals[ngoals++] = v;
-        } else if (strcmp(opt, "--threads") == 0) {
-            if (!cli_whole_number(v, 1, 1024, &x)) {
-                return bad_value(opt, v, "a thread count (1-1024)");
-            }
-            o.threads = (unsigned)x;
-        } else if (strcmp(opt, "--repeat") == 0) {
-            if (!cli_whole_number(v, 1, 1000, &x)) {
-                return bad_value(opt, v, "a repetition count (1-1000)");
-            }
-            o.repeat = (unsigned)x;
-        } else if (strcmp(opt, "--design") == 0) {
-            int d = -1;
-            for (int k = 0; k < 3; k++) {
-                if (strcmp(v, DESIGNS[k]) == 0) d = k;
-            }
-            if (d < 0) return bad_value(opt, v, "ns, ss or fs");
-            o.design = (table_design)d;
-        } else {
-            if (strcmp(v, "pool") == 0) o.alloc = ALLOC_POOL;
-            else if (strcmp(v, "malloc") == 0) o.alloc = ALLOC_MALLOC;
-            else return bad_value(opt, v, "pool or malloc");
-        }
-    }
+    unsigned long long threads = 1, repeat = 1;
+    int design = DESIGN_FS, alloc = ALLOC_POOL;
+    const cli_option table[] = {
+        {.name = "--json", .kind = CLI_FLAG, .target = &json},
+        {.name = "--query", .kind = CLI_CUSTOM, .target = &goals, .read = add_goal},
+        {.name = "--threads", .kind = CLI_NUMBER, .target = &threads, .min = 1, .max = 1024,
+         .expected = "a thread count (1-1024)"},
+        {.name = "--design", .kind = CLI_CHOICE, .target = &design, .choices = DESIGNS},
+        {.name = "--alloc", .kind = CLI_CHOICE, .target = &alloc, .choices = ALLOCS},
+        {.name = "--repeat", .kind = CLI_NUMBER, .target = &repeat, .min = 1, .max = 1000,
+         .expected = "a repetition count (1-1000)"},
+        {0},
+    };
+    int mistake = cli_parse_options(&(cli_command){"hhtab", "run", usage}, table, argc, argv, 3);
+    if (mistake) return mistake;
+    unsigned ngoals = goals.n;
+    run_options o = {.threads = (unsigned)threads, .design = (table_design)design,
+                     .alloc = (table_alloc)alloc, .repeat = (unsigned)repeat};
     if (ngoals == 0) {
         fprintf(stderr, "hhtab run: --query GOAL is required (for example --query 'path(X,Y)')\n");
         return 2;
@@ -223,7 +205,7 @@ static int run_program(int argc, char **argv) {
     bool ok = prog != NULL && queries != NULL;
     if (prog != NULL && queries == NULL) snprintf(error, sizeof error, "out of memory");
     for (unsigned i = 0; ok && i < ngoals; i++) {
-        ok = query_parse(prog, goals[i], &queries[i], error, sizeof error);
+        ok = query_parse(prog, goals.goals[i], &queries[i], error, sizeof error);
     }
     if (!ok) {
         fprintf(stderr, "hhtab: %s\n", error);

@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_relax.h"
 #include "program.h"
 
 typedef struct tablespace tablespace;
@@ -201,14 +202,6 @@ static inline void spin_unlock(atomic_int *l) { atomic_store_explicit(l, 0, memo
 static inline bool try_lock(atomic_int *l) {
     return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
            atomic_exchange_explicit(l, 1, memory_order_acquire) == 0;
-}
-
-static inline void cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    __asm__ __volatile__("yield");
-#endif
 }
 
 /* ---- epochs: when a replaced child table may be freed ---- */

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""pnexplore's tests: exact state-space sizes of the contest's models with
-every thread count, store and allocator, identical answers from PNML and LoLA
-and conversions between them, deadlock witnesses that replay, names escaped
-in every output, and one clear error per kind of bad input.
+"""pnexplore's tests: exact state-space sizes of the contest's models and of
+families known by construction with every thread count, store and allocator;
+the contest's answer lines; random nets against an explorer written here;
+identical answers from PNML and LoLA and conversions between them, deadlock
+witnesses that replay, names escaped in every output, and one clear error per
+kind of bad input.
 
-    check_pnexplore.py PNEXPLORE {counts|counts-small|formats|witness|errors|usage|
-                           json-escaping|writer-escaping|many-names|
+    check_pnexplore.py PNEXPLORE {counts|counts-small|mcc|random|formats|witness|errors|
+                           usage|json-escaping|writer-escaping|many-names|
                            refusals|address-space}
 
 counts-small keeps to the models below 10,000 states (for sanitizer builds)."""
@@ -15,6 +17,8 @@ from __future__ import annotations
 import functools
 import itertools
 import json
+import math
+import random
 import re
 import resource
 import subprocess
@@ -23,6 +27,17 @@ import tempfile
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from xml.sax.saxutils import quoteattr
+
+
+def dekker_edges(n: int) -> int:
+    """Firings of dekker N: over the states with t processes trying, the rest
+    idle (c = 0) or one critical (c = 1), every idle process raises its flag,
+    a trying one backs off for each other flag up, a lone trying one enters,
+    the critical one exits."""
+    idle_or_trying = sum(math.comb(n, t) * ((n - t) + t * (t - 1)) for t in range(n + 1)) + n
+    one_critical = sum(n * math.comb(n - 1, t) * ((n - 1 - t) + t * t + 1) for t in range(n))
+    return idle_or_trying + one_critical
+
 
 # (model, N): (states, edges or None, deadlocks or None)
 EXPECTED = {
@@ -35,6 +50,12 @@ EXPECTED = {
     ("kanban", 2): (4600, None, 0),
     ("kanban", 3): (58400, None, 0),
     ("kanban", 4): (454475, None, 0),
+    ("referendum", 4): (3**4 + 1, 1 + 2 * 4 * 3**3, 2**4),
+    ("referendum", 10): (3**10 + 1, 1 + 2 * 10 * 3**9, 2**10),
+    ("dekker", 3): (2**2 * 5, dekker_edges(3), 0),
+    ("dekker", 12): (2**11 * 14, dekker_edges(12), 0),
+    ("serversandclients", "3x2"): (3 * 2 + 2 * 3 + 1, 2 * 3 * 2 + 2 * 3, 0),
+    ("serversandclients", "40x16"): (40 * 16 + 2 * 40 + 1, 2 * 40 * 16 + 2 * 40, 0),
 }
 
 failures: list[str] = []
@@ -46,7 +67,7 @@ def check(condition: bool, message: str) -> None:
         print(f"FAIL: {message}")
 
 
-def generate(tool: str, model: str, n: int, fmt: str, directory: Path) -> Path:
+def generate(tool: str, model: str, n: int | str, fmt: str, directory: Path) -> Path:
     path = directory / f"{model}-{n}.{fmt}"
     subprocess.run([tool, "gen", model, str(n), "--format", fmt, "-o", str(path)], check=True)
     return path
@@ -79,6 +100,169 @@ def test_counts(tool: str, tmp: Path, largest: int = 10**9) -> None:
                 check(r["deadlocks"] == deadlocks,
                       f"{what}: {r['deadlocks']} deadlocks, expected {deadlocks}")
         print(f"{model} {n}: {states} states in every configuration")
+
+
+# The contest's four StateSpace lines, each known by construction: (model,
+# N): (states, transitions or None, tokens in a marking at most, in a place).
+MCC_EXPECTED: dict[tuple[str, int | str], tuple[int, int | None, int, int]] = {
+    ("philosophers", 6): (3**6, 7 * 6 * 3**4, 2 * 6, 1),
+    ("referendum", 7): (3**7 + 1, 1 + 2 * 7 * 3**6, 7, 1),
+    ("dekker", 6): (2**5 * 8, dekker_edges(6), 2 * 6, 1),
+    ("serversandclients", "20x30"): (20 * 30 + 2 * 20 + 1, 2 * 20 * 30 + 2 * 20, 1 + 20 + 30, 1),
+    # The token counts from the place invariants: a cell's cards stay N, a
+    # processor, its memory and the bus one token each less the accesses.
+    ("kanban", 3): (58400, None, 4 * 3, 3),
+    ("sharedmemory", 4): (3**3 * (16 - 4 + 3), None, 2 * 4 + 1, 1),
+}
+
+
+def mcc_lines(techniques: str, states: int, transitions: int | None, per_marking: int,
+              in_place: int) -> list[str]:
+    """The lines the contest expects, in its order; an unknown count as any number."""
+    counts = [("STATES", states), ("TRANSITIONS", transitions),
+              ("MAX_TOKEN_PER_MARKING", per_marking), ("MAX_TOKEN_IN_PLACE", in_place)]
+    any_count = r"\d+"
+    return [f"STATE_SPACE {what} {any_count if n is None else n} TECHNIQUES {techniques}"
+            for what, n in counts]
+
+
+def test_mcc(tool: str, tmp: Path) -> None:
+    """explore --mcc reads a model folder the contest's way (model.pnml in it)
+    and prints the StateSpace lines, which match the counts known for each
+    family; a run that stops answers CANNOT_COMPUTE."""
+    for (model, n), expected in MCC_EXPECTED.items():
+        folder = tmp / f"{model}-PT-{n}"
+        folder.mkdir()
+        generate(tool, model, n, "pnml", tmp).rename(folder / "model.pnml")
+        for threads, techniques in ((1, "SEQUENTIAL_PROCESSING"), (2, "PARALLEL_PROCESSING")):
+            out = subprocess.run([tool, "explore", str(folder), "--mcc", "--threads", str(threads)],
+                                 capture_output=True, text=True, timeout=600)
+            patterns = mcc_lines(f"EXPLICIT STATE_COMPRESSION {techniques}", *expected)
+            lines = out.stdout.splitlines()
+            check(out.returncode == 0 and len(lines) == len(patterns)
+                  and all(re.fullmatch(p, line)
+                          for p, line in zip(patterns, lines, strict=True)),
+                  f"{model} {n} --mcc at {threads} threads: {out.returncode} {lines}, "
+                  f"expected {patterns}")
+    net = generate(tool, "philosophers", 8, "lola", tmp)
+    out = subprocess.run([tool, "explore", str(net), "--mcc", "--max-states", "100"],
+                         capture_output=True, text=True)
+    check(out.returncode == 3 and out.stdout == "CANNOT_COMPUTE\n"
+          and out.stderr == "pnexplore: stopped early: --max-states reached\n",
+          f"--mcc stopped early: {out.returncode} {out.stdout!r} {out.stderr!r}")
+    for other in ("--json", "--check deadlock"):
+        out = subprocess.run([tool, "explore", str(net), "--mcc", *other.split()],
+                             capture_output=True, text=True)
+        check(out.returncode == 2 and out.stdout == "" and "--mcc" in out.stderr
+              and len(out.stderr.splitlines()) == 1,
+              f"--mcc {other}: {out.returncode} {out.stderr!r}")
+
+
+Marking = tuple[int, ...]
+Rule = tuple[dict[int, int], dict[int, int]]
+
+
+def oracle(initial: Marking, rules: list[Rule], limit: int) -> dict[str, int] | None:
+    """States, edges, deadlocks and the token maxima by breadth-first search
+    (an explorer of its own: the test does not trust pnexplore's); None past
+    `limit` states."""
+    seen = {initial}
+    frontier = [initial]
+    edges = deadlocks = 0
+    while frontier:
+        following = []
+        for m in frontier:
+            enabled = [r for r in rules if all(m[p] >= w for p, w in r[0].items())]
+            deadlocks += not enabled
+            for pre, post in enabled:
+                after = list(m)
+                for p, w in pre.items():
+                    after[p] -= w
+                for p, w in post.items():
+                    after[p] += w
+                edges += 1
+                successor = tuple(after)
+                if successor not in seen:
+                    seen.add(successor)
+                    following.append(successor)
+                    if len(seen) > limit:
+                        return None
+        frontier = following
+    return {"states": len(seen), "edges": edges, "deadlocks": deadlocks,
+            "max_tokens_in_place": max(max(m) for m in seen),
+            "max_tokens_per_marking": max(sum(m) for m in seen)}
+
+
+def random_net(rng: random.Random) -> tuple[Marking, list[Rule]]:
+    """A net whose transitions keep the token count (so it is bounded): few
+    places or hundreds, mostly empty or not, weights above one, places that
+    start with more than one token or hundreds of tokens."""
+    places = rng.choice([4, 9, 17, 40, 300])
+    initial = [0] * places
+    for p in rng.sample(range(places), rng.randint(1, min(places, 6))):
+        initial[p] = rng.choice([1, 1, 1, 2, 3])
+    if rng.random() < 0.2:
+        initial[rng.randrange(places)] = rng.choice([255, 300])
+    rules: list[Rule] = []
+    for _ in range(rng.randint(2, 14)):
+        pre = {p: rng.choice([1, 1, 2]) for p in rng.sample(range(places), rng.randint(1, 2))}
+        tokens = sum(pre.values())
+        post: dict[int, int] = {}
+        for _ in range(tokens):
+            p = rng.randrange(places)
+            post[p] = post.get(p, 0) + 1
+        rules.append((pre, post))
+    return tuple(initial), rules
+
+
+def write_random_net(path: Path, initial: Marking, rules: list[Rule]) -> None:
+    names = [f"p{p}" for p in range(len(initial))]
+    lines = ["PLACE " + ", ".join(names) + ";",
+             "MARKING " + ", ".join(f"p{p}: {c}" for p, c in enumerate(initial) if c) + ";"]
+    for i, (pre, post) in enumerate(rules):
+        arcs = [", ".join(f"p{p}: {w}" for p, w in side.items()) for side in (pre, post)]
+        lines.append(f"TRANSITION t{i} CONSUME {arcs[0]}; PRODUCE {arcs[1]};")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def ring(places: int, tokens: dict[int, int]) -> tuple[Marking, list[Rule]]:
+    """Tokens moving one at a time round a ring of places, both ways."""
+    initial = tuple(tokens.get(p, 0) for p in range(places))
+    rules: list[Rule] = []
+    for p in range(places):
+        rules.append(({p: 1}, {(p + 1) % places: 1}))
+        rules.append(({(p + 1) % places: 1}, {p: 1}))
+    return initial, rules
+
+
+# Nets that reach each record kind from places that start with more than one
+# token: all places at most one (bits), counts past 255 (shorts), few places
+# differing among many (sparse).
+RINGS = [ring(9, {0: 3}), ring(12, {0: 2, 5: 2}), ring(2, {0: 300}), ring(3, {1: 60}),
+         ring(60, {0: 2})]
+
+
+def test_random(tool: str, tmp: Path, nets: int = 60) -> None:
+    """Random bounded nets, and rings, agree with the oracle in every count and
+    maximum, with one and two threads and every allocator: markings stored as
+    bits, bytes, shorts, or the places that differ, must each name one state."""
+    rng = random.Random(18)
+    tried = 0
+    while tried < nets + len(RINGS):
+        initial, rules = RINGS[tried] if tried < len(RINGS) else random_net(rng)
+        expected = oracle(initial, rules, 3000)
+        if expected is None:
+            assert tried >= len(RINGS), "a ring past the oracle's limit"
+            continue
+        tried += 1
+        net = tmp / f"random{tried}.lola"
+        write_random_net(net, initial, rules)
+        for threads, alloc in (("1", "arena"), ("2", "arena"), ("2", "pool"), ("1", "malloc")):
+            r = explore(tool, net, "--threads", threads, "--alloc", alloc)
+            got = {k: r[k] for k in expected}
+            check(got == expected, f"{net.name} ({threads} threads, {alloc}): {got}, the oracle "
+                                   f"says {expected}; the net:\n{net.read_text()}")
+    print(f"{len(RINGS)} rings and {nets} random nets agree with the oracle")
 
 
 def same_counts(a: dict[str, object], b: dict[str, object]) -> bool:
@@ -207,10 +391,18 @@ def test_errors(tool: str, tmp: Path) -> None:
         lines = out.stderr.strip().splitlines()
         check(out.returncode == 2 and len(lines) == 1 and re.search(pattern, lines[0]) is not None,
               f"{name}: expected one line matching {pattern!r}, got {out.returncode} {lines}")
+    # A folder is read the contest's way: the model.pnml in it.
     out = subprocess.run([tool, "explore", str(tmp)], capture_output=True, text=True)
     lines = out.stderr.strip().splitlines()
-    check(out.returncode == 2 and lines == [f"pnexplore: {tmp}: cannot read it (Is a directory)"],
-          f"a directory for a net: got {out.returncode} {lines}")
+    check(out.returncode == 2
+          and lines == [f"pnexplore: {tmp}/model.pnml: cannot read it (No such file or directory)"],
+          f"a folder without model.pnml: got {out.returncode} {lines}")
+    (tmp / "model.pnml").mkdir()
+    out = subprocess.run([tool, "explore", f"{tmp}/"], capture_output=True, text=True)
+    lines = out.stderr.strip().splitlines()
+    check(out.returncode == 2
+          and lines == [f"pnexplore: {tmp}/model.pnml: cannot read it (Is a directory)"],
+          f"a folder whose model.pnml is a folder: got {out.returncode} {lines}")
 
 
 # Names that JSON and XML must escape: quotes, backslash, markup, a control
@@ -424,24 +616,46 @@ def check_not_started(out: subprocess.CompletedProcess[str], code: int, pattern:
 
 
 def test_refusals(tool: str, tmp: Path) -> None:
-    """Options that do not fit the net stop the run before it starts, with the
-    cause and the option to change: a marking too large for --alloc pool (with
-    counters after a restart, or one bit per place from the start), bucket
-    tables that start larger than --memory."""
-    pool = r"too large for --alloc pool.*use --alloc arena or --alloc malloc"
-    for places, tokens, what in ((8200, 2, "8,200 places with counters"),
-                                 (131_080, 1, "131,080 places at one bit each")):
+    """What does not fit stops with the cause and the option to change: a state
+    too large for --alloc pool stops the run (the counts so far are shown),
+    bucket tables that start larger than --memory or a place that starts with
+    more tokens than a record holds stop it before it starts.  Wide nets whose
+    markings differ from the initial one in a few places fit a pool."""
+    for places, tokens, states in ((8200, 2, 3), (131_080, 1, 2)):
         net = tmp / "wide.lola"
         net.write_text(wide_net(places, tokens))
-        for json_option in ([], ["--json"]):
-            out = subprocess.run([tool, "explore", str(net), "--alloc", "pool", *json_option],
-                                 capture_output=True, text=True)
-            check_not_started(out, 2, pool, f"{what} under --alloc pool {json_option}")
+        r = explore(tool, net, "--alloc", "pool")
+        check(r["complete"] is True and r["states"] == states,
+              f"{places} places under --alloc pool: {r}")
+    # Every place goes from three tokens to two: one byte a place, 20,000 bytes.
+    names = [f"p{i}" for i in range(20_000)]
+    net = tmp / "large-states.lola"
+    net.write_text("PLACE " + ", ".join(names) + ";\nMARKING " + ", ".join(f"{p}: 3" for p in names)
+                   + ";\nTRANSITION t CONSUME " + ", ".join(f"{p}: 1" for p in names)
+                   + "; PRODUCE ;\n")
+    for json_option in ([], ["--json"]):
+        out = subprocess.run([tool, "explore", str(net), "--alloc", "pool", *json_option],
+                             capture_output=True, text=True)
+        lines = out.stderr.strip().splitlines()
+        too_large = (r"stopped early: a state of 20003 bytes is too large for --alloc pool .*"
+                     r"use --alloc arena or --alloc malloc")
+        check(out.returncode == 3 and "states 1" in out.stdout.replace('"states":1,', "states 1")
+              and len(lines) == 1 and re.search(too_large, lines[0]) is not None,
+              f"a 20,000-byte state under --alloc pool {json_option}: {out.returncode} "
+              f"{out.stdout[:200]!r} {lines}")
+    r = explore(tool, net, "--alloc", "arena")
+    check(r["complete"] is True and r["states"] == 4, f"the 20,000-byte states in an arena: {r}")
     net = generate(tool, "kanban", 1, "lola", tmp)
     out = subprocess.run([tool, "explore", str(net), "--store", "buckets:100000", "--memory", "1"],
                          capture_output=True, text=True)
     check_not_started(out, 2, r"100000 bucket tables.*more than --memory 1 MiB",
                       "buckets that start above --memory")
+    net = tmp / "heap.lola"
+    net.write_text("PLACE heap, other;\nMARKING heap: 70000;\n"
+                   "TRANSITION t CONSUME heap: 1; PRODUCE other: 1;\n")
+    out = subprocess.run([tool, "explore", str(net)], capture_output=True, text=True)
+    check_not_started(out, 2, r"place 'heap' starts with more than 65535 tokens",
+                      "a place that starts with 70,000 tokens")
 
 
 def run_in_address_space(limit_mib: int, *command: str) -> subprocess.CompletedProcess[str]:
@@ -515,7 +729,8 @@ def main() -> int:
         print(__doc__)
         return 2
     tool, which = sys.argv[1], sys.argv[2]
-    tests = {"counts": test_counts, "formats": test_formats, "witness": test_witness,
+    tests = {"counts": test_counts, "mcc": test_mcc, "random": test_random,
+             "formats": test_formats, "witness": test_witness,
              "errors": test_errors, "usage": test_usage,
              "json-escaping": test_json_escaping, "writer-escaping": test_writer_escaping,
              "many-names": test_many_names, "refusals": test_refusals,

@@ -1,0 +1,91 @@
+/* The fast paths of malloc and free, inline: the common case reads top to
+ * bottom in a few lines, everything rare is one call away (heap.c).
+ *
+ * malloc: the thread's heap (the empty heap until its first allocation, so
+ * there is no NULL check), the page of the size's class (for sizes up to
+ * 1 KiB straight from heap->direct), the first block of its free list.
+ *
+ * free: a pointer in the reserved range is in a region; its small page's
+ * descriptor is found by arithmetic; the owner's free of a well-formed
+ * pointer pushes it on the page's local list.  Every check a misused free
+ * needs is here and costs a few instructions: the block must start at a
+ * multiple of the block size within the page's blocks, and must not carry
+ * the free mark (a double free).  Anything else (another thread's page, a
+ * full page, a medium block, a pointer outside the range) goes to the slow
+ * path, which checks again in full. */
+#ifndef HUGEHEAP_FASTPATH_H
+#define HUGEHEAP_FASTPATH_H
+
+#include <string.h>
+
+#include "internal.h"
+
+/* free() of anything the fast path does not handle (heap.c). */
+HH_INTERNAL void _hh_free_slow(void *ptr);
+/* The owner's free emptied the page or found it out of its queue. */
+HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
+
+/* Takes the first block of a page whose free list is not empty.  The next
+ * block must decode to a 16-byte-aligned address: the key's low four bits are
+ * all set, so a link that a use after free wrote over with a plain pointer,
+ * zeros or text decodes to a misaligned one, and the program stops before
+ * the written address is handed out. */
+static inline __attribute__((always_inline)) void *_hh_page_pop(hh_page *page, hh_block *block,
+                                                              bool zero) {
+    hh_block *next = _hh_decode(block->next);
+    if (HH_UNLIKELY((uintptr_t)next & 15)) return _hh_free_list_corrupted_at(block);
+    page->free = next;
+    page->used++;
+    block->mark = 0;
+    if (zero) {
+        if (page->free_is_zero) {
+            block->next = NULL; /* the link is the only word ever written */
+        } else {
+            memset(block, 0, page->block_size);
+        }
+    }
+    return block;
+}
+
+/* size <= HH_DIRECT_MAX */
+static inline __attribute__((always_inline)) void *_hh_alloc_direct(size_t size, bool zero) {
+    hh_heap *heap = _hh_heap;
+    hh_page *page = heap->direct[(size + 15) >> 4];
+    hh_block *block = page->free;
+    if (HH_LIKELY(block != NULL)) return _hh_page_pop(page, block, zero);
+    return _hh_alloc_slow(heap, size, zero);
+}
+
+/* HH_DIRECT_MAX < size <= HH_SMALL_MAX */
+static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size, bool zero) {
+    hh_heap *heap = _hh_heap;
+    hh_page *page = heap->queue[_hh_size_class_computed(size)];
+    hh_block *block = page->free;
+    if (HH_LIKELY(block != NULL)) return _hh_page_pop(page, block, zero);
+    return _hh_alloc_slow(heap, size, zero);
+}
+
+static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr) {
+    uintptr_t in_range = (uintptr_t)ptr - _hh_range_base;
+    if (HH_LIKELY(in_range < _hh_range_size)) {
+        hh_page *page = (hh_page *)(_hh_range_base + (in_range >> HH_SPAGE_SHIFT) * sizeof(hh_page));
+        /* Mine, in its queue, no aligned blocks: one comparison. */
+        if (HH_LIKELY(atomic_load_explicit(&page->owner, memory_order_relaxed) == _hh_thread_id())) {
+            uint32_t offset = (uint16_t)(uintptr_t)ptr; /* pages are 64 KiB-aligned */
+            uint32_t magic = page->div_magic;
+            hh_block *block = ptr;
+            if (HH_LIKELY(offset < page->carved_end && (uint32_t)(offset * magic) < magic &&
+                          block->mark != _hh_free_mark)) {
+                block->mark = _hh_free_mark;
+                block->next = _hh_encode(page->local_free);
+                page->local_free = block;
+                if (HH_LIKELY(--page->used != 0)) return;
+                _hh_page_after_local_free(_hh_heap, page);
+                return;
+            }
+        }
+    }
+    _hh_free_slow(ptr);
+}
+
+#endif

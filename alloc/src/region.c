@@ -1,0 +1,655 @@
+/* Regions and the page heap: where small pages and medium blocks get their
+ * memory, and when memory goes back to the kernel.
+ *
+ * Address space: one PROT_NONE reservation at the first allocation (twice
+ * RAM + swap, within RLIMIT_AS), committed 64 MiB region by region in
+ * address order; a region that does not fit in it is mapped elsewhere and
+ * marked in the granule map.  Regions are never unmapped: what goes back to
+ * the kernel is memory, not address space.
+ *
+ * The page heap hands out runs of 4 KiB pages by address-ordered first fit
+ * (a 64 KiB page on a 64 KiB boundary, a medium block anywhere): the pages in
+ * use stay packed at the bottom of the regions, holes are filled before new
+ * memory is touched, and the free memory gathers at the top, in whole 2 MiB
+ * units that can go back without splitting a huge page.
+ *
+ * What goes back, and when (the release policy): never more than the
+ * program will want again.  The page heap keeps the highest demand (pages in
+ * use) of the last one to two release delays (HUGEHEAP_RELEASE_DELAY_MS,
+ * 10 s by default); the memory it holds beyond that peak goes back, from the
+ * highest addresses down: whole free 2 MiB units once the heap is huge,
+ * runs of free 4 KiB pages while it is small.  A program that frees and
+ * allocates again within the delay faults nothing in twice; one whose demand
+ * fell for good gets its memory back one to two delays later.  The check
+ * runs on the page heap's own operations (a program that stops calling the
+ * allocator keeps what it had: a timer thread inside malloc would cost more
+ * than it saves). */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* The reserved range, set once at start-up (before anything is handed out);
+ * a base of 2^63 keeps every pointer out until then. */
+uintptr_t _hh_range_base = (uintptr_t)1 << 63;
+uintptr_t _hh_range_size;
+
+/* A region outside the range keeps its page descriptors in its header. */
+#define HEADER_PAGES ((sizeof(hh_region) + HH_OS_PAGE - 1) / HH_OS_PAGE)
+#define HEADER_PAGES_IN_RANGE ((offsetof(hh_region, pages) + HH_OS_PAGE - 1) / HH_OS_PAGE)
+#define SMALL_HEADER_PAGES 4
+#define RELEASE_CHECK_MS 50 /* the release policy looks at most this often */
+#define OUTSIDE_FIRST ((size_t)4 << 20) /* a region outside the range starts this big */
+#define PURGE_BATCH 16      /* runs given back per pass (outside the lock) */
+
+/* All below: guarded by the global lock. */
+static char *range_next, *range_end;      /* the next region to commit, the range's end */
+static _Atomic(uintptr_t) range_committed; /* regions below this address are in use */
+static bool commit_each;                  /* the range is PROT_NONE: commit region by region */
+static hh_region *regions; /* address order */
+static uint64_t demand_pages;     /* handed out by the page heap */
+static _Atomic(int64_t) unwritten_pages; /* handed out, not written yet (small pages) */
+static uint64_t dirty_free_pages; /* free and holding memory */
+static uint64_t touched_units;    /* units holding memory (huge heap: resident whole) */
+static uint64_t peak_now, peak_before, window_started_ms, next_check_ms;
+static uint64_t released_units_outstanding; /* given back, not yet needed again */
+static uint64_t held_reported;              /* bytes last told to the statistics */
+
+/* ------------------------------------------------------------- bitmaps */
+
+static inline bool bit(const uint64_t *bits, size_t i) { return bits[i >> 6] >> (i & 63) & 1; }
+
+/* Sets (value true) or clears bits [from, to). */
+static void set_bits(uint64_t *bits, size_t from, size_t to, bool value) {
+    while (from < to) {
+        size_t w = from >> 6, lo = from & 63;
+        size_t n = to - from < 64 - lo ? to - from : 64 - lo;
+        uint64_t mask = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << lo;
+        bits[w] = value ? bits[w] | mask : bits[w] & ~mask;
+        from += n;
+    }
+}
+
+static size_t count_bits(const uint64_t *bits, size_t from, size_t to) {
+    size_t count = 0;
+    while (from < to) {
+        size_t w = from >> 6, lo = from & 63;
+        size_t n = to - from < 64 - lo ? to - from : 64 - lo;
+        uint64_t mask = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << lo;
+        count += (size_t)__builtin_popcountll(bits[w] & mask);
+        from += n;
+    }
+    return count;
+}
+
+/* The first index in [from, to) whose bit is `value`, or `to`. */
+static size_t find_bit(const uint64_t *bits, size_t from, size_t to, bool value) {
+    while (from < to) {
+        size_t w = from >> 6;
+        uint64_t word = value ? bits[w] : ~bits[w];
+        word &= ~(uint64_t)0 << (from & 63);
+        if (word != 0) {
+            size_t at = (w << 6) + (size_t)__builtin_ctzll(word);
+            return at < to ? at : to;
+        }
+        from = (w + 1) << 6;
+    }
+    return to;
+}
+
+/* The first run of n free pages starting at a multiple of align, or -1. */
+static long find_run(const hh_region *r, size_t n, size_t align) {
+    size_t i = _hh_align_up(r->first_free, align);
+    while (i + n <= HH_REGION_PAGES) {
+        size_t used_at = find_bit(r->used, i, i + n, true);
+        if (used_at == i + n) return (long)i;
+        size_t next_free = find_bit(r->used, used_at + 1, HH_REGION_PAGES, false);
+        i = _hh_align_up(next_free, align);
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------- regions */
+
+static size_t range_size_wanted(void) {
+    uint64_t want = (uint64_t)_hh_cfg.memory_limit * 2;
+    if (want < ((uint64_t)1 << 30)) want = (uint64_t)1 << 30;
+    if (want > ((uint64_t)16 << 40)) want = (uint64_t)16 << 40;
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_AS, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+        want > limit.rlim_cur / 2) {
+        want = limit.rlim_cur / 2; /* leave the program half its address space */
+    }
+    return (size_t)(want & ~(uint64_t)HH_REGION_MASK);
+}
+
+/* Whether the kernel charges every writable private mapping against a
+ * commit limit (vm.overcommit_memory = 2, where MAP_NORESERVE is ignored). */
+static bool strict_overcommit(void) {
+    int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char c = 0;
+    ssize_t n = read(fd, &c, 1);
+    close(fd);
+    return n == 1 && c == '2';
+}
+
+/* The descriptor area at the start of a range of `size` bytes: one page
+ * descriptor per 64 KiB of the range, so that free() finds a small page's
+ * descriptor from the pointer by arithmetic alone. */
+static size_t descriptor_area(size_t size) {
+    return _hh_align_up(size / (HH_SPAGE / sizeof(hh_page)), HH_REGION);
+}
+
+/* Reserves the range: writable address space without memory (MAP_NORESERVE:
+ * the kernel gives memory where it is first written), or PROT_NONE committed
+ * region by region where every writable mapping is charged.  Without it
+ * (a small RLIMIT_AS), regions are mapped one by one elsewhere. */
+void _hh_region_reserve_range(void) {
+    commit_each = strict_overcommit();
+    for (size_t size = range_size_wanted(); size >= 2 * HH_REGION; size /= 2) {
+        size &= ~HH_REGION_MASK;
+        size_t descriptors = descriptor_area(size);
+        if (descriptors >= size) break;
+        char *base = commit_each ? _hh_os_reserve(size, HH_REGION)
+                                 : _hh_os_reserve_writable(size, HH_REGION);
+        if (base == NULL) continue;
+        if ((uintptr_t)base + size > HH_GRANULE_LIMIT) { /* never: see the granule map */
+            _hh_os_unmap(base, size);
+            return;
+        }
+        range_next = base + descriptors;
+        range_end = base + size;
+        atomic_store_explicit(&range_committed, (uintptr_t)range_next, memory_order_relaxed);
+        _hh_range_base = (uintptr_t)base;
+        _hh_range_size = size;
+        return;
+    }
+}
+
+static void insert_in_order(hh_region *r) {
+    hh_region **link = &regions;
+    while (*link != NULL && *link < r) link = &(*link)->next;
+    r->next = *link;
+    *link = r;
+}
+
+/* Makes the next region of the range memory (and its descriptors, where
+ * the range is committed region by region). */
+static char *commit_in_range_locked(void) {
+    if (range_next == NULL || range_end - range_next < (ptrdiff_t)HH_REGION) return NULL;
+    char *addr = range_next;
+    if (commit_each) {
+        char *descriptors = (char *)_hh_page_of(addr);
+        size_t size = HH_REGION_SLOTS * sizeof(hh_page);
+        if (!_hh_os_commit(addr, HH_REGION) || !_hh_os_commit(descriptors, size)) return NULL;
+    }
+    _hh_os_advise(addr, HH_REGION, _hh_os_huge_now(0));
+    range_next += HH_REGION;
+    return addr;
+}
+
+static hh_region *region_new_locked(void) {
+    bool outside = false;
+    size_t mapped = HH_REGION;
+    char *addr = commit_in_range_locked();
+    if (addr == NULL) {
+        /* Elsewhere: the whole region if the address space allows, else its
+         * start (a small RLIMIT_AS), grown later where the space after it is
+         * free. */
+        bool no_hugetlb = false;
+        addr = _hh_os_map_aligned(HH_REGION, HH_REGION, 0, &no_hugetlb, _hh_os_huge_now(0));
+        if (addr == NULL) {
+            mapped = OUTSIDE_FIRST;
+            addr = _hh_os_map_aligned(mapped, HH_REGION, 0, &no_hugetlb, _hh_os_huge_now(0));
+        }
+        if (addr == NULL) return NULL;
+        if (!_hh_granule_reserve(addr, HH_REGION)) {
+            _hh_os_unmap(addr, mapped);
+            return NULL;
+        }
+        for (size_t g = 0; g < HH_REGION; g += (size_t)1 << HH_GRANULE_SHIFT) {
+            _hh_granule_set(addr + g, HH_GRANULE_REGION);
+        }
+        outside = true;
+    }
+    hh_region *r = (hh_region *)addr; /* fresh memory: zero */
+    r->cookie = _hh_region_cookie(r);
+    size_t header = outside ? HEADER_PAGES : HEADER_PAGES_IN_RANGE;
+    r->header_pages = (uint32_t)header;
+    r->mapped_pages = (uint32_t)(mapped >> HH_OS_PAGE_SHIFT);
+    r->free_pages = r->mapped_pages - (uint32_t)header;
+    r->first_free = (uint32_t)header;
+    r->outside_range = outside;
+    set_bits(r->used, 0, header, true);
+    set_bits(r->used, r->mapped_pages, HH_REGION_PAGES, true); /* not mapped: never free */
+    set_bits(r->dirty, 0, header, true);
+    r->touched_units = 1; /* the header's */
+    touched_units++;
+    insert_in_order(r);
+    if (!outside) { /* _hh_region_find may give it out from here on */
+        atomic_store_explicit(&range_committed, (uintptr_t)range_next, memory_order_release);
+    }
+    atomic_fetch_add_explicit(&_hh_gstats.regions_made, 1, memory_order_relaxed);
+    return r;
+}
+
+hh_region *_hh_region_find(const void *p) {
+    if (_hh_in_range(p)) {
+        uintptr_t first = _hh_range_base + descriptor_area(_hh_range_size);
+        uintptr_t end = atomic_load_explicit(&range_committed, memory_order_acquire);
+        return (uintptr_t)p >= first && (uintptr_t)p < end ? _hh_region_of(p) : NULL;
+    }
+    return _hh_granule_kind(p) == HH_GRANULE_REGION ? _hh_region_of(p) : NULL;
+}
+
+hh_region *_hh_region_first(void) { return regions; }
+
+/* ------------------------------------------------------- accounting */
+
+static bool heap_is_huge(void) { return _hh_os_huge_now(0) && _hh_cfg.thp != HH_THP_OFF; }
+
+/* The memory the page heap holds, as the kernel counts it: whole touched
+ * units once the heap is huge, written pages while it is small. */
+static uint64_t held_bytes_locked(void) {
+    if (heap_is_huge()) return touched_units << HH_UNIT_SHIFT;
+    /* A small heap's region headers are written where they are used: the
+     * bitmaps, and the entries of the pages and blocks in use (estimated). */
+    uint64_t headers = 0;
+    for (hh_region *r = regions; r != NULL; r = r->next) headers += SMALL_HEADER_PAGES;
+    int64_t unwritten = atomic_load_explicit(&unwritten_pages, memory_order_relaxed);
+    uint64_t written = demand_pages - (uint64_t)(unwritten > 0 ? unwritten : 0);
+    return (written + dirty_free_pages + headers) << HH_OS_PAGE_SHIFT;
+}
+
+static void held_changed_locked(void) {
+    uint64_t held = held_bytes_locked();
+    if (held != held_reported) {
+        _hh_stats_count_mapped((intptr_t)(held - held_reported), true);
+        held_reported = held;
+    }
+}
+
+static void demand_changed_locked(int64_t pages) {
+    demand_pages = (uint64_t)((int64_t)demand_pages + pages);
+    if (demand_pages > peak_now) peak_now = demand_pages;
+    _hh_os_count_demand((intptr_t)(pages * (int64_t)HH_OS_PAGE));
+}
+
+/* The units [idx, idx + n) overlaps hold memory from now on. */
+static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        uint32_t mask = (uint32_t)1 << u;
+        if (r->touched_units & mask) continue;
+        r->touched_units |= mask;
+        touched_units++;
+        if (released_units_outstanding > 0) {
+            released_units_outstanding--;
+            atomic_fetch_add_explicit(&_hh_gstats.units_refaulted, 1, memory_order_relaxed);
+        }
+        if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask)) {
+            /* Untouched: nothing to lose by replacing it. */
+            if (_hh_os_commit_hugetlb_unit((char *)r + ((size_t)u << HH_UNIT_SHIFT))) {
+                r->hugetlb_units |= mask;
+            } else {
+                atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+            }
+        }
+    }
+}
+
+/* ----------------------------------------------------- the page heap */
+
+/* Hands out [idx, idx + n) of r; the count of those pages that held memory.
+ * Their dirty bits stay as they were until they come back. */
+static size_t take_locked(hh_region *r, size_t idx, size_t n) {
+    HH_ASSERT(find_bit(r->used, idx, idx + n, true) == idx + n);
+    size_t dirty = count_bits(r->dirty, idx, idx + n);
+    set_bits(r->used, idx, idx + n, true);
+    r->free_pages -= (uint32_t)n;
+    r->dirty_free -= (uint32_t)dirty;
+    dirty_free_pages -= dirty;
+    if (r->first_free == idx) {
+        r->first_free = (uint32_t)find_bit(r->used, idx + n, HH_REGION_PAGES, false);
+    }
+    touch_units_locked(r, idx, n);
+    demand_changed_locked((int64_t)n);
+    return dirty;
+}
+
+/* A region outside the range that was mapped in part maps more of itself,
+ * doubling, if the address space after it is free. */
+static bool region_grow_locked(hh_region *r, size_t need) {
+    while (r->mapped_pages < HH_REGION_PAGES) {
+        size_t more = r->mapped_pages;
+        if (more > HH_REGION_PAGES - r->mapped_pages) more = HH_REGION_PAGES - r->mapped_pages;
+        char *at = (char *)r + ((size_t)r->mapped_pages << HH_OS_PAGE_SHIFT);
+        if (_hh_os_map_at(at, more << HH_OS_PAGE_SHIFT) == NULL) break;
+        _hh_os_advise(at, more << HH_OS_PAGE_SHIFT, _hh_os_huge_now(0));
+        set_bits(r->used, r->mapped_pages, r->mapped_pages + more, false);
+        r->free_pages += (uint32_t)more;
+        if (r->first_free > r->mapped_pages) r->first_free = r->mapped_pages;
+        r->mapped_pages += (uint32_t)more;
+        if (more >= need) return true;
+    }
+    r->cannot_grow = r->mapped_pages < HH_REGION_PAGES;
+    return r->mapped_pages == HH_REGION_PAGES;
+}
+
+static void *alloc_locked(size_t n, size_t align, size_t *dirty) {
+    for (int pass = 0; pass < 2; pass++) {
+        for (hh_region *r = regions; r != NULL; r = r->next) {
+            if (pass == 1) { /* second pass: regions that can map more of themselves */
+                if (r->mapped_pages == HH_REGION_PAGES || r->cannot_grow) continue;
+                if (!region_grow_locked(r, n + align)) continue;
+            }
+            if (r->free_pages < n) continue;
+            long idx = find_run(r, n, align);
+            if (idx < 0) continue;
+            *dirty = take_locked(r, (size_t)idx, n);
+            return (char *)r + ((size_t)idx << HH_OS_PAGE_SHIFT);
+        }
+    }
+    hh_region *r = region_new_locked();
+    if (r == NULL) return NULL;
+    long idx = find_run(r, n, align);
+    if (idx < 0 && r->mapped_pages < HH_REGION_PAGES && region_grow_locked(r, n + align)) {
+        idx = find_run(r, n, align);
+    }
+    if (idx < 0) return NULL; /* no room in a new region: no memory for it */
+    *dirty = take_locked(r, (size_t)idx, n);
+    return (char *)r + ((size_t)idx << HH_OS_PAGE_SHIFT);
+}
+
+static void free_locked(hh_region *r, size_t idx, size_t n, size_t written) {
+    HH_ASSERT(idx >= r->header_pages && idx + n <= HH_REGION_PAGES && written <= n);
+    HH_ASSERT(find_bit(r->used, idx, idx + n, false) == idx + n);
+    set_bits(r->dirty, idx, idx + written, true);
+    set_bits(r->used, idx, idx + n, false);
+    size_t dirty = count_bits(r->dirty, idx, idx + n);
+    r->free_pages += (uint32_t)n;
+    r->dirty_free += (uint32_t)dirty;
+    dirty_free_pages += dirty;
+    if (idx < r->first_free) r->first_free = (uint32_t)idx;
+    demand_changed_locked(-(int64_t)n);
+}
+
+/* ------------------------------------------------- the release policy */
+
+typedef struct purge_run {
+    hh_region *region;
+    size_t idx, n;
+} purge_run;
+
+/* Rolls the windows of the demand's peak. */
+static void roll_windows_locked(uint64_t now) {
+    uint64_t delay = _hh_cfg.release_delay_ms;
+    if (now - window_started_ms >= delay) {
+        peak_before = now - window_started_ms >= 2 * delay ? demand_pages : peak_now;
+        peak_now = demand_pages;
+        window_started_ms = now;
+    }
+}
+
+/* Picks the free memory to give back (at most PURGE_BATCH runs, up to
+ * `excess` pages, from the top down) and marks it used, so that nobody takes
+ * it while it is given back outside the lock. */
+static size_t pick_purge_locked(uint64_t excess, purge_run *runs) {
+    size_t count = 0;
+    bool huge = heap_is_huge();
+    /* From the top: the last region first. */
+    hh_region *order[64];
+    size_t n_regions = 0;
+    for (hh_region *r = regions; r != NULL; r = r->next) {
+        if (n_regions == 64) memmove(order, order + 1, --n_regions * sizeof *order);
+        order[n_regions++] = r;
+    }
+    for (size_t k = n_regions; k-- > 0 && count < PURGE_BATCH && excess > 0;) {
+        hh_region *r = order[k];
+        if (r->dirty_free == 0) continue;
+        if (huge) {
+            for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
+                if (excess < HH_UNIT_PAGES) return count;
+                size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+                if (find_bit(r->used, from, to, true) != to) continue;
+                if (!(r->touched_units & ((uint32_t)1 << u))) continue;
+                set_bits(r->used, from, to, true);
+                runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
+                excess -= HH_UNIT_PAGES;
+            }
+        } else {
+            size_t end = HH_REGION_PAGES;
+            while (end > r->header_pages && count < PURGE_BATCH && excess > 0) {
+                /* The last free dirty run below `end`. */
+                size_t i = end;
+                while (i > r->header_pages && !(bit(r->dirty, i - 1) && !bit(r->used, i - 1))) i--;
+                if (i == r->header_pages) break;
+                size_t start = i;
+                while (start > r->header_pages && bit(r->dirty, start - 1) &&
+                       !bit(r->used, start - 1) && (uint64_t)(i - start) < excess) {
+                    start--;
+                }
+                set_bits(r->used, start, i, true);
+                runs[count++] = (purge_run){r, start, i - start};
+                excess -= i - start;
+                end = start;
+            }
+        }
+    }
+    return count;
+}
+
+/* The picked runs are given back: clean and free again. */
+static void finish_purge_locked(const purge_run *runs, size_t count) {
+    for (size_t k = 0; k < count; k++) {
+        hh_region *r = runs[k].region;
+        size_t idx = runs[k].idx, n = runs[k].n;
+        size_t dirty = count_bits(r->dirty, idx, idx + n);
+        set_bits(r->dirty, idx, idx + n, false);
+        set_bits(r->used, idx, idx + n, false);
+        if (idx < r->first_free) r->first_free = (uint32_t)idx;
+        r->dirty_free -= (uint32_t)dirty;
+        dirty_free_pages -= dirty;
+        atomic_fetch_add_explicit(&_hh_gstats.bytes_released, dirty << HH_OS_PAGE_SHIFT,
+                                  memory_order_relaxed);
+        for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+            uint32_t mask = (uint32_t)1 << u;
+            size_t from = u * HH_UNIT_PAGES;
+            if ((r->touched_units & mask) &&
+                find_bit(r->dirty, from, from + HH_UNIT_PAGES, true) == from + HH_UNIT_PAGES) {
+                r->touched_units &= ~mask;
+                r->hugetlb_units &= ~mask;
+                touched_units--;
+                released_units_outstanding++;
+                atomic_fetch_add_explicit(&_hh_gstats.units_released, 1, memory_order_relaxed);
+            }
+        }
+    }
+}
+
+/* Outside the lock: the kernel takes the memory (an explicit huge page goes
+ * back to its pool by mapping plain memory over it). */
+static void purge_runs(const purge_run *runs, size_t count) {
+    for (size_t k = 0; k < count; k++) {
+        char *addr = (char *)runs[k].region + (runs[k].idx << HH_OS_PAGE_SHIFT);
+        size_t size = runs[k].n << HH_OS_PAGE_SHIFT;
+        size_t unit = runs[k].idx / HH_UNIT_PAGES;
+        if (runs[k].n == HH_UNIT_PAGES && (runs[k].region->hugetlb_units & ((uint32_t)1 << unit))) {
+            if (_hh_os_commit(addr, size)) {
+                _hh_os_advise(addr, size, true);
+                continue;
+            }
+        }
+        _hh_os_decommit(addr, size);
+    }
+}
+
+/* How much the page heap holds beyond the recent peak of the demand (or
+ * beyond the demand itself, for `everything`), in pages. */
+static uint64_t excess_locked(bool everything) {
+    uint64_t now = _hh_clock_ms();
+    roll_windows_locked(now);
+    if (!everything) {
+        if (now < next_check_ms) return 0;
+        next_check_ms = now + RELEASE_CHECK_MS;
+    }
+    uint64_t keep = everything ? demand_pages : (peak_now > peak_before ? peak_now : peak_before);
+    uint64_t held = demand_pages + dirty_free_pages;
+    return held > keep ? held - keep : 0;
+}
+
+/* With the lock held on entry; returns with it held.  Bytes given back. */
+static size_t release_locked(bool everything) {
+    size_t released = 0;
+    for (;;) {
+        uint64_t excess = excess_locked(everything);
+        if (excess == 0) break;
+        purge_run runs[PURGE_BATCH];
+        size_t count = pick_purge_locked(excess, runs);
+        if (count == 0) break;
+        _hh_unlock();
+        purge_runs(runs, count);
+        _hh_lock();
+        finish_purge_locked(runs, count);
+        for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
+        if (!everything) break; /* one batch per check: the rest at the next one */
+    }
+    held_changed_locked();
+    return released;
+}
+
+size_t _hh_region_release(bool everything) {
+    _hh_lock();
+    size_t released = release_locked(everything);
+    _hh_unlock();
+    return released;
+}
+
+/* ------------------------------------------------------------- the API */
+
+void *_hh_pages_alloc(size_t pages, size_t align, bool *zero) {
+    size_t dirty = 0;
+    _hh_lock();
+    void *p = alloc_locked(pages, align, &dirty);
+    held_changed_locked();
+    _hh_unlock();
+    if (p == NULL) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (zero != NULL) *zero = dirty == 0;
+    _hh_region_promote();
+    return p;
+}
+
+void *_hh_pages_alloc_zeroed(size_t pages, size_t align) {
+    bool zero = false;
+    void *p = _hh_pages_alloc(pages, align, &zero);
+    if (p != NULL && !zero) memset(p, 0, pages << HH_OS_PAGE_SHIFT);
+    return p;
+}
+
+void _hh_region_count_unwritten(intptr_t pages) {
+    atomic_fetch_add_explicit(&unwritten_pages, pages, memory_order_relaxed);
+    if (HH_UNLIKELY(_hh_stats_on) && pages < 0 && !heap_is_huge()) {
+        _hh_lock();
+        held_changed_locked();
+        _hh_unlock();
+    }
+}
+
+void _hh_pages_free(void *addr, size_t pages, size_t written) {
+    hh_region *r = _hh_region_of(addr);
+    _hh_lock();
+    free_locked(r, _hh_page_index(r, addr), pages, written);
+    release_locked(false);
+    _hh_unlock();
+}
+
+bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
+    hh_region *r = _hh_region_of(addr);
+    size_t idx = _hh_page_index(r, addr);
+    if (idx + new_pages > HH_REGION_PAGES) return false;
+    _hh_lock();
+    bool free_after = find_bit(r->used, idx + pages, idx + new_pages, true) == idx + new_pages;
+    if (free_after) take_locked(r, idx + pages, new_pages - pages);
+    held_changed_locked();
+    _hh_unlock();
+    if (free_after) _hh_region_promote();
+    return free_after;
+}
+
+void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages) {
+    _hh_pages_free((char *)addr + (new_pages << HH_OS_PAGE_SHIFT), pages - new_pages,
+                   pages - new_pages);
+}
+
+void _hh_region_set_span(void *addr, size_t pages) {
+    hh_region *r = _hh_region_of(addr);
+    uint32_t entry = pages ? (uint32_t)(pages << HH_SPAN_SHIFT) | HH_SPAN_MEDIUM : 0;
+    atomic_store_explicit((_Atomic(uint32_t) *)&r->span[_hh_page_index(r, addr)], entry,
+                          memory_order_release);
+}
+
+/* ------------------------------------------------------------ promotion */
+
+void _hh_region_promote(void) {
+    if (HH_LIKELY(!_hh_os_take_promotion())) return;
+    enum { MAX_UNITS = 512 };
+    struct {
+        char *addr;
+    } units[MAX_UNITS];
+    size_t n_units = 0;
+    hh_region *list[256];
+    size_t n_regions = 0;
+    _hh_lock();
+    for (hh_region *r = regions; r != NULL && n_regions < 256; r = r->next) {
+        list[n_regions++] = r;
+        for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
+            if ((r->touched_units & ((uint32_t)1 << u)) && !(r->hugetlb_units & ((uint32_t)1 << u))) {
+                units[n_units++].addr = (char *)r + (u << HH_UNIT_SHIFT);
+            }
+        }
+    }
+    held_changed_locked();
+    _hh_unlock();
+    for (size_t i = 0; i < n_regions; i++) _hh_os_advise(list[i], HH_REGION, true);
+    /* The units in use get huge pages now (MADV_COLLAPSE, Linux 6.1+; older
+     * kernels leave them to khugepaged, which follows the advice). */
+    for (size_t i = 0; i < n_units; i++) {
+        _hh_os_collapse(units[i].addr, HH_UNIT);
+        atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+    }
+}
+
+/* ----------------------------------------------------------- statistics */
+
+/* Pages of [from, to) that are free and hold memory. */
+static size_t count_dirty_free(const hh_region *r, size_t from, size_t to) {
+    size_t count = 0;
+    for (size_t w = from >> 6; w < (to + 63) >> 6; w++) {
+        count += (size_t)__builtin_popcountll(r->dirty[w] & ~r->used[w]);
+    }
+    return count; /* units are whole words */
+}
+
+void _hh_region_usage_locked(hh_region_usage *usage) {
+    memset(usage, 0, sizeof *usage);
+    bool huge = heap_is_huge();
+    for (hh_region *r = regions; r != NULL; r = r->next) {
+        usage->regions++;
+        usage->header_bytes += (uint64_t)r->header_pages << HH_OS_PAGE_SHIFT;
+        for (size_t u = 0; u < HH_REGION_UNITS; u++) {
+            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            /* A huge heap gives back whole free units only. */
+            if (huge && find_bit(r->used, from, to, true) != to) continue;
+            usage->purgeable_bytes += (uint64_t)count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
+        }
+    }
+    usage->used_bytes = demand_pages << HH_OS_PAGE_SHIFT;
+    usage->dirty_free_bytes = dirty_free_pages << HH_OS_PAGE_SHIFT;
+    usage->touched_unit_bytes = touched_units << HH_UNIT_SHIFT;
+}

@@ -1,0 +1,246 @@
+/* The data structures of libhugeheap, each field with what it means.
+ *
+ * Memory layout in one picture:
+ *
+ *   the reserved range (one PROT_NONE reservation at start-up; regions are
+ *   committed from it in address order, so "is it ours" is one subtraction
+ *   and one comparison)
+ *   +-------------------+-------------------+-------------------+----
+ *   | region (64 MiB)   | region            | region            | ...
+ *   +-------------------+-------------------+-------------------+----
+ *
+ *   region: 16384 OS pages of 4 KiB, handed out by the page heap (region.c)
+ *   +--------+------------+----------------+------------+---------------+
+ *   | header | small page | medium block   | small page | free pages... |
+ *   | ~200K  | 64 KiB     | n x 4 KiB      | 64 KiB     |               |
+ *   +--------+------------+----------------+------------+---------------+
+ *
+ * A small page is 64 KiB on a 64 KiB boundary and holds blocks of one size
+ * class (up to 16 KiB); its descriptor is the region header's pages[] entry
+ * of its 64 KiB slot, so free() finds it by arithmetic alone.  A medium block
+ * (16 KiB .. 32 MiB) is a run of whole OS pages placed by address-ordered
+ * first fit; the header's span[] entry of its first page records its length.
+ * Blocks of 32 MiB and more, and blocks that grew past 2 MiB by realloc, are
+ * large: a mapping each, 2 MiB-aligned, growing by mremap (large.c).
+ *
+ * Regions are advised for transparent huge pages as a whole; the page heap
+ * keeps used pages low in each region, so that memory stays dense in whole
+ * 2 MiB units and the free ones at the top can go back to the kernel whole.
+ */
+#ifndef HUGEHEAP_TYPES_H
+#define HUGEHEAP_TYPES_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ------------------------------------------------------------- geometry */
+
+#define HH_OS_PAGE_SHIFT 12
+#define HH_OS_PAGE ((size_t)1 << HH_OS_PAGE_SHIFT)
+#define HH_UNIT_SHIFT 21 /* a huge page: the unit memory is given back in */
+#define HH_UNIT ((size_t)1 << HH_UNIT_SHIFT)
+#define HH_UNIT_MASK (HH_UNIT - 1)
+#define HH_UNIT_PAGES (HH_UNIT >> HH_OS_PAGE_SHIFT)
+#define HH_SPAGE_SHIFT 16 /* small pages */
+#define HH_SPAGE ((size_t)1 << HH_SPAGE_SHIFT)
+#define HH_SPAGE_PAGES (HH_SPAGE >> HH_OS_PAGE_SHIFT)
+#define HH_REGION_SHIFT 26
+#define HH_REGION ((size_t)1 << HH_REGION_SHIFT)
+#define HH_REGION_MASK (HH_REGION - 1)
+#define HH_REGION_PAGES (HH_REGION >> HH_OS_PAGE_SHIFT)
+#define HH_REGION_SLOTS (HH_REGION >> HH_SPAGE_SHIFT)
+#define HH_REGION_UNITS (HH_REGION >> HH_UNIT_SHIFT)
+#define HH_REGION_WORDS (HH_REGION_PAGES / 64)
+
+/* Size classes: 16-byte steps up to 128 bytes, then 8 classes per doubling
+ * (at most 12.5% rounding) up to 8 KiB, then four classes that divide a
+ * 64 KiB page into 7, 6, 5 and 4 blocks.  Sizes above 16 KiB are medium. */
+#define HH_SMALL_STEP_MAX 128
+#define HH_BINNED_MAX 8192
+#define HH_SMALL_MAX 16384
+#define HH_CLASSES 61 /* 0 is unused: classes 1 .. 60 */
+#define HH_DIRECT_MAX 1024 /* malloc finds the page of sizes up to this directly */
+#define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
+
+#define HH_LARGE_MIN ((size_t)32 << 20) /* malloc of this much and more: a mapping of its own */
+#define HH_LARGE_HEADER 64
+#define HH_MAX_ALLOC ((size_t)PTRDIFF_MAX - 2 * HH_REGION)
+
+/* ----------------------------------------------------------- small pages */
+
+/* A free block.  `next` is stored encoded (XOR with a secret key, as
+ * mimalloc's secure mode and glibc's safe-linking do), so a stray or hostile
+ * write of a plain pointer does not become a pointer we hand out; `mark` is
+ * the secret free mark while the block is free (from its carving on) and 0
+ * once it is handed out, so a second free of the same block, or a free of
+ * one never handed out, finds it set. */
+typedef struct hh_block {
+    struct hh_block *next;
+    uintptr_t mark;
+} hh_block;
+
+struct hh_heap;
+
+/* Flags in the low bits of a page's owner word: a local free compares the
+ * word with its thread's identity, so that one comparison says "mine, and
+ * nothing to do but push". */
+enum {
+    HH_PAGE_OUT_OF_QUEUE = 1, /* exhausted: a free must put it back in its queue */
+    HH_PAGE_ALIGNED = 2,      /* hands out aligned blocks: frees may point inside */
+};
+#define HH_PAGE_FLAGS ((uintptr_t)3)
+
+/* States kept in the low bits of a page's thread_free word. */
+enum {
+    HH_PAGE_NORMAL = 0,  /* in its heap's queue, or being handled by its owner */
+    HH_PAGE_FULL = 1,    /* out of the queue: a remote free must tell the owner */
+    HH_PAGE_PENDING = 2, /* a remote free told the owner, who has not looked yet */
+};
+#define HH_PAGE_STATE_MASK ((uintptr_t)3)
+
+/* The descriptor of a 64 KiB small page (the region header's pages[] entry
+ * of the page's slot; slots that hold no small page have span 0 and no
+ * heap, so every free into them takes the slow path and is checked there).
+ *
+ * Invariants (_hh_page_is_valid): reserved <= capacity; while the page is in
+ * use, used + |free| + |local_free| == reserved (blocks on thread_free count
+ * as used until the owner collects them), span == capacity * block_size, and
+ * heap is the owner (NULL while abandoned); once retired, span == 0 and
+ * heap == NULL. */
+typedef struct hh_page {
+    /* The fast paths' fields first. */
+    hh_block *free;       /* blocks to hand out */
+    hh_block *local_free; /* blocks the owner freed since the last refill */
+    uint32_t used;        /* blocks handed out and not yet collected back */
+    uint32_t block_size;
+    /* UINT32_MAX / block_size + 1: an offset below 64 KiB is a multiple of
+     * block_size exactly when (uint32_t)(offset * div_magic) < div_magic.
+     * div_magic and span are written by the owner with atomic stores and read
+     * by it plainly (the free fast path) or by others atomically. */
+    uint32_t div_magic;
+    uint32_t span;             /* capacity * block_size in use, 0 otherwise */
+    /* The owner thread's identity (_hh_thread_id) | HH_PAGE_* flags; 0 while
+     * abandoned or retired. */
+    _Atomic(uintptr_t) owner;
+    uint8_t flags_unused_;
+    uint8_t class_index;
+    uint16_t capacity; /* blocks that fit */
+    uint16_t reserved; /* blocks carved so far; the rest are untouched */
+    bool fresh;        /* the page's memory was zero when it was set up */
+    bool free_is_zero; /* every block on `free` is zero but for its link */
+    /* Shared with other threads. */
+    _Atomic(uintptr_t) thread_free; /* remote frees | HH_PAGE_* state */
+    _Atomic(bool) has_aligned;      /* HH_PAGE_ALIGNED, for remote frees */
+    bool in_kept_list;              /* on its heap's list of kept empty pages */
+    uint8_t written_pages;          /* OS pages of it ever written (carved) */
+    uint8_t pad_[1];
+    /* reserved * block_size: a free must point below it (written by the
+     * owner with atomic stores; read by it plainly, by others atomically). */
+    uint32_t carved_end;
+    struct hh_page *next, *prev;       /* in the class queue, or the abandoned list */
+    struct hh_page *owned_next, *owned_prev; /* every page its heap owns */
+    struct hh_page *pending_next;      /* in the owner's pending stack */
+    char *area;                        /* first block: the page's 64 KiB boundary */
+    _Atomic(struct hh_heap *) heap;    /* the owner heap; NULL while abandoned or retired */
+    uint64_t pad2_;
+} hh_page;
+
+/* ---------------------------------------------------------------- regions */
+
+/* A medium block's entry in span[] (at its first page): its length in OS
+ * pages, shifted, with the kind in the low bits.  Every other page: 0. */
+#define HH_SPAN_MEDIUM 1u
+#define HH_SPAN_KIND_MASK 15u
+#define HH_SPAN_SHIFT 4
+
+typedef struct hh_region {
+    uintptr_t cookie;        /* _hh_region_cookie(region): catches stray pointers */
+    struct hh_region *next;  /* every region, in address order (global lock) */
+    uint32_t header_pages;   /* OS pages the header occupies at the start */
+    uint32_t free_pages;     /* pages not handed out */
+    uint32_t dirty_free;     /* free pages that hold memory (written, not given back) */
+    uint32_t first_free;     /* no free page below this one */
+    uint32_t hugetlb_units;  /* bit u: unit u is backed by explicit huge pages */
+    uint32_t touched_units;  /* bit u: unit u has held memory since it was last given back */
+    bool outside_range;      /* mapped outside the reserved range (marked in the granule map) */
+    bool cannot_grow;        /* outside: the address space after its mapped part is taken */
+    uint8_t pad_[2];
+    uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
+    uint8_t pad2_[16];
+    uint64_t used[HH_REGION_WORDS];  /* bit i: page i is handed out (or the header) */
+    uint64_t dirty[HH_REGION_WORDS]; /* bit i: page i was written since mapped or given back */
+    uint32_t span[HH_REGION_PAGES];  /* medium blocks, by first page */
+    hh_page pages[HH_REGION_SLOTS];  /* small pages, by 64 KiB slot */
+} hh_region;
+
+/* ----------------------------------------------------------------- large */
+
+typedef struct hh_large {
+    uintptr_t cookie;   /* _hh_large_cookie(user pointer) */
+    char *map_base;     /* start of the mapping */
+    size_t map_size;    /* bytes mapped from map_base */
+    size_t usable;      /* bytes from the user pointer to the end of the mapping */
+    size_t alignment;   /* alignment the user asked for (>= 16) */
+    size_t requested;   /* bytes the program asked for (statistics) */
+    uint8_t hugetlb;
+    uint8_t small_pages; /* mapped while the heap was small: 4 KiB pages */
+} hh_large;
+
+/* ------------------------------------------------------------ thread heaps */
+
+/* Written by the heap's thread only, read by the statistics (relaxed). */
+typedef struct hh_heap_stats {
+    _Atomic(uint64_t) allocs; /* blocks handed out from small pages (counted at refill) */
+    _Atomic(uint64_t) remote_frees, reallocs, mremap_moves, mremap_in_place;
+} hh_heap_stats;
+
+#define HH_EMPTY_CACHE 4 /* retired pages a heap keeps for its next pages */
+
+typedef struct hh_heap {
+    /* direct[(size + 15) / 16]: the page malloc takes a block of that size
+     * from (the first of its class's queue), for sizes up to HH_DIRECT_MAX. */
+    hh_page *direct[HH_DIRECT_SLOTS];
+    hh_page *queue[HH_CLASSES];      /* pages with room, per class (or the empty page) */
+    hh_page *queue_tail[HH_CLASSES]; /* last page of each non-empty queue */
+    hh_page *owned;                  /* every page the heap owns */
+    /* Pages that were left in their queue when they emptied, oldest first
+     * (they may be in use again since: each is looked at when taken). */
+    hh_page *kept[HH_CLASSES];
+    unsigned kept_count;
+    hh_page *empty[HH_EMPTY_CACHE];  /* retired pages for the next page of any class */
+    unsigned empty_count;
+    _Atomic(hh_page *) pending;      /* pages that remote frees made non-full */
+    uintptr_t thread_id;             /* its thread's _hh_thread_id */
+    struct hh_heap *next_all;        /* every heap ever made (global lock) */
+    struct hh_heap *next_free;       /* recycled heaps (global lock) */
+    _Atomic(bool) alive;             /* a live thread's (not the empty heap) */
+    hh_heap_stats stats;
+} hh_heap;
+
+/* ---------------------------------------------------------- configuration */
+
+enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
+
+typedef struct hh_config {
+    enum hh_thp_mode thp;
+    bool stats_print;
+    char stats_json_path[512]; /* empty: no JSON */
+    uint64_t release_delay_ms; /* how long memory beyond the recent peak waits */
+    uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
+    size_t memory_limit;       /* RAM + swap: no block can be larger */
+} hh_config;
+
+/* ------------------------------------------------------------- statistics */
+
+/* Process-wide counters (relaxed atomics; the peaks are high-water marks). */
+typedef struct hh_global_stats {
+    _Atomic(int64_t) mapped, mapped_peak; /* bytes of regions' pages held and large mappings */
+    _Atomic(uint64_t) large_allocs, large_frees, medium_allocs, medium_frees;
+    _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
+    _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
+    _Atomic(uint64_t) bytes_released;
+} hh_global_stats;
+
+#endif
