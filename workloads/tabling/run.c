@@ -1,8 +1,9 @@
 /* Threads and repetitions.  Each repetition starts its threads afresh (a
  * thread that exits hands its pool pages back, as in the paper), times them
  * from the start until the last one's query ended, lets thread 0 read the
- * tables, then every thread abolishes what is private to it and the main
- * thread the shared rest. */
+ * pools' pages, then every thread abolishes what is private to it and the
+ * main thread the shared rest, the walks that free thread 0's view of the
+ * tables counting it on the way. */
 #include "run.h"
 
 #include <pthread.h>
@@ -60,13 +61,12 @@ static void *work(void *arg) {
     w->bytes_at_end = c->bytes;
     pthread_barrier_wait(&s->ended);
     if (w->index == 0) {
-        table_view_stats(s->ts, 0, &s->r->stats);
         table_memory_report mem;
         table_memory(s->ts, &mem);
         s->r->pool_pages = mem.pool_pages;
     }
     pthread_barrier_wait(&s->read);
-    table_abolish_private(s->ts, w->index, c);
+    table_abolish_private(s->ts, w->index, c, w->index == 0 ? &s->r->stats : NULL);
     w->counts = *c;
     engine_free(e);
     return NULL;
@@ -101,6 +101,7 @@ bool run_query(const program *prog, const run_options *o, run_result *r, char *e
         pthread_barrier_init(&s.ended, NULL, o->threads);
         pthread_barrier_init(&s.read, NULL, o->threads);
         table_run_start(ts);
+        memset(&r->stats, 0, sizeof r->stats);
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         unsigned started = 0;
@@ -119,7 +120,7 @@ bool run_query(const program *prog, const run_options *o, run_result *r, char *e
             pthread_join(workers[i].thread, NULL);
             if (seconds_between(&last, &workers[i].end) > 0) last = workers[i].end;
         }
-        table_abolish_shared(ts, &main_counts);
+        table_abolish_shared(ts, &main_counts, &r->stats);
         pthread_barrier_destroy(&s.ended);
         pthread_barrier_destroy(&s.read);
         r->seconds[rep] = seconds_between(&start, &last);

@@ -420,19 +420,34 @@ bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const ter
     return true;
 }
 
-/* ---- abolishing: one walk per trie frees its nodes, leaves first ---- */
+/* ---- abolishing, and what the tables held: one walk per trie ----
+ *
+ * Each walk frees a trie's nodes, leaves first, and counts them when the
+ * trie is part of thread 0's view: thread 0's own pass counts the subgoal
+ * tries (its own in NS, the shared ones in SS and FS) and in NS and SS its
+ * answer tries; in FS the answer tries are shared and counted by the last
+ * thread's pass, which frees them. */
 
 typedef struct abolish {
     tablespace *ts;
     table_thread *c;
     unsigned thread;
-    int kind;          /* of the trie's nodes */
     bool subgoal_trie; /* its leaves hold frames, buckets or entries */
     bool shared_part;  /* the last thread's pass: shared buckets and entries */
     bool free_nodes;   /* the nodes too (not a thread's pass over shared nodes) */
+    /* Where this pass counts subgoal tries' and answer tries' nodes, calls
+     * and answers (as thread 0 sees them); NULL where it counts none. */
+    table_stats *count_subgoals, *count_answers;
 } abolish;
 
-static void free_answers(tablespace *ts, table_thread *c, answers *a);
+static void free_answers(const abolish *ab, answers *a);
+
+static void count_leaf(uint64_t *n, uint64_t *min, uint64_t *max, uint64_t *sum, uint32_t depth) {
+    if (*n == 0 || depth < *min) *min = depth;
+    if (depth > *max) *max = depth;
+    *sum += depth;
+    (*n)++;
+}
 
 /* What a subgoal leaf holds: this thread's frame (and in NS and SS its
  * answers), or in the last thread's pass the shared bucket or entry. */
@@ -444,7 +459,7 @@ static void free_subgoal_leaf(const abolish *ab, tnode *leaf) {
             table_obj_free(ts, ab->c, K_BUCKET, (void *)d);
         } else {
             sgentry *e = (sgentry *)d;
-            free_answers(ts, ab->c, &e->ans);
+            free_answers(ab, &e->ans);
             table_obj_free(ts, ab->c, K_ENTRY, e);
         }
         atomic_store_explicit(&leaf->down, 0, memory_order_relaxed);
@@ -458,7 +473,7 @@ static void free_subgoal_leaf(const abolish *ab, tnode *leaf) {
     }
     sgframe *f = *slot;
     if (f == NULL) return;
-    if (ts->design != DESIGN_FS) free_answers(ts, ab->c, &f->own);
+    if (ts->design != DESIGN_FS) free_answers(ab, &f->own);
     table_obj_free(ts, ab->c, K_FRAME, f);
     *slot = NULL;
     if (ts->design == DESIGN_NS) atomic_store_explicit(&leaf->down, 0, memory_order_relaxed);
@@ -466,26 +481,58 @@ static void free_subgoal_leaf(const abolish *ab, tnode *leaf) {
 
 static void abolish_visit(void *arg, tnode *node, uint32_t depth, bool leaf) {
     const abolish *ab = arg;
-    (void)depth;
+    table_stats *s = ab->subgoal_trie ? ab->count_subgoals : ab->count_answers;
+    if (s != NULL && ab->subgoal_trie) {
+        s->subgoal_nodes++;
+        if (leaf) {
+            count_leaf(&s->calls, &s->subgoal_depth_min, &s->subgoal_depth_max,
+                       &s->subgoal_depth_sum, depth);
+        }
+    } else if (s != NULL) {
+        s->answer_nodes++;
+        if (leaf) {
+            count_leaf(&s->unique, &s->answer_depth_min, &s->answer_depth_max,
+                       &s->answer_depth_sum, depth);
+        }
+    }
     if (leaf && ab->subgoal_trie) free_subgoal_leaf(ab, node);
     if (!ab->free_nodes) return;
     if (!leaf) trie_free_children(ab->ts, ab->c, node);
-    table_obj_free(ab->ts, ab->c, ab->kind, node);
+    table_obj_free(ab->ts, ab->c, ab->subgoal_trie ? K_SG_NODE : K_ANS_NODE, node);
 }
 
-static void free_answers(tablespace *ts, table_thread *c, answers *a) {
-    abolish ab = {ts, c, c->thread, K_ANS_NODE, false, false, true};
-    trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
-              abolish_visit, &ab);
-    if (a->nvars > 0) trie_free_children(ts, c, a->root);
-    table_obj_free(ts, c, K_ANS_NODE, a->root);
+/* An answer trie; without variables its root is the one answer, if any. */
+static void free_answers(const abolish *ab, answers *a) {
+    abolish answer_trie = *ab;
+    answer_trie.subgoal_trie = false;
+    answer_trie.free_nodes = true;
+    if (a->nvars > 0) {
+        trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
+                  abolish_visit, &answer_trie);
+        trie_free_children(ab->ts, ab->c, a->root);
+    }
+    if (ab->count_answers != NULL) {
+        ab->count_answers->answer_nodes++;
+        if (a->nvars == 0 && atomic_load_explicit(&a->count, memory_order_relaxed) > 0) {
+            table_stats *s = ab->count_answers;
+            count_leaf(&s->unique, &s->answer_depth_min, &s->answer_depth_max,
+                       &s->answer_depth_sum, 0);
+        }
+    }
+    table_obj_free(ab->ts, ab->c, K_ANS_NODE, a->root);
     a->root = NULL;
 }
 
 /* A subgoal trie: what `ab` says of its leaves, and (NS, or the last
  * thread's pass) its nodes.  A root without arguments is its own leaf. */
 static void abolish_subgoals(abolish *ab, tnode *root, const pred *p) {
+    if (ab->count_subgoals != NULL) ab->count_subgoals->subgoal_nodes++;
     if (p->arity == 0) {
+        table_stats *s = ab->count_subgoals;
+        if (s != NULL) {
+            count_leaf(&s->calls, &s->subgoal_depth_min, &s->subgoal_depth_max,
+                       &s->subgoal_depth_sum, 0);
+        }
         if (atomic_load_explicit(&root->down, memory_order_relaxed) != 0) {
             free_subgoal_leaf(ab, root);
         }
@@ -496,13 +543,14 @@ static void abolish_subgoals(abolish *ab, tnode *root, const pred *p) {
     if (ab->free_nodes) table_obj_free(ab->ts, ab->c, K_SG_NODE, root);
 }
 
-void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c) {
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c, table_stats *view) {
     for (int kind = K_SG_NODE; kind <= K_ANS_NODE; kind++) {
         if (c->spare[kind] != NULL) table_obj_free(ts, c, kind, c->spare[kind]);
         c->spare[kind] = NULL;
     }
     /* This thread's frames; in NS its whole tries (the others' stay). */
-    abolish ab = {ts, c, thread, K_SG_NODE, true, false, ts->design == DESIGN_NS};
+    abolish ab = {ts, c, thread, true, false, ts->design == DESIGN_NS, view,
+                  ts->design == DESIGN_FS ? NULL : view};
     for (uint32_t t = 0; t < ts->prog->ntabled; t++) {
         tnode *root = view_root(ts, thread, t);
         if (root == NULL) continue;
@@ -513,8 +561,8 @@ void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c) {
     }
 }
 
-void table_abolish_shared(tablespace *ts, table_thread *c) {
-    abolish ab = {ts, c, 0, K_SG_NODE, true, true, true};
+void table_abolish_shared(tablespace *ts, table_thread *c, table_stats *view) {
+    abolish ab = {ts, c, 0, true, true, true, NULL, ts->design == DESIGN_FS ? view : NULL};
     for (uint32_t t = 0; t < ts->prog->ntabled && ts->design != DESIGN_NS; t++) {
         tnode *root = atomic_load_explicit(&ts->shared_roots[t], memory_order_relaxed);
         if (root == NULL) continue;
@@ -522,74 +570,4 @@ void table_abolish_shared(tablespace *ts, table_thread *c) {
         atomic_store_explicit(&ts->shared_roots[t], NULL, memory_order_relaxed);
     }
     trie_free_retired(ts, c);
-}
-
-/* ---- what the tables hold, as one thread sees them: one walk per trie ---- */
-
-typedef struct counting {
-    tablespace *ts;
-    unsigned thread;
-    table_stats *s;
-    uint64_t nodes; /* of the trie being walked */
-} counting;
-
-static void count_answer_node(void *arg, tnode *node, uint32_t depth, bool leaf) {
-    counting *k = arg;
-    (void)node;
-    k->nodes++;
-    if (!leaf) return;
-    table_stats *s = k->s;
-    if (s->unique == 0 || depth < s->answer_depth_min) s->answer_depth_min = depth;
-    if (depth > s->answer_depth_max) s->answer_depth_max = depth;
-    s->answer_depth_sum += depth;
-    s->unique++;
-}
-
-/* A subgoal leaf: one call, and the answers this thread sees for it. */
-static void count_call(counting *k, tnode *leaf, uint32_t depth) {
-    tablespace *ts = k->ts;
-    table_stats *s = k->s;
-    uintptr_t d = atomic_load_explicit(&leaf->down, memory_order_acquire);
-    const answers *a = NULL;
-    switch (ts->design) {
-    case DESIGN_NS: a = d ? ((sgframe *)d)->ans : NULL; break;
-    case DESIGN_SS: a = ((sgframe **)d)[k->thread] ? ((sgframe **)d)[k->thread]->ans : NULL; break;
-    case DESIGN_FS: a = &((sgentry *)d)->ans; break;
-    }
-    if (s->calls == 0 || depth < s->subgoal_depth_min) s->subgoal_depth_min = depth;
-    if (depth > s->subgoal_depth_max) s->subgoal_depth_max = depth;
-    s->subgoal_depth_sum += depth;
-    s->calls++;
-    if (a == NULL) return;
-    counting answers_walk = {ts, k->thread, s, 1}; /* the root */
-    if (a->nvars == 0) {
-        /* The root is the answer, if there is one. */
-        if (atomic_load_explicit(&a->count, memory_order_acquire) > 0) {
-            count_answer_node(&answers_walk, a->root, 0, true);
-            answers_walk.nodes--;
-        }
-    } else {
-        trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
-                  count_answer_node, &answers_walk);
-    }
-    s->answer_nodes += answers_walk.nodes;
-}
-
-static void count_subgoal_node(void *arg, tnode *node, uint32_t depth, bool leaf) {
-    counting *k = arg;
-    k->nodes++;
-    if (leaf) count_call(k, node, depth);
-}
-
-void table_view_stats(tablespace *ts, unsigned thread, table_stats *s) {
-    memset(s, 0, sizeof *s);
-    for (uint32_t t = 0; t < ts->prog->ntabled; t++) {
-        const pred *p = ts->prog->tabled[t];
-        tnode *root = view_root(ts, thread, t);
-        if (root == NULL) continue;
-        counting k = {ts, thread, s, 1}; /* the root */
-        if (p->arity == 0) count_call(&k, root, 0);
-        else trie_walk(root, p->arity, false, count_subgoal_node, &k);
-        s->subgoal_nodes += k.nodes;
-    }
 }

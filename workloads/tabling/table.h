@@ -174,18 +174,19 @@ static inline void answers_set_complete(answers *ans) {
 void table_run_start(tablespace *ts);
 void table_thread_done(tablespace *ts, unsigned thread);
 
-/* Abolishing the tables: each thread frees what is private to it, then the
- * last thread the shared rest. */
-void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c);
-void table_abolish_shared(tablespace *ts, table_thread *c);
-
 /* What the tables hold as one thread sees them (the paper's Table I). */
 typedef struct table_stats {
     uint64_t calls, subgoal_nodes, unique, answer_nodes;
     uint64_t subgoal_depth_min, subgoal_depth_max, subgoal_depth_sum; /* over calls */
     uint64_t answer_depth_min, answer_depth_max, answer_depth_sum;    /* over answers */
 } table_stats;
-void table_view_stats(tablespace *ts, unsigned thread, table_stats *s);
+
+/* Abolishing the tables: each thread frees what is private to it, then the
+ * last thread the shared rest.  The walks that free the tables also count
+ * what thread 0 saw into `view` (zeroed before): pass it to thread 0's
+ * private pass and to the shared pass, NULL to the other threads'. */
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c, table_stats *view);
+void table_abolish_shared(tablespace *ts, table_thread *c, table_stats *view);
 
 /* Memory used by the allocator for the table space's objects. */
 typedef struct table_memory_report {

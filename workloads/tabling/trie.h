@@ -2,7 +2,8 @@
  * writer per parent node: nodes, their children (a sibling list while they
  * are few, an open-addressing table beyond), the lock array writers take,
  * the epochs after which a replaced child table may be freed, and one walk
- * for everything that visits whole tries (counting, abolishing).
+ * for everything that visits whole tries (abolishing, which counts them on
+ * the way).
  *
  * A path from a root spells terms in preorder: a constant or variable is
  * one token, a compound its functor token and then its arguments' tokens,
