@@ -35,6 +35,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -42,6 +43,7 @@ from hugeheap.measure.allocators import derive, resolve  # noqa: E402
 from hugeheap.measure.runner import run as run_measured  # noqa: E402
 
 Row = tuple[str, str, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -343,23 +345,23 @@ def main() -> int:
                         "fib-30000,nrev-1000 (default all)")
     parser.add_argument("--build", type=Path, default=ROOT / "build")
     args = parser.parse_args()
+    def chosen(items: list[T], name: Callable[[T], str], example: str) -> list[T]:
+        """The items --rows names (all without it)."""
+        if not args.rows:
+            return items
+        wanted = set(args.rows.split(","))
+        kept = [item for item in items if name(item) in wanted]
+        if len(kept) != len(wanted):
+            parser.error(f"--rows: not all of {sorted(wanted)} are {example}")
+        return kept
+
     if args.section == "programs":
-        families = FAMILIES
-        if args.rows:
-            wanted = set(args.rows.split(","))
-            families = [f for f in FAMILIES if f"{f[0]}-{f[1]}" in wanted]
-            if len(families) != len(wanted):
-                parser.error(f"--rows: not all of {sorted(wanted)} are programs such as nrev-1000")
+        families = chosen(FAMILIES, lambda f: f"{f[0]}-{f[1]}", "programs such as nrev-1000")
         if shutil.which("swipl") is None:
             parser.error("swipl is not installed (Debian package swi-prolog-core)")
         against_swipl_programs(args.build, families, args.repeat)
         return 0
-    rows = ROWS
-    if args.rows:
-        wanted = set(args.rows.split(","))
-        rows = [r for r in ROWS if f"{r[0]}-{r[1]}" in wanted]
-        if len(rows) != len(wanted):
-            parser.error(f"--rows: not all of {sorted(wanted)} are rows such as left-btree")
+    rows = chosen(ROWS, lambda r: f"{r[0]}-{r[1]}", "rows such as left-btree")
     if args.section in ("swipl", "threads") and shutil.which("swipl") is None:
         parser.error("swipl is not installed (Debian package swi-prolog-core)")
     if args.section == "table1":

@@ -475,37 +475,23 @@ static bool unify_call(engine *e, frame *f, term h, term p) {
     for (;;) {
         if (is_var(p)) return unify(e, f->env, h, make_ref(base + var_index(p)));
         h = deref(f->env, h);
-        if (is_ground(p)) {
-            if (is_ref(h)) {
-                f->env[ref_slot(h)] = p;
-                return true;
-            }
-            if (is_const(p) || h == p) return h == p;
-            if (!is_compound(h)) return false;
-            /* A ground compound means the same here: its arguments need no
-             * dereferencing. */
-            const compound *x = term_compound(h), *y = term_compound(p);
-            if (x->functor != y->functor) return false;
-            check_stack(e);
-            uint32_t last = x->arity - 1u;
-            for (uint32_t i = 0; i < last; i++) {
-                if (!unify_call(e, f, x->args[i], y->args[i])) return false;
-            }
-            h = x->args[last];
-            p = y->args[last];
-            continue;
-        }
-        /* p: a compound with variables */
-        const compound *y = term_compound(p);
         if (is_ref(h)) {
-            uint32_t slot_of[f->ncall + 1];
-            for (uint32_t k = 0; k < f->ncall; k++) slot_of[k] = base + k;
-            uint32_t all = f->ncall;
-            f->env[ref_slot(h)] = instantiate(e, f, p, slot_of, &all);
+            if (is_ground(p)) {
+                f->env[ref_slot(h)] = p;
+            } else {
+                uint32_t slot_of[f->ncall + 1];
+                for (uint32_t k = 0; k < f->ncall; k++) slot_of[k] = base + k;
+                uint32_t all = f->ncall;
+                f->env[ref_slot(h)] = instantiate(e, f, p, slot_of, &all);
+            }
             return true;
         }
+        if (is_ground(p) && (is_const(p) || h == p)) return h == p;
         if (!is_compound(h)) return false;
-        const compound *x = term_compound(h);
+        /* p is a compound; a ground one means the same here (its arguments
+         * need no dereferencing), one with variables is matched against
+         * h's arguments. */
+        const compound *x = term_compound(h), *y = term_compound(p);
         if (x->functor != y->functor) return false;
         check_stack(e);
         uint32_t last = x->arity - 1u;
