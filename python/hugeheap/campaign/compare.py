@@ -49,6 +49,10 @@ def comparison_suite(command: list[str], modes: list[AllocatorMode], adapter: st
     """The campaign of the comparison, as a Suite the coordinator runs. The
     instance is the command's last argument that is a file (an input file,
     whose answer the adapter may check), else the command itself."""
+    # The runs start in folders of their own: files named relative to where
+    # the user stands are passed as absolute paths.
+    command = [command[0], *(str(Path(word).resolve()) if os.path.isfile(word) else word
+                             for word in command[1:])]
     program = resolve_command(command)
     name = Path(program).name
     chosen = adapter or suggested_adapter(program) or "exitcode"
