@@ -1,9 +1,12 @@
 #!/usr/bin/env python3
 """hhtab's benchmarks on the tabling paper's eight path programs (left and
-right recursion over BTree 17, Pyramid 1500, Cycle 2000, Grid 35).
+right recursion over BTree 17, Pyramid 1500, Cycle 2000, Grid 35), and on
+programs of each kind of the tabling benchmark set SWI-Prolog's tabling is
+measured with (`hhtab gen FAMILY N`).
 
     python3 bench/hhtab.py table1            # Table I from hhtab --json
     python3 bench/hhtab.py swipl [--repeat 3] [--rows ...]
+    python3 bench/hhtab.py programs [--repeat 3] [--rows ...]
     python3 bench/hhtab.py threads [--repeat 3] [--rows ...] [--threads 2]
     python3 bench/hhtab.py memory [--rows ...]
 
@@ -11,6 +14,8 @@ swipl: hhtab against SWI-Prolog (`:- table path/2.`, aggregate_all(count,
 path(_,_), N)), one thread, configurations interleaved in a shuffled order per
 repetition, medians of the query's own time and of the process's wall, user
 and system time and peak memory (from /usr/bin/time, not Python's rusage).
+programs: the same for the benchmark set's kinds, each program's query
+(its first line) counted by both.
 threads: the paper's overhead ratios at 2 threads, T(2 threads) / T(1 thread,
 ns), for ns/ss/fs x --alloc pool/malloc, first and second runs (--repeat 2),
 and SWI-Prolog with shared tables and 2 threads.  memory: table bytes per
@@ -30,6 +35,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -37,6 +43,7 @@ from hugeheap.measure.allocators import derive, resolve  # noqa: E402
 from hugeheap.measure.runner import run as run_measured  # noqa: E402
 
 Row = tuple[str, str, int]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,6 +59,12 @@ Runner = Callable[[Row, Config], dict[str, float]]
 
 ROWS = [(rec, shape, n) for rec in ("left", "right")
         for shape, n in (("btree", 17), ("pyramid", 1500), ("cycle", 2000), ("grid", 35))]
+# The benchmark set's kinds (hhtab gen FAMILY N), at sizes where SWI-Prolog
+# takes a fraction of a second to seconds; the pyramid of the set is the
+# path program's right recursion over Pyramid 500.
+FAMILIES = [("fib", 30000), ("nrev", 1000), ("nrev", 2000), ("shuttle", 200000),
+            ("pingpong", 200000), ("recognize", 200000), ("loop", 150), ("chain", 300),
+            ("pyramid", 500), ("joins", 13), ("mondial", 3000)]
 COUNT_GOAL = "aggregate_all(count, path(_,_), N)"
 FOREIGN_LIMIT = 0.1
 DISTURBED: list[float] = []
@@ -182,38 +195,84 @@ def table1(build: Path, rows: list[Row]) -> None:
               f"{r['answer_trie_nodes']:,} | {ad[0]}/{ad[1]:.2f}/{ad[2]} |", flush=True)
 
 
-def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
-    base = ("--design", "ns", "--alloc", "pool")
-    configs = {"hhtab": Config(base), "hhtab, THP off": Config(base, (("HUGEHEAP_THP", "off"),)),
-               "swipl": Config(None)}
+def family_program(build: Path, family: str, n: int) -> tuple[Path, str]:
+    """A benchmark set kind's program and its query (the first line's)."""
+    if family == "pyramid":
+        path = program(build, ("right", "pyramid", n))
+        return path, "path(X,Y)"
+    path = build / "hhtab-bench" / f"{family}-{n}.pl"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        subprocess.run([str(build / "bin" / "hhtab"), "gen", family, str(n), "-o", str(path)],
+                       check=True)
+    with path.open() as text:
+        first = text.readline()
+    if not first.startswith("% query: "):
+        raise SystemExit(f"{path}: the first line names no query")
+    return path, first[len("% query: "):].strip()
 
+
+# hhtab (THP on and off) against SWI-Prolog, one thread.
+SWIPL_CONFIGS = {"hhtab": Config(("--design", "ns", "--alloc", "pool")),
+                 "hhtab, THP off": Config(("--design", "ns", "--alloc", "pool"),
+                                          (("HUGEHEAP_THP", "off"),)),
+                 "swipl": Config(None)}
+
+
+def print_against_swipl(results: dict[tuple[str, str], list[dict[str, float]]],
+                        labels: dict[str, str], repeat: int) -> None:
+    """The table of a swipl comparison, a row per label (row name -> label),
+    after checking that both count the same answers."""
+    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
+          "the whole process; peak: its largest resident memory.\n")
+    print("| benchmark | answers | swipl query s | hhtab query s (speed-up) | hhtab, THP off, "
+          "query s (speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, "
+          "THP off, wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
+    print("|---|---|---|---|---|---|---|---|---|")
+
+    def process(rs: list[dict[str, float]]) -> str:
+        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
+
+    for name, label in labels.items():
+        h, off, s = (results[(name, config)] for config in SWIPL_CONFIGS)
+        if len({r["answers"] for r in h + off + s}) != 1:
+            raise SystemExit(f"{label}: hhtab and swipl count different answers")
+        sq = med(s, "query")
+        print(f"| {label} | {int(s[0]['answers']):,} | {sq:.3g} | {med(h, 'query'):.3g} "
+              f"({sq / med(h, 'query'):.2f}) | {med(off, 'query'):.3g} "
+              f"({sq / med(off, 'query'):.2f}) | {process(s)} | {process(h)} | {process(off)} | "
+              f"{med(s, 'rss') / 2**20:.0f}, {med(h, 'rss') / 2**20:.0f}, "
+              f"{med(off, 'rss') / 2**20:.0f} |", flush=True)
+
+
+def against_swipl_programs(build: Path, families: list[tuple[str, int]], repeat: int) -> None:
+    rows: list[Row] = [(family, family, n) for family, n in families]
+
+    def run(row: Row, config: Config) -> dict[str, float]:
+        path, goal = family_program(build, row[0], row[2])
+        if config.options is None:
+            out, t = timed(["swipl", "-g", f"get_time(T0), aggregate_all(count, ({goal}), N), "
+                            "get_time(T1), S is T1 - T0, write(N-S), nl", "-t", "halt",
+                            str(path)])
+            answers, seconds = out.strip().splitlines()[-1].split("-")
+            return {**t, "query": float(seconds), "answers": float(answers)}
+        out, t = timed([str(build / "bin" / "hhtab"), "run", str(path), "--query", goal,
+                        "--json", *config.options], dict(config.env))
+        r = json.loads(out)
+        return {**t, "query": r["seconds"][0], "answers": r["answers"]}
+
+    results = interleaved(SWIPL_CONFIGS, repeat, rows, run)
+    print_against_swipl(results, {row_name(row): f"{row[0]} {row[2]}" for row in rows}, repeat)
+
+
+def against_swipl(build: Path, rows: list[Row], repeat: int) -> None:
     def run(row: Row, config: Config) -> dict[str, float]:
         if config.options is None:
             return swipl(build, row)
         return hhtab(build, row, *config.options, env=dict(config.env))
 
-    results = interleaved(configs, repeat, rows, run)
-    print(f"Medians of {repeat}; query: the query's own time (program loaded); wall, user, sys: "
-          "the whole process.\n")
-    print("| benchmark | swipl query s | hhtab query s (speed-up) | hhtab, THP off, query s "
-          "(speed-up) | swipl wall / user / sys s | hhtab wall / user / sys s | hhtab, THP off, "
-          "wall / user / sys s | peak MiB: swipl, hhtab, THP off |")
-    print("|---|---|---|---|---|---|---|---|")
-
-    def process(rs: list[dict[str, float]]) -> str:
-        return f"{med(rs, 'wall'):.2f} / {med(rs, 'user'):.2f} / {med(rs, 'sys'):.2f}"
-
-    for row in rows:
-        h = results[(row_name(row), "hhtab")]
-        off = results[(row_name(row), "hhtab, THP off")]
-        s = results[(row_name(row), "swipl")]
-        if len({r["answers"] for r in h + off + s}) != 1:
-            raise SystemExit(f"{row_name(row)}: hhtab and swipl count different answers")
-        sq = med(s, "query")
-        print(f"| {row_name(row)} | {sq:.2f} | {med(h, 'query'):.2f} ({sq / med(h, 'query'):.2f}) "
-              f"| {med(off, 'query'):.2f} ({sq / med(off, 'query'):.2f}) | {process(s)} | "
-              f"{process(h)} | {process(off)} | {med(s, 'rss') / 2**20:.0f}, "
-              f"{med(h, 'rss') / 2**20:.0f}, {med(off, 'rss') / 2**20:.0f} |")
+    results = interleaved(SWIPL_CONFIGS, repeat, rows, run)
+    print_against_swipl(results, {row_name(row): row_name(row) for row in rows}, repeat)
 
 
 def overheads(build: Path, rows: list[Row], repeat: int, threads: int) -> None:
@@ -279,18 +338,30 @@ def memory(build: Path, rows: list[Row]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("section", choices=["table1", "swipl", "threads", "memory"])
+    parser.add_argument("section", choices=["table1", "swipl", "programs", "threads", "memory"])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--threads", type=int, default=2, help="threads: each run's threads")
-    parser.add_argument("--rows", help="comma-separated, e.g. left-cycle,right-grid (default all)")
+    parser.add_argument("--rows", help="comma-separated, e.g. left-cycle,right-grid or (programs) "
+                        "fib-30000,nrev-1000 (default all)")
     parser.add_argument("--build", type=Path, default=ROOT / "build")
     args = parser.parse_args()
-    rows = ROWS
-    if args.rows:
+    def chosen(items: list[T], name: Callable[[T], str], example: str) -> list[T]:
+        """The items --rows names (all without it)."""
+        if not args.rows:
+            return items
         wanted = set(args.rows.split(","))
-        rows = [r for r in ROWS if f"{r[0]}-{r[1]}" in wanted]
-        if len(rows) != len(wanted):
-            parser.error(f"--rows: not all of {sorted(wanted)} are rows such as left-btree")
+        kept = [item for item in items if name(item) in wanted]
+        if len(kept) != len(wanted):
+            parser.error(f"--rows: not all of {sorted(wanted)} are {example}")
+        return kept
+
+    if args.section == "programs":
+        families = chosen(FAMILIES, lambda f: f"{f[0]}-{f[1]}", "programs such as nrev-1000")
+        if shutil.which("swipl") is None:
+            parser.error("swipl is not installed (Debian package swi-prolog-core)")
+        against_swipl_programs(args.build, families, args.repeat)
+        return 0
+    rows = chosen(ROWS, lambda r: f"{r[0]}-{r[1]}", "rows such as left-btree")
     if args.section in ("swipl", "threads") and shutil.which("swipl") is None:
         parser.error("swipl is not installed (Debian package swi-prolog-core)")
     if args.section == "table1":

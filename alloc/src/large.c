@@ -188,6 +188,18 @@ void _hh_large_usage(hh_large_usage *usage) {
     usage->cached_bytes = atomic_load_explicit(&cached_bytes_seen, memory_order_relaxed);
 }
 
+/* A block's header agrees with itself (HH_ASSERT): the cookie of its
+ * pointer, the pointer aligned as asked and a page after the mapping's start
+ * at least, the mapping ending where the usable bytes end, the request within
+ * them. */
+static inline bool large_is_valid(const hh_large *h, const void *user) {
+    uintptr_t u = (uintptr_t)user, base = (uintptr_t)h->map_base;
+    return h->cookie == _hh_large_cookie(user) && h->alignment >= 16 &&
+           (h->alignment & (h->alignment - 1)) == 0 && (u & (h->alignment - 1)) == 0 &&
+           u >= base + HH_OS_PAGE && (h->map_size & (HH_OS_PAGE - 1)) == 0 &&
+           base + h->map_size == u + h->usable && h->requested <= h->usable;
+}
+
 static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
                      bool small_pages, size_t requested) {
     char *user = base + lead;
@@ -268,6 +280,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
     }
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
     hh_large *large = _hh_large_of(user);
+    HH_ASSERT(large_is_valid(large, user));
     _hh_os_count_demand((intptr_t)large->usable);
     count_live(1, (int64_t)size, (int64_t)large->map_size);
     if (!cached) _hh_stats_count_mapped((intptr_t)large->map_size, false);
@@ -276,6 +289,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
 }
 
 void _hh_large_free(hh_large *large, void *user) {
+    HH_ASSERT(large_is_valid(large, user));
     atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
     _hh_os_count_demand(-(intptr_t)large->usable);
     count_live(-1, -(int64_t)large->requested, -(int64_t)large->map_size);
@@ -314,6 +328,7 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
 /* Returns the block, resized where it is or moved by remapping; NULL when
  * neither is possible, and the caller allocates, copies and frees. */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
+    HH_ASSERT(large_is_valid(large, user));
     size_t lead = (size_t)((char *)user - large->map_base);
     hh_heap *heap = _hh_heap;
     if (size <= large->usable) {
@@ -353,7 +368,9 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
         large->usable = new_size - lead;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
     } else {
-        size_t alignment = large->alignment; /* the header moves with the block */
+        /* The header moves with the block, to a place aligned to 2 MiB:
+         * realloc keeps only malloc's alignment, and that is what it has. */
+        size_t alignment = large->alignment < HH_UNIT ? large->alignment : HH_UNIT;
         bool small_pages = large->small_pages;
         char *target = move_mapping(large, user, span);
         errno = saved;

@@ -227,8 +227,36 @@ static void check_double_free(pool_page *page, hh_block *object, bool owner) {
     }
 }
 
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* The owner's view of a page (HH_ASSERT_EXPENSIVE): no more carved than fit,
+ * and its free list no longer than the carved objects, each one of them. */
+static bool page_is_valid(const pool_page *page) {
+    uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
+    if (carved > page->capacity || page->area != (const char *)page + _hh_align_up(sizeof *page, 64)) {
+        return false;
+    }
+    uint32_t n = 0;
+    for (const hh_block *b = page->free; b != NULL; b = b->next) {
+        if (++n > carved || !object_in_page(page, b)) return false;
+    }
+    return true;
+}
+
+/* The pool's page count is the pages carved from its regions (pool lock
+ * held): every region but the newest whole, the newest up to region_next. */
+static bool pool_counts_are_valid(const hh_pool *pool) {
+    size_t regions = 0;
+    for (const pool_page *r = pool->regions; r != NULL; r = r->next_region) regions++;
+    if (regions == 0) return pool->pages == 0;
+    size_t in_newest = (size_t)(pool->region_next - (char *)pool->regions) / POOL_PAGE;
+    return pool->region_end == (char *)pool->regions + POOL_REGION &&
+           pool->pages == (regions - 1) * (POOL_REGION / POOL_PAGE) + in_newest;
+}
+#endif
+
 /* Gives the page something to hand out if it can. */
 static bool refill(pool_page *page) {
+    HH_ASSERT_EXPENSIVE(page_is_valid(page));
     if (page->free != NULL) return true;
     collect_remote(page);
     if (page->free != NULL) return true;
@@ -278,6 +306,7 @@ static pool_page *carve_page(hh_pool *pool) {
     page->area = (char *)page + _hh_align_up(sizeof *page, 64);
     page->capacity = (uint32_t)((POOL_PAGE - _hh_align_up(sizeof *page, 64)) / pool->object_size);
     pool->pages++;
+    HH_ASSERT_EXPENSIVE(pool_counts_are_valid(pool));
     return page;
 }
 

@@ -306,6 +306,40 @@ static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
 
 /* ----------------------------------------------------- the page heap */
 
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* The region's counts agree with its bitmaps (HH_ASSERT_EXPENSIVE: a walk of
+ * both bitmaps): the header is in use, free_pages counts the clear bits of
+ * used, dirty_free the free pages holding memory, no free page lies below
+ * first_free, and a unit with a written free page is marked touched. */
+static bool region_is_valid(const hh_region *r) {
+    if (r->cookie != _hh_region_cookie(r)) return false;
+    if (find_bit(r->used, 0, r->header_pages, false) != r->header_pages) return false;
+    size_t free_pages = 0, dirty_free = 0;
+    for (size_t w = 0; w < HH_REGION_WORDS; w++) {
+        free_pages += (size_t)__builtin_popcountll(~r->used[w]);
+        uint64_t dirty_and_free = r->dirty[w] & ~r->used[w];
+        dirty_free += (size_t)__builtin_popcountll(dirty_and_free);
+        for (; dirty_and_free != 0; dirty_and_free &= dirty_and_free - 1) {
+            size_t page = w * 64 + (size_t)__builtin_ctzll(dirty_and_free);
+            if (!(r->touched_units & ((uint32_t)1 << (page / HH_UNIT_PAGES)))) return false;
+        }
+    }
+    return free_pages == r->free_pages && dirty_free == r->dirty_free &&
+           find_bit(r->used, 0, r->first_free, false) == r->first_free;
+}
+
+/* Every region valid, and their written free pages are the heap's count. */
+static bool heap_is_valid_locked(void) {
+    uint64_t dirty = 0;
+    for (const hh_region *r = regions; r != NULL; r = r->next) {
+        if (!region_is_valid(r)) return false;
+        if (r->next != NULL && r->next <= r) return false; /* address order */
+        dirty += r->dirty_free;
+    }
+    return dirty == dirty_free_pages;
+}
+#endif
+
 /* Hands out [idx, idx + n) of r; the count of those pages that held memory.
  * Their dirty bits stay as they were until they come back. */
 static size_t take_locked(hh_region *r, size_t idx, size_t n) {
@@ -320,6 +354,7 @@ static size_t take_locked(hh_region *r, size_t idx, size_t n) {
     }
     touch_units_locked(r, idx, n);
     demand_changed_locked((int64_t)n);
+    HH_ASSERT_EXPENSIVE(region_is_valid(r));
     return dirty;
 }
 
@@ -378,6 +413,7 @@ static void free_locked(hh_region *r, size_t idx, size_t n, size_t written) {
     dirty_free_pages += dirty;
     if (idx < r->first_free) r->first_free = (uint32_t)idx;
     demand_changed_locked(-(int64_t)n);
+    HH_ASSERT_EXPENSIVE(region_is_valid(r));
 }
 
 /* ------------------------------------------------- the release policy */
@@ -386,6 +422,16 @@ typedef struct purge_run {
     hh_region *region;
     size_t idx, n;
 } purge_run;
+
+/* Marks free pages [idx, idx + n) used while they are given back outside the
+ * lock, so that nobody takes them meanwhile; finish_purge_locked frees them. */
+static void hold_for_purge_locked(hh_region *r, size_t idx, size_t n) {
+    size_t dirty = count_bits(r->dirty, idx, idx + n);
+    set_bits(r->used, idx, idx + n, true);
+    r->free_pages -= (uint32_t)n;
+    r->dirty_free -= (uint32_t)dirty;
+    dirty_free_pages -= dirty;
+}
 
 /* Whether unit u of r has been quiet (nothing handed out from it) for the
  * release delay, or everything is to go. */
@@ -415,7 +461,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
             if (huge) {
                 if (find_bit(r->used, from, to, true) != to) continue;
-                set_bits(r->used, from, to, true);
+                hold_for_purge_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
                 continue;
             }
@@ -428,7 +474,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
                 if (i == from) break;
                 size_t start = i;
                 while (start > from && bit(r->dirty, start - 1) && !bit(r->used, start - 1)) start--;
-                set_bits(r->used, start, i, true);
+                hold_for_purge_locked(r, start, i - start);
                 runs[count++] = (purge_run){r, start, i - start};
                 end = start;
             }
@@ -445,9 +491,8 @@ static void finish_purge_locked(const purge_run *runs, size_t count) {
         size_t dirty = count_bits(r->dirty, idx, idx + n);
         set_bits(r->dirty, idx, idx + n, false);
         set_bits(r->used, idx, idx + n, false);
+        r->free_pages += (uint32_t)n;
         if (idx < r->first_free) r->first_free = (uint32_t)idx;
-        r->dirty_free -= (uint32_t)dirty;
-        dirty_free_pages -= dirty;
         atomic_fetch_add_explicit(&_hh_gstats.bytes_released, dirty << HH_OS_PAGE_SHIFT,
                                   memory_order_relaxed);
         for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
@@ -498,6 +543,7 @@ static size_t release_locked(bool everything) {
         purge_runs(runs, count);
         _hh_lock();
         finish_purge_locked(runs, count);
+        HH_ASSERT_EXPENSIVE(heap_is_valid_locked());
         for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
         if (!everything) break; /* one batch per check: the rest at the next one */
     }

@@ -145,7 +145,7 @@ def test_tabling_answer_counts_of_swipl_and_hhtab(tmp_path: Path) -> None:
         code, output = run(hhtab, "run", program, "--query", "path(X,Y)", "--json")
         answer = classify("hhtab", code, output)
         assert (answer.verdict, answer.value) == ("answers", str(answers)), shape
-    (tmp_path / "bad.pl").write_text("p(f(a)).\n")
+    (tmp_path / "bad.pl").write_text("p(a.\n")  # a syntax error
     code, output = run(hhtab, "run", tmp_path / "bad.pl", "--query", "p(X)", "--json")
     assert classify("hhtab", code, output).verdict == "error"
     assert classify("hhtab", 0, "no json").verdict == "unknown"

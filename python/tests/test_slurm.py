@@ -123,7 +123,9 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
         for run in runs)
     noise = statistics.median(math.log(max(times(here, run)) / min(times(here, run)))
                               for run in runs)
-    assert difference <= noise, (difference, noise, here, there)
+    # (With a floor of 15%: three repetitions of sub-second runs on a shared
+    # 2-core machine can show less spread than the machine has.)
+    assert difference <= max(noise, 0.15), (difference, noise, here, there)
 
 @dataclass
 class InFlight:

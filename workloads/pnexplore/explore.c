@@ -56,7 +56,14 @@ typedef struct shared {
     char stopped[256];
     pthread_mutex_t stop_lock;
     _Atomic(state_ref) deadlock;
-    _Atomic(int) resize_requested, parked;
+    _Atomic(int) resize_requested;
+    /* Resizes are numbered; a thread parks for the one running when it
+     * parked, counted by that number's parity, so that a resize that starts
+     * the moment the last one ended does not count a thread still leaving
+     * the last one (it would swap the table under that thread's feet). */
+    _Atomic(unsigned) resize_epoch;
+    _Atomic(int) parked[2];
+    _Atomic(int) gone; /* threads that ended, or never started */
     /* A resize of the shared table, done by every parked thread together. */
     table rehash_to;
     _Atomic(int) rehash_ready;
@@ -275,12 +282,14 @@ static void rehash_chunks(shared *s) {
 
 static void park_if_asked(shared *s) {
     if (atomic_load_explicit(&s->resize_requested, memory_order_acquire) == 0) return;
-    atomic_fetch_add(&s->parked, 1);
-    while (atomic_load_explicit(&s->resize_requested, memory_order_acquire) != 0) {
+    unsigned epoch = atomic_load(&s->resize_epoch);
+    atomic_fetch_add(&s->parked[epoch & 1], 1);
+    while (atomic_load_explicit(&s->resize_requested, memory_order_acquire) != 0 &&
+           atomic_load(&s->resize_epoch) == epoch) {
         rehash_chunks(s);
         sched_yield();
     }
-    atomic_fetch_sub(&s->parked, 1);
+    atomic_fetch_sub(&s->parked[epoch & 1], 1);
 }
 
 /* Every other thread parks at its next safe point while the shared table
@@ -291,9 +300,13 @@ static void resize_shared(shared *s) {
         park_if_asked(s); /* another thread is resizing: wait for it like the rest */
         return;
     }
-    while (atomic_load(&s->parked) < (int)s->opt->threads - 1) sched_yield();
+    unsigned epoch = atomic_load(&s->resize_epoch);
+    while (atomic_load(&s->parked[epoch & 1]) + atomic_load(&s->gone) < (int)s->opt->threads - 1) {
+        sched_yield();
+    }
     uint64_t added = s->main.mask + 1;
     if (!within_budget(s, added) || !map_doubled(s, &s->rehash_to, added * 2)) {
+        atomic_fetch_add(&s->resize_epoch, 1);
         atomic_store(&s->resize_requested, 0);
         return;
     }
@@ -310,6 +323,7 @@ static void resize_shared(shared *s) {
     table_free(&s->main);
     s->main.slots = s->rehash_to.slots;
     s->main.mask = s->rehash_to.mask;
+    atomic_fetch_add(&s->resize_epoch, 1); /* the parked threads go, before a new resize starts */
     atomic_store(&s->resize_requested, 0);
 }
 
@@ -535,7 +549,7 @@ static void *work(void *arg) {
     }
     flush_count(s, w, true);
     /* Leaving: let a resize that waits for everybody go on. */
-    atomic_fetch_add(&s->parked, 1);
+    atomic_fetch_add(&s->gone, 1);
     return NULL;
 }
 
@@ -670,7 +684,7 @@ static int run(shared *s, explore_result *result, explore_outcome *outcome) {
     }
     if (failure) { /* stop the threads that run; count the others as gone */
         stop_with(s, "a thread could not be started");
-        atomic_fetch_add(&s->parked, (int)(opt->threads - started));
+        atomic_fetch_add(&s->gone, (int)(opt->threads - started));
     }
     for (unsigned i = 0; i < started; i++) pthread_join(s->workers[i].thread, NULL);
     if (failure) {

@@ -1,12 +1,23 @@
-/* SLG resolution with local scheduling, for function-free programs.
+/* SLG resolution with local scheduling.
  *
  * A derivation is a chain of frames: a clause, the literal it is at, and its
- * environment (a flat array of slots, since terms are constants or
- * variables).  Frames are never changed once made: each solution of a literal
- * continues in a fresh copy with the new bindings, so a frame can be kept as
- * a continuation.  The body's end returns the solution to the caller's frame
- * (a non-tabled call) or adds it as an answer to the generator the chain
- * belongs to.
+ * environment, a flat array of slots holding the clause's variables, then
+ * its call's variables, then variables that answers brought in.  A slot is
+ * unbound or holds a term: a constant, REF(another slot), or a compound
+ * whose variables are slots of the same environment (the clause's own
+ * compounds are such) or none (ground compounds, shared by every frame).
+ * Frames are never changed once another may see them: each solution of a
+ * call continues in a fresh copy with the new bindings, so a frame can be
+ * kept as a continuation.  Built-ins (=, is, comparisons, \+) continue in
+ * the frame they run in: no one else holds it yet.  The body's end returns
+ * the solution to the caller's frame (a non-tabled call) or adds it as an
+ * answer to the generator the chain belongs to.
+ *
+ * Terms cross from one clause's environment to another's only as canonical
+ * terms (variables VAR(k), numbered by first occurrence): a call's pattern,
+ * a solution, an answer.  Compounds a derivation builds live on the
+ * thread's term heap, given back when the derivation step that made them
+ * returns; a continuation kept for later copies what it refers to.
  *
  * A tabled call looks its variant up in the subgoal trie.  A complete table is
  * read; a new subgoal is evaluated at once (its clauses run to the end), and
@@ -21,6 +32,8 @@
  * derivations of an answer already in the table. */
 #include "engine.h"
 
+#include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,9 +43,10 @@ typedef struct frame {
     const clause *cl;
     struct frame *parent; /* the caller, at its call literal; NULL: generator clause or query */
     sgframe *gen;         /* the subgoal this derivation makes answers for; NULL: the query */
-    struct frame *copy;   /* once captured: the heap copy (itself, for a heap frame) */
+    struct frame *copy;   /* once captured: the arena copy (itself, for an arena frame) */
     uint32_t lit;         /* the literal to run next (for a caller: the call) */
-    uint32_t nslots;      /* clause variables, then the call's variables */
+    uint32_t ncall;       /* the call's variables: slots cl->nvars .. cl->nvars + ncall - 1 */
+    uint32_t nslots;      /* then variables that answers brought in */
     term env[];
 } frame;
 
@@ -45,6 +59,21 @@ typedef struct direct_plan {
     term *fixed;
 } direct_plan;
 
+/* How each answer of a tabled call becomes answers of its generator
+ * through a predicate of facts that is the clause's last literal (the join
+ * of a left recursion such as path(X,Z) :- path(X,Y), edge(Y,Z)), without
+ * a frame: `arg` is the facts literal's arguments and `ans` the
+ * generator's answer, each a constant, REF(j) for the call's answer term j,
+ * or VAR(k) for the facts literal's k-th new variable (first in argument
+ * first_at[k]). */
+typedef struct fact_join {
+    const pred *p;
+    uint32_t nout, nans;
+    term *arg;
+    uint32_t *first_at;
+    term *ans;
+} fact_join;
+
 struct consumer {
     sgframe *of;       /* the subgoal it takes answers from */
     tnode *cursor;     /* the last answer taken; NULL: none yet */
@@ -53,15 +82,30 @@ struct consumer {
     consumer *next;    /* the other consumers of `of` */
     bool direct;       /* plan holds: each answer taken is an answer of k->gen */
     direct_plan plan;
+    bool joins;        /* join holds: each answer joins the facts after the call */
+    fact_join join;
     uint32_t nroots;
     uint32_t roots[];  /* the call's variables: slots of k's environment */
 };
 
+/* Memory handed out by a bump pointer over a list of chunks: the term heap
+ * (given back to a mark) and the arena of consumers (reset when the
+ * completion stack empties). */
 typedef struct chunk {
     struct chunk *next;
     size_t size;
     _Alignas(16) char data[];
 } chunk;
+
+typedef struct region {
+    chunk *chunks, *current;
+    char *at, *end;
+} region;
+
+typedef struct region_mark {
+    chunk *current;
+    char *at;
+} region_mark;
 
 struct engine {
     const program *prog;
@@ -76,9 +120,19 @@ struct engine {
     /* Subgoals with answers their consumers have not taken. */
     sgframe **work;
     uint32_t work_len, work_cap;
-    /* Consumers and captured frames, freed when the completion stack empties. */
-    chunk *chunks, *current;
-    char *at, *end;
+    region arena; /* consumers and captured frames */
+    region heap;  /* compounds of derivations */
+    /* Flattened terms for the tables, and the stacks that make and read them. */
+    term *tokens;
+    uint32_t tokens_cap;
+    struct emit *emits;
+    uint32_t emits_cap;
+    struct fill *fills;
+    uint32_t fills_cap;
+    compound **chain; /* canonical compounds whose groundness waits for their last argument */
+    uint32_t chain_len, chain_cap;
+    /* \+: where the first solution of the negated goal jumps to. */
+    jmp_buf *negation_exit;
     /* The query */
     uint64_t solutions;
     uint32_t query_vars;
@@ -88,6 +142,9 @@ struct engine {
 
 #define FRAME_WORDS(n) \
     ((sizeof(frame) + sizeof(term) * (size_t)(n) + sizeof(term) - 1) / sizeof(term))
+
+/* The generator of a \+ goal's derivations: their first solution ends it. */
+static sgframe negation_goal;
 
 static void run(engine *e, frame *f);
 
@@ -100,50 +157,87 @@ static _Noreturn void fatal(const char *message) {
 static void check_stack(const engine *e) {
     if ((const char *)__builtin_frame_address(0) < e->stack_floor) {
         fatal("evaluation nested too deeply: a chain of calls, each waiting for the next, used up "
-              "the thread's stack (deep recursion through non-tabled predicates, or a long chain "
-              "of new tabled calls)");
+              "the thread's stack (deep recursion through non-tabled predicates, a long chain "
+              "of new tabled calls, or a deeply nested term)");
     }
 }
 
-/* ---- the arena of consumers and captured frames ---- */
+static _Noreturn void runtime_error(const engine *e, const literal *l, const char *what) {
+    char message[512];
+    snprintf(message, sizeof message, "%s:%u:%u: %s", e->prog->name, l->line, l->column, what);
+    fatal(message);
+}
 
-static void *arena_alloc(engine *e, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (e->at == NULL || (size_t)(e->end - e->at) < size) {
-        chunk *c = e->current ? e->current->next : e->chunks;
-        while (c != NULL && c->size < size) c = c->next;
-        if (c == NULL) {
-            size_t bytes = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
-            c = malloc(sizeof(chunk) + bytes);
-            if (c == NULL) table_out_of_memory();
-            c->size = bytes;
-            /* Appended after the current chunk: the chunks form one list. */
-            if (e->current) {
-                c->next = e->current->next;
-                e->current->next = c;
-            } else {
-                c->next = e->chunks;
-                e->chunks = c;
-            }
+static void *grow_array(void *array, uint32_t *cap, uint32_t need, size_t item) {
+    uint32_t n = *cap ? *cap : 64;
+    while (n < need) n *= 2;
+    void *bigger = realloc(array, (size_t)n * item);
+    if (bigger == NULL) table_out_of_memory();
+    *cap = n;
+    return bigger;
+}
+
+/* ---- regions ---- */
+
+/* A chunk with room for size bytes, made current. */
+static __attribute__((noinline)) void region_next_chunk(region *r, size_t size) {
+    chunk *c = r->current ? r->current->next : r->chunks;
+    while (c != NULL && c->size < size) c = c->next;
+    if (c == NULL) {
+        size_t bytes = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
+        c = malloc(sizeof(chunk) + bytes);
+        if (c == NULL) table_out_of_memory();
+        c->size = bytes;
+        /* Appended after the current chunk: the chunks form one list. */
+        if (r->current) {
+            c->next = r->current->next;
+            r->current->next = c;
+        } else {
+            c->next = r->chunks;
+            r->chunks = c;
         }
-        e->current = c;
-        e->at = c->data;
-        e->end = c->data + c->size;
     }
-    void *p = e->at;
-    e->at += size;
+    r->current = c;
+    r->at = c->data;
+    r->end = c->data + c->size;
+}
+
+static inline void *region_alloc(region *r, size_t size) {
+    size = (size + 15) & ~(size_t)15;
+    if (r->at == NULL || (size_t)(r->end - r->at) < size) region_next_chunk(r, size);
+    void *p = r->at;
+    r->at += size;
     return p;
 }
 
-static void arena_reset(engine *e) {
-    e->current = NULL;
-    e->at = e->end = NULL;
+static inline region_mark region_top(const region *r) { return (region_mark){r->current, r->at}; }
+
+static inline void region_release(region *r, region_mark m) {
+    r->current = m.current;
+    r->at = m.at;
+    r->end = m.current ? m.current->data + m.current->size : NULL;
 }
 
-/* ---- environments ---- */
+static void region_free(region *r) {
+    for (chunk *c = r->chunks; c != NULL;) {
+        chunk *next = c->next;
+        free(c);
+        c = next;
+    }
+}
+
+static compound *new_compound(region *r, uint32_t functor, uint32_t arity, uint16_t flags) {
+    compound *c = region_alloc(r, sizeof(compound) + arity * sizeof(term));
+    c->functor = functor;
+    c->arity = (uint16_t)arity;
+    c->flags = flags;
+    return c;
+}
+
+/* ---- terms in an environment ---- */
 
 static inline term deref(const term *env, term t) {
-    while (TERM_TAG(t) == TAG_REF) {
+    while (is_ref(t)) {
         term v = env[ref_slot(t)];
         if (v == UNBOUND) return t;
         t = v;
@@ -151,69 +245,427 @@ static inline term deref(const term *env, term t) {
     return t;
 }
 
-/* Unifies two terms (constants or REF) in env. */
-static inline bool unify(term *env, term a, term b) {
-    a = deref(env, a);
-    b = deref(env, b);
-    if (a == b) return true;
-    if (TERM_TAG(a) == TAG_REF) {
-        if (TERM_TAG(b) == TAG_REF && ref_slot(b) > ref_slot(a)) env[ref_slot(b)] = a;
-        else env[ref_slot(a)] = b;
-        return true;
+/* Unifies two terms of env, binding its slots (bind), or without bind
+ * tells whether they are identical (==): the same constants, the same
+ * unbound slots, compounds alike all the way down. */
+static bool match(engine *e, term *env, term a, term b, bool bind) {
+    for (;;) {
+        a = deref(env, a);
+        b = deref(env, b);
+        if (a == b) return true;
+        if (bind && is_ref(a)) {
+            if (is_ref(b) && ref_slot(b) > ref_slot(a)) env[ref_slot(b)] = a;
+            else env[ref_slot(a)] = b;
+            return true;
+        }
+        if (bind && is_ref(b)) {
+            env[ref_slot(b)] = a;
+            return true;
+        }
+        if (!is_compound(a) || !is_compound(b)) return false;
+        const compound *x = term_compound(a), *y = term_compound(b);
+        if (x->functor != y->functor) return false;
+        check_stack(e);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) {
+            if (!match(e, env, x->args[i], y->args[i], bind)) return false;
+        }
+        a = x->args[last];
+        b = y->args[last];
     }
-    if (TERM_TAG(b) == TAG_REF) {
-        env[ref_slot(b)] = a;
-        return true;
-    }
-    return false;
 }
 
-/* A dereferenced term as a trie token: a constant as it is, an unbound slot
- * as VAR(k), k its place among the distinct slots met so far (in seen). */
-static inline term as_token(term t, uint32_t *seen, uint32_t *nseen) {
-    if (is_const(t)) return t;
+static inline bool unify(engine *e, term *env, term a, term b) { return match(e, env, a, b, true); }
+
+/* ---- canonical terms ---- */
+
+/* The unbound slots met so far, in order: slot seen[k] is VAR(k). */
+typedef struct canon {
+    uint32_t *seen;
+    uint32_t n;
+} canon;
+
+/* A call's solution seen through its caller's environment before it is
+ * bound there: unbound slot roots[k] holds tuple[k] (ground). */
+typedef struct overlay {
+    const uint32_t *roots;
+    uint32_t n;
+    const term *tuple;
+} overlay;
+
+static inline term deref_over(const term *env, const overlay *ov, term t) {
+    while (is_ref(t)) {
+        term v = env[ref_slot(t)];
+        if (v == UNBOUND) {
+            for (uint32_t k = 0; ov != NULL && k < ov->n; k++) {
+                if (ov->roots[k] == ref_slot(t)) return ov->tuple[k];
+            }
+            return t;
+        }
+        t = v;
+    }
+    return t;
+}
+
+static inline term canon_var(canon *cv, uint32_t slot) {
     uint32_t k = 0;
-    while (k < *nseen && seen[k] != ref_slot(t)) k++;
-    if (k == *nseen) seen[(*nseen)++] = ref_slot(t);
+    while (k < cv->n && cv->seen[k] != slot) k++;
+    if (k == cv->n) cv->seen[cv->n++] = slot;
     return make_var(k);
 }
 
-/* The call pattern of args under env: tok[i] a constant or VAR(j), roots[j]
- * the slot of the call's j-th distinct variable.  Returns their number. */
-static inline uint32_t make_pattern(const term *env, const term *args, uint32_t arity, term *tok,
-                                    uint32_t *roots) {
-    uint32_t m = 0;
-    for (uint32_t i = 0; i < arity; i++) tok[i] = as_token(deref(env, args[i]), roots, &m);
-    return m;
+/* Fixes the groundness of the compounds made since `base` on the chain:
+ * each was marked C_GROUND if its arguments but the last are ground; last
+ * is the term that ended the chain. */
+static void settle_chain(engine *e, uint32_t base, term last) {
+    bool ground = is_ground(last);
+    while (e->chain_len > base) {
+        compound *c = e->chain[--e->chain_len];
+        ground = ground && (c->flags & C_GROUND);
+        c->flags = ground ? C_GROUND : 0;
+    }
 }
 
-/* Binds the call's variables (roots) to a solution's tokens; the solution's
- * variables, numbered by first occurrence, alias the slots they first meet. */
-static inline void bind_tuple(term *env, const uint32_t *roots, uint32_t m, const term *tuple) {
-    uint32_t first[m + 1];
-    uint32_t fresh = 0;
+/* The canonical form of term t of env (seen through ov, if not NULL): its
+ * unbound slots become VAR(k) in cv's numbering; a ground compound is
+ * itself, others are copied onto the heap (recursion on all arguments but
+ * the last, which loops). */
+static term canon_term(engine *e, const term *env, const overlay *ov, term t, canon *cv) {
+    term result;
+    term *out = &result;
+    uint32_t base = e->chain_len;
+    for (;;) {
+        t = deref_over(env, ov, t);
+        if (is_ground(t)) {
+            *out = t;
+            break;
+        }
+        if (is_ref(t)) {
+            *out = canon_var(cv, ref_slot(t));
+            break;
+        }
+        const compound *x = term_compound(t);
+        check_stack(e);
+        compound *y = new_compound(&e->heap, x->functor, x->arity, C_GROUND);
+        *out = compound_term(y);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) {
+            term a = deref_over(env, ov, x->args[i]);
+            if (is_ref(a)) a = canon_var(cv, ref_slot(a));
+            else if (!is_ground(a)) a = canon_term(e, env, ov, a, cv);
+            y->args[i] = a;
+            if (!is_ground(a)) y->flags = 0;
+        }
+        if (e->chain_len == e->chain_cap) {
+            e->chain = grow_array(e->chain, &e->chain_cap, e->chain_len + 1, sizeof *e->chain);
+        }
+        e->chain[e->chain_len++] = y;
+        out = &y->args[last];
+        t = x->args[last];
+    }
+    settle_chain(e, base, *out);
+    return result;
+}
+
+/* The call pattern of args under env: tok[i] canonical, roots[j] the slot
+ * of the call's j-th distinct variable (room for every slot of env).
+ * Returns their number. */
+static inline uint32_t make_pattern(engine *e, const term *env, const term *args, uint32_t arity,
+                                    term *tok, uint32_t *roots) {
+    canon cv = {roots, 0};
+    for (uint32_t i = 0; i < arity; i++) {
+        term t = deref(env, args[i]);
+        if (is_ground(t)) tok[i] = t;
+        else if (is_ref(t)) tok[i] = canon_var(&cv, ref_slot(t));
+        else tok[i] = canon_term(e, env, NULL, t, &cv);
+    }
+    return cv.n;
+}
+
+/* The unbound slots of t in the order make_pattern numbers them. */
+static void collect_vars(engine *e, const term *env, term t, canon *cv) {
+    for (;;) {
+        t = deref(env, t);
+        if (is_ref(t)) {
+            canon_var(cv, ref_slot(t));
+            return;
+        }
+        if (!is_compound(t) || (term_compound(t)->flags & C_GROUND)) return;
+        const compound *x = term_compound(t);
+        check_stack(e);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) collect_vars(e, env, x->args[i], cv);
+        t = x->args[last];
+    }
+}
+
+/* The solution of a finished clause (seen through ov, if not NULL) for its
+ * call: the call's variables, canonical with one numbering.  Returns how
+ * many variables it has. */
+static inline uint32_t solution_tuple(engine *e, const frame *f, const overlay *ov,
+                                      term *tuple) {
+    uint32_t nv = f->cl->nvars;
+    uint32_t seen[f->nslots + 1];
+    canon cv = {seen, 0};
+    for (uint32_t j = 0; j < f->ncall; j++) {
+        term t = deref_over(f->env, ov, make_ref(nv + j));
+        if (is_ground(t)) tuple[j] = t;
+        else if (is_ref(t)) tuple[j] = canon_var(&cv, ref_slot(t));
+        else tuple[j] = canon_term(e, f->env, ov, t, &cv);
+    }
+    return cv.n;
+}
+
+/* A canonical term's compounds for env: VAR(k) is slot_of[k], or when k is
+ * the next new variable a fresh slot of f (then recorded in slot_of). */
+static term instantiate(engine *e, frame *f, term t, uint32_t *slot_of, uint32_t *assigned) {
+    term result;
+    term *out = &result;
+    for (;;) {
+        if (is_var(t)) {
+            uint32_t k = var_index(t);
+            if (k == *assigned) {
+                slot_of[(*assigned)++] = f->nslots;
+                f->env[f->nslots++] = UNBOUND;
+            }
+            *out = make_ref(slot_of[k]);
+            return result;
+        }
+        if (is_ground(t)) {
+            *out = t;
+            return result;
+        }
+        const compound *x = term_compound(t);
+        check_stack(e);
+        compound *y = new_compound(&e->heap, x->functor, x->arity, 0);
+        *out = compound_term(y);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) {
+            y->args[i] = instantiate(e, f, x->args[i], slot_of, assigned);
+        }
+        out = &y->args[last];
+        t = x->args[last];
+    }
+}
+
+/* Binds the call's variables (roots) to a solution (canonical, nv
+ * variables): a variable of the solution aliases the slot it first meets,
+ * or a fresh slot of f if it first occurs inside a compound. */
+static inline void bind_tuple(engine *e, frame *f, const uint32_t *roots, uint32_t m,
+                              const term *tuple, uint32_t nv) {
+    uint32_t slot_of[nv + 1];
+    uint32_t assigned = 0;
     for (uint32_t j = 0; j < m; j++) {
-        term tok = tuple[j];
-        if (is_const(tok)) {
-            env[roots[j]] = tok;
-        } else if (var_index(tok) == fresh) {
-            first[fresh++] = roots[j];
+        term t = tuple[j];
+        if (is_var(t)) {
+            if (var_index(t) == assigned) slot_of[assigned++] = roots[j];
+            else f->env[roots[j]] = make_ref(slot_of[var_index(t)]);
+        } else if (is_ground(t)) {
+            f->env[roots[j]] = t;
         } else {
-            env[roots[j]] = make_ref(first[var_index(tok)]);
+            f->env[roots[j]] = instantiate(e, f, t, slot_of, &assigned);
         }
     }
 }
 
-/* The solution of a finished clause for its call: the call's variables
- * (slots nvars..nslots-1), unbound ones renumbered by first occurrence. */
-static inline uint32_t solution_tuple(const frame *f, term *tuple) {
-    uint32_t nv = f->cl->nvars, m = f->nslots - nv, fresh = 0;
-    uint32_t seen[m + 1];
-    for (uint32_t j = 0; j < m; j++) {
-        tuple[j] = as_token(deref(f->env, make_ref(nv + j)), seen, &fresh);
+/* Unifies a term h of f's environment with a canonical term p whose VAR(k)
+ * are f's call variables (slots cl->nvars + k). */
+static bool unify_call(engine *e, frame *f, term h, term p) {
+    uint32_t base = f->cl->nvars;
+    for (;;) {
+        if (is_var(p)) return unify(e, f->env, h, make_ref(base + var_index(p)));
+        h = deref(f->env, h);
+        if (is_ref(h)) {
+            if (is_ground(p)) {
+                f->env[ref_slot(h)] = p;
+            } else {
+                uint32_t slot_of[f->ncall + 1];
+                for (uint32_t k = 0; k < f->ncall; k++) slot_of[k] = base + k;
+                uint32_t all = f->ncall;
+                f->env[ref_slot(h)] = instantiate(e, f, p, slot_of, &all);
+            }
+            return true;
+        }
+        if (is_ground(p) && (is_const(p) || h == p)) return h == p;
+        if (!is_compound(h)) return false;
+        /* p is a compound; a ground one means the same here (its arguments
+         * need no dereferencing), one with variables is matched against
+         * h's arguments. */
+        const compound *x = term_compound(h), *y = term_compound(p);
+        if (x->functor != y->functor) return false;
+        check_stack(e);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) {
+            if (!unify_call(e, f, x->args[i], y->args[i])) return false;
+        }
+        h = x->args[last];
+        p = y->args[last];
     }
-    return m;
 }
+
+/* ---- flattened terms, for the tries ---- */
+
+static inline void ensure_tokens(engine *e, uint32_t n) {
+    if (__builtin_expect(n > e->tokens_cap, 0)) {
+        e->tokens = grow_array(e->tokens, &e->tokens_cap, n, sizeof(term));
+    }
+}
+
+/* Terms flatten still has to emit: `left` of them, the next at `at`, or in
+ * a list (cell set) each cell's head, then the last cell's tail. */
+struct emit {
+    const term *at;
+    const compound *cell;
+    uint64_t left;
+};
+
+/* Terms unflatten still has to fill in: `left` slots, the next at `at`,
+ * then `stride` terms further, but the last at `tail` when it is set (a
+ * list's cells, laid out one after the other: each head, the last tail). */
+struct fill {
+    term *at, *tail;
+    uint64_t left;
+    uint32_t stride;
+};
+
+/* The tokens of a canonical tuple with a compound (from the i-th term on),
+ * in e->tokens.  A term is dropped from the stack when its last part is
+ * taken, so a list's spine or a last argument does not deepen it. */
+static __attribute__((noinline)) const term *flatten_compounds(engine *e, const term *tuple,
+                                                               uint32_t n, uint32_t i,
+                                                               uint32_t *ntokens) {
+    uint32_t len = i, depth = 0;
+    ensure_tokens(e, n);
+    memcpy(e->tokens, tuple, i * sizeof(term));
+    if (e->emits_cap < 1) e->emits = grow_array(e->emits, &e->emits_cap, 1, sizeof *e->emits);
+    e->emits[depth++] = (struct emit){tuple + i, NULL, n - i};
+    while (depth > 0) {
+        struct emit *top = &e->emits[depth - 1];
+        term t;
+        if (top->cell == NULL) {
+            t = *top->at++;
+        } else if (top->left > 1) {
+            t = top->cell->args[0];
+            if (top->left > 2) top->cell = term_compound(top->cell->args[1]);
+        } else {
+            t = top->cell->args[1];
+        }
+        if (--top->left == 0) depth--;
+        ensure_tokens(e, len + 1);
+        if (!is_compound(t)) {
+            e->tokens[len++] = t;
+            continue;
+        }
+        if (depth == e->emits_cap) {
+            e->emits = grow_array(e->emits, &e->emits_cap, depth + 1, sizeof *e->emits);
+        }
+        const compound *c = term_compound(t);
+        if (c->functor != F_LIST) {
+            e->tokens[len++] = make_functor_token(c->functor, c->arity);
+            e->emits[depth++] = (struct emit){c->args, NULL, c->arity};
+            continue;
+        }
+        uint64_t cells = 0;
+        for (term l = t; is_compound(l) && term_compound(l)->functor == F_LIST; cells++) {
+            l = term_compound(l)->args[1];
+        }
+        e->tokens[len++] = make_list_token(cells);
+        e->emits[depth++] = (struct emit){NULL, c, cells + 1};
+    }
+    *ntokens = len;
+    return e->tokens;
+}
+
+/* A canonical tuple's tokens in preorder: the tuple itself if it has no
+ * compound, else in e->tokens.  *ntokens is set. */
+static inline const term *flatten(engine *e, const term *tuple, uint32_t n, uint32_t *ntokens) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (is_compound(tuple[i])) return flatten_compounds(e, tuple, n, i, ntokens);
+    }
+    *ntokens = n;
+    return tuple;
+}
+
+/* Builds m canonical terms from n tokens (compounds on the heap); returns
+ * how many variables they have.  A compound is marked ground when its term
+ * (one of the m) has no variable. */
+static uint32_t unflatten(engine *e, const term *tokens, uint32_t m, term *tuple) {
+    uint32_t nv = 0, i = 0;
+    for (uint32_t j = 0; j < m; j++) {
+        /* The j-th term's tokens: find its end and whether a variable is in it. */
+        uint64_t left = 1;
+        uint32_t end = i;
+        bool ground = true;
+        while (left > 0) {
+            term t = tokens[end++];
+            left = terms_after(t, left);
+            if (is_var(t)) {
+                ground = false;
+                if (var_index(t) + 1 > nv) nv = var_index(t) + 1;
+            }
+        }
+        uint16_t flags = ground ? C_GROUND : 0;
+        /* Slots still to fill; a compound's is dropped when its last slot
+         * is taken, so a list's spine does not deepen the stack. */
+        uint32_t depth = 0;
+        for (; i < end; i++) {
+            term t = tokens[i];
+            struct fill opened = {NULL, NULL, 0, 1};
+            if (is_list_token(t)) {
+                /* n cells, one after the other, each the next's tail */
+                uint64_t cells = list_token_length(t);
+                term *block = region_alloc(&e->heap, cells * 3 * sizeof(term));
+                for (uint64_t k = 0; k < cells; k++) {
+                    compound *c = (compound *)(block + 3 * k);
+                    c->functor = F_LIST;
+                    c->arity = 2;
+                    c->flags = flags;
+                    if (k + 1 < cells) c->args[1] = compound_term((compound *)(block + 3 * k + 3));
+                }
+                opened = (struct fill){block + 1, block + 3 * cells - 1, cells + 1, 3};
+                t = compound_term((compound *)block);
+            } else if (is_opener_token(t)) {
+                compound *c = new_compound(&e->heap, functor_token_id(t), functor_token_arity(t),
+                                           flags);
+                opened = (struct fill){c->args, NULL, c->arity, 1};
+                t = compound_term(c);
+            }
+            if (depth == 0) {
+                tuple[j] = t;
+            } else {
+                struct fill *top = &e->fills[depth - 1];
+                *top->at = t;
+                top->at = --top->left == 1 && top->tail ? top->tail : top->at + top->stride;
+                if (top->left == 0) depth--;
+            }
+            if (opened.left > 0) {
+                if (depth == e->fills_cap) {
+                    e->fills = grow_array(e->fills, &e->fills_cap, depth + 1, sizeof *e->fills);
+                }
+                e->fills[depth++] = opened;
+            }
+        }
+    }
+    return nv;
+}
+
+/* An answer's terms (m of them) from its leaf; returns how many variables
+ * it has. */
+static inline uint32_t read_answer(engine *e, const tnode *leaf, uint32_t m, term *tuple) {
+    const tnode *n = leaf;
+    uint32_t nv = 0;
+    for (uint32_t j = m; j-- > 0; n = n->parent) {
+        tuple[j] = n->token;
+        if (is_var(n->token) && var_index(n->token) >= nv) nv = var_index(n->token) + 1;
+    }
+    if (n->parent == NULL) return nv; /* one token per term: no compound */
+    uint32_t len = answer_length(leaf);
+    ensure_tokens(e, len);
+    answer_tokens(leaf, e->tokens, len);
+    return unflatten(e, e->tokens, m, tuple);
+}
+
+/* ---- frames ---- */
 
 static inline void frame_next(frame *dst, const frame *src) {
     memcpy(dst, src, sizeof(frame) + src->nslots * sizeof(term));
@@ -221,12 +673,36 @@ static inline void frame_next(frame *dst, const frame *src) {
     dst->lit = src->lit + 1;
 }
 
-/* The heap copy of f and its callers, for a consumer to resume later. */
+/* A term kept beyond the derivation step that made it: compounds not kept
+ * yet are copied to the arena. */
+static term keep(engine *e, term t) {
+    term result;
+    term *out = &result;
+    for (;;) {
+        if (!is_compound(t) || (term_compound(t)->flags & C_KEEP)) {
+            *out = t;
+            return result;
+        }
+        const compound *x = term_compound(t);
+        check_stack(e);
+        compound *y = new_compound(&e->arena, x->functor, x->arity, x->flags | C_KEEP);
+        *out = compound_term(y);
+        uint32_t last = x->arity - 1u;
+        for (uint32_t i = 0; i < last; i++) y->args[i] = keep(e, x->args[i]);
+        out = &y->args[last];
+        t = x->args[last];
+    }
+}
+
+/* The arena copy of f and its callers, for a consumer to resume later. */
 static frame *capture(engine *e, frame *f) {
     if (f->copy != NULL) return f->copy;
     size_t bytes = sizeof(frame) + f->nslots * sizeof(term);
-    frame *h = arena_alloc(e, bytes);
+    frame *h = region_alloc(&e->arena, bytes);
     memcpy(h, f, bytes);
+    for (uint32_t i = 0; i < h->nslots; i++) {
+        if (is_compound(h->env[i])) h->env[i] = keep(e, h->env[i]);
+    }
     h->parent = f->parent ? capture(e, f->parent) : NULL;
     h->copy = h;
     f->copy = h;
@@ -235,16 +711,8 @@ static frame *capture(engine *e, frame *f) {
 
 /* ---- the completion stack and the worklist ---- */
 
-static void *grow(void *array, uint32_t *cap, size_t item) {
-    uint32_t n = *cap ? *cap * 2 : 64;
-    void *bigger = realloc(array, n * item);
-    if (bigger == NULL) table_out_of_memory();
-    *cap = n;
-    return bigger;
-}
-
 static void push_completion(engine *e, sgframe *s) {
-    if (e->depth == e->cap) e->stack = grow(e->stack, &e->cap, sizeof *e->stack);
+    if (e->depth == e->cap) e->stack = grow_array(e->stack, &e->cap, e->depth + 1, sizeof *e->stack);
     s->dfn = s->lowlink = e->depth;
     s->work_base = e->work_len;
     s->on_stack = true;
@@ -253,34 +721,87 @@ static void push_completion(engine *e, sgframe *s) {
 
 static void queue(engine *e, sgframe *s) {
     if (s->queued) return;
-    if (e->work_len == e->work_cap) e->work = grow(e->work, &e->work_cap, sizeof *e->work);
+    if (e->work_len == e->work_cap) {
+        e->work = grow_array(e->work, &e->work_cap, e->work_len + 1, sizeof *e->work);
+    }
     s->queued = true;
     e->work[e->work_len++] = s;
 }
 
-static void add_answer(engine *e, sgframe *gen, const term *tuple) {
-    if (table_add_answer(e->ts, &e->counts, gen, tuple) && gen->consumers != NULL) queue(e, gen);
+static inline void add_answer(engine *e, sgframe *gen, const term *tuple) {
+    uint32_t ntokens;
+    const term *tokens = flatten(e, tuple, gen->nvars, &ntokens);
+    if (table_add_answer(e->ts, &e->counts, gen, tokens, ntokens) && gen->consumers != NULL) {
+        queue(e, gen);
+    }
 }
 
 static inline void lower(sgframe *gen, uint32_t link) {
     if (link < gen->lowlink) gen->lowlink = link;
 }
 
+/* ---- indexes ---- */
+
+/* The numbers of the items an index gives for key, in order: the key's own
+ * merged with those that match every key. */
+typedef struct index_walk {
+    const uint32_t *a, *b;
+    uint32_t na, nb, ia, ib;
+} index_walk;
+
+/* The rows (or clauses) an index lists for key itself; false if none. */
+static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
+    for (uint32_t s = key_slot(key, ix->mask); ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
+        if (ix->keys[s] == key) {
+            *list = ix->numbers + ix->start[s];
+            *n = ix->count[s];
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
+    w->a = NULL;
+    w->na = 0;
+    index_rows(ix, key, &w->a, &w->na);
+    w->b = ix->always;
+    w->nb = ix->n_always;
+    w->ia = w->ib = 0;
+    return w->na + w->nb > 0;
+}
+
+static inline bool index_next(index_walk *w, uint32_t *out) {
+    if (w->ia < w->na && (w->ib >= w->nb || w->a[w->ia] < w->b[w->ib])) {
+        *out = w->a[w->ia++];
+        return true;
+    }
+    if (w->ib < w->nb) {
+        *out = w->b[w->ib++];
+        return true;
+    }
+    return false;
+}
+
 /* ---- answers to callers ---- */
 
 /* Whether f's literal is the last of a generator's clause and every variable
- * of the generator's call is a constant already or one of the literal's
+ * of the generator's call is ground already or one of the literal's
  * variables (slots in roots): then the plan says how each solution of the
  * literal is an answer (arrays of f's call variables, from the caller). */
 static bool make_plan(const frame *f, const uint32_t *roots, uint32_t nroots, direct_plan *plan) {
-    if (f->parent != NULL || f->gen == NULL || f->lit + 1 != f->cl->nbody) return false;
+    if (f->parent != NULL || f->gen == NULL || f->gen == &negation_goal ||
+        f->lit + 1 != f->cl->nbody) {
+        return false;
+    }
     uint32_t nv = f->cl->nvars;
-    plan->n = f->nslots - nv;
+    plan->n = f->ncall;
     for (uint32_t j = 0; j < plan->n; j++) {
         term t = deref(f->env, make_ref(nv + j));
         plan->fixed[j] = t;
         plan->from[j] = -1;
-        if (is_const(t)) continue;
+        if (is_ground(t)) continue;
+        if (!is_ref(t)) return false; /* a compound with variables */
         for (uint32_t k = 0; k < nroots && plan->from[j] < 0; k++) {
             if (roots[k] == ref_slot(t)) plan->from[j] = (int32_t)k;
         }
@@ -299,21 +820,105 @@ static inline void plan_answer(engine *e, sgframe *gen, const direct_plan *plan,
     add_answer(e, gen, out);
 }
 
-static inline bool ground(const term *tuple, uint32_t n) {
+static inline bool all_ground(const term *tuple, uint32_t n) {
     for (uint32_t j = 0; j < n; j++) {
-        if (!is_const(tuple[j])) return false;
+        if (!is_ground(tuple[j])) return false;
     }
     return true;
 }
 
-/* Continues f after its call with one solution (tokens for its variables). */
+/* Continues f after its call with one solution (canonical, nv variables). */
 static void continue_with(engine *e, const frame *f, const uint32_t *roots, uint32_t m,
-                          const term *tuple) {
-    term buf[FRAME_WORDS(f->nslots)];
+                          const term *tuple, uint32_t nv) {
+    term buf[FRAME_WORDS(f->nslots + nv)];
     frame *child = (frame *)buf;
     frame_next(child, f);
-    bind_tuple(child->env, roots, m, tuple);
+    bind_tuple(e, child, roots, m, tuple, nv);
     run(e, child);
+}
+
+/* The arity of the facts literal after f's, or 0. */
+static uint32_t next_facts_arity(const frame *f) {
+    if (f->lit + 1 >= f->cl->nbody || f->cl->body[f->lit + 1]->kind != L_FACTS) return 0;
+    return f->cl->body[f->lit + 1]->p->arity;
+}
+
+/* Whether f's call (its m variables in roots) is followed by a call of
+ * facts that ends a generator's clause, its arguments and the generator's
+ * call variables each a constant, an answer term of the call or a new
+ * variable of the facts: then j says how (arrays from the caller: arg of
+ * the facts' arity, first_at and ans of f's call variables). */
+static bool make_join(const frame *f, const uint32_t *roots, uint32_t m, fact_join *j) {
+    if (f->parent != NULL || f->gen == NULL || f->gen == &negation_goal ||
+        f->lit + 2 != f->cl->nbody || f->cl->body[f->lit + 1]->kind != L_FACTS) {
+        return false;
+    }
+    const literal *l = f->cl->body[f->lit + 1];
+    j->p = l->p;
+    j->nout = 0;
+    j->nans = f->ncall;
+    uint32_t out_slot[l->p->arity + 1];
+    /* A term of f as the join sees it: a constant, REF(answer term), VAR(new). */
+    for (uint32_t pass = 0; pass < 2; pass++) {
+        uint32_t n = pass == 0 ? l->p->arity : f->ncall;
+        for (uint32_t i = 0; i < n; i++) {
+            term t = deref(f->env, pass == 0 ? l->args[i] : make_ref(f->cl->nvars + i));
+            term *to = pass == 0 ? &j->arg[i] : &j->ans[i];
+            if (is_const(t) || (pass == 1 && is_ground(t))) {
+                *to = t;
+                continue;
+            }
+            if (!is_ref(t)) return false; /* a compound with variables */
+            uint32_t k = 0;
+            while (k < m && roots[k] != ref_slot(t)) k++;
+            if (k < m) {
+                *to = make_ref(k);
+                continue;
+            }
+            for (k = 0; k < j->nout && out_slot[k] != ref_slot(t); k++) continue;
+            if (k == j->nout) {
+                if (pass == 1) return false; /* stays unbound: not a ground answer */
+                out_slot[k] = ref_slot(t);
+                j->first_at[j->nout++] = i;
+            }
+            *to = make_var(k);
+        }
+    }
+    return true;
+}
+
+/* The generator's answers that one (ground) answer of the call makes
+ * through the facts of join j. */
+static void join_answer(engine *e, const fact_join *j, sgframe *gen, const term *tuple) {
+    const pred *p = j->p;
+    uint32_t a = p->arity;
+    term args[a + 1];
+    int indexed = -1;
+    for (uint32_t i = 0; i < a; i++) {
+        term t = j->arg[i];
+        if (is_ref(t)) t = tuple[ref_slot(t)];
+        if (is_compound(t)) return; /* rows hold constants only */
+        if (indexed < 0 && is_const(t)) indexed = (int)i;
+        args[i] = t;
+    }
+    const uint32_t *listed = NULL;
+    uint32_t n = p->nrows;
+    if (indexed >= 0 && !index_rows(&p->row_index[indexed], args[indexed], &listed, &n)) return;
+    term out[j->nout + 1], answer[j->nans + 1];
+    for (uint32_t x = 0; x < n; x++) {
+        const term *row = p->rows + (size_t)(listed ? listed[x] : x) * a;
+        for (uint32_t k = 0; k < j->nout; k++) out[k] = row[j->first_at[k]];
+        bool match = true;
+        for (uint32_t i = 0; i < a && match; i++) {
+            match = row[i] == (is_var(args[i]) ? out[var_index(args[i])] : args[i]);
+        }
+        if (!match) continue;
+        for (uint32_t k = 0; k < j->nans; k++) {
+            term t = j->ans[k];
+            answer[k] = is_ref(t) ? tuple[ref_slot(t)] : is_var(t) ? out[var_index(t)] : t;
+        }
+        add_answer(e, gen, answer);
+    }
 }
 
 /* Continues f after its call with each answer of a complete table. */
@@ -325,23 +930,33 @@ static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_
         return;
     }
     term tuple[m + 1];
-    uint32_t nout = f->nslots - f->cl->nvars + 1;
-    int32_t from[nout];
-    term fixed[nout];
+    int32_t from[f->ncall + 1];
+    term fixed[f->ncall + 1];
     direct_plan plan = {0, from, fixed};
     bool direct = make_plan(f, roots, m, &plan);
+    uint32_t facts_arity = next_facts_arity(f);
+    term join_arg[facts_arity + 1], join_ans[f->ncall + 1];
+    uint32_t first_at[facts_arity + 1];
+    fact_join join = {NULL, 0, 0, join_arg, first_at, join_ans};
+    bool joins = !direct && make_join(f, roots, m, &join);
     for (tnode *a = answer_next(ans, NULL); a != NULL; a = answer_next(ans, a)) {
-        answer_tuple(a, m, tuple);
-        if (direct && ground(tuple, m)) plan_answer(e, f->gen, &plan, tuple);
-        else continue_with(e, f, roots, m, tuple);
+        region_mark mark = region_top(&e->heap);
+        uint32_t nv = read_answer(e, a, m, tuple);
+        if (direct && all_ground(tuple, m)) plan_answer(e, f->gen, &plan, tuple);
+        else if (joins && all_ground(tuple, m)) join_answer(e, &join, f->gen, tuple);
+        else continue_with(e, f, roots, m, tuple, nv);
+        region_release(&e->heap, mark);
     }
 }
 
 static void resume(engine *e, const consumer *c, const tnode *answer) {
+    region_mark mark = region_top(&e->heap);
     term tuple[c->nroots + 1];
-    answer_tuple(answer, c->nroots, tuple);
-    if (c->direct && ground(tuple, c->nroots)) plan_answer(e, c->k->gen, &c->plan, tuple);
-    else continue_with(e, c->k, c->roots, c->nroots, tuple);
+    uint32_t nv = read_answer(e, answer, c->nroots, tuple);
+    if (c->direct && all_ground(tuple, c->nroots)) plan_answer(e, c->k->gen, &c->plan, tuple);
+    else if (c->joins && all_ground(tuple, c->nroots)) join_answer(e, &c->join, c->k->gen, tuple);
+    else continue_with(e, c->k, c->roots, c->nroots, tuple, nv);
+    region_release(&e->heap, mark);
 }
 
 /* Gives the consumer every answer it has not taken yet. */
@@ -415,51 +1030,10 @@ static void fixpoint(engine *e, sgframe *leader) {
     }
     if (e->shared_answers) table_completed(e->ts);
     e->depth = d;
-    if (d == 0) arena_reset(e);
+    if (d == 0) region_release(&e->arena, (region_mark){NULL, NULL});
 }
 
 /* ---- calls ---- */
-
-/* The numbers of the items an index gives for key, in order: the key's own
- * merged with those that match every key.  *n is set; returns false if none. */
-typedef struct index_walk {
-    const uint32_t *a, *b;
-    uint32_t na, nb, ia, ib;
-} index_walk;
-
-/* The rows (or clauses) an index lists for key itself; false if none. */
-static inline bool index_rows(const arg_index *ix, term key, const uint32_t **list, uint32_t *n) {
-    for (uint32_t s = key_slot(key, ix->mask); ix->keys[s] != UNBOUND; s = (s + 1) & ix->mask) {
-        if (ix->keys[s] == key) {
-            *list = ix->numbers + ix->start[s];
-            *n = ix->count[s];
-            return true;
-        }
-    }
-    return false;
-}
-
-static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
-    w->a = NULL;
-    w->na = 0;
-    index_rows(ix, key, &w->a, &w->na);
-    w->b = ix->always;
-    w->nb = ix->n_always;
-    w->ia = w->ib = 0;
-    return w->na + w->nb > 0;
-}
-
-static inline bool index_next(index_walk *w, uint32_t *out) {
-    if (w->ia < w->na && (w->ib >= w->nb || w->a[w->ia] < w->b[w->ib])) {
-        *out = w->a[w->ia++];
-        return true;
-    }
-    if (w->ib < w->nb) {
-        *out = w->b[w->ib++];
-        return true;
-    }
-    return false;
-}
 
 /* A predicate of ground facts: rows matched against the call directly; as
  * the last literal of a generator's clause, each matching row is an answer. */
@@ -475,6 +1049,7 @@ static void call_facts(engine *e, frame *f, const literal *l) {
             if (indexed < 0) indexed = (int)i;
             continue;
         }
+        if (is_compound(cargs[i])) return; /* rows hold constants only */
         uint32_t k = 0;
         while (k < m && roots[k] != ref_slot(cargs[i])) k++;
         if (k == m) {
@@ -486,9 +1061,8 @@ static void call_facts(engine *e, frame *f, const literal *l) {
     const uint32_t *listed = NULL;
     uint32_t n = p->nrows;
     if (indexed >= 0 && !index_rows(&p->row_index[indexed], cargs[indexed], &listed, &n)) return;
-    uint32_t nout = f->nslots - f->cl->nvars + 1;
-    int32_t from[nout];
-    term fixed[nout];
+    int32_t from[f->ncall + 1];
+    term fixed[f->ncall + 1];
     direct_plan plan = {0, from, fixed};
     bool direct = make_plan(f, roots, m, &plan);
     term values[m + 1];
@@ -501,7 +1075,7 @@ static void call_facts(engine *e, frame *f, const literal *l) {
         }
         if (!match) continue;
         if (direct) plan_answer(e, f->gen, &plan, values);
-        else continue_with(e, f, roots, m, values);
+        else continue_with(e, f, roots, m, values, 0);
     }
 }
 
@@ -517,22 +1091,32 @@ static void start_clause(engine *e, const clause *c, const term *tok, uint32_t m
     g->gen = gen;
     g->copy = NULL;
     g->lit = 0;
+    g->ncall = m;
     g->nslots = nslots;
     memset(g->env, 0, nslots * sizeof(term));
+    region_mark mark = region_top(&e->heap);
     for (uint32_t i = 0; i < c->p->arity; i++) {
-        term x = is_const(tok[i]) ? tok[i] : make_ref(c->nvars + var_index(tok[i]));
-        if (!unify(g->env, c->head[i], x)) return;
+        term p = tok[i], h = c->head[i];
+        bool ok;
+        if (is_var(p)) ok = unify(e, g->env, h, make_ref(c->nvars + var_index(p)));
+        else ok = unify_call(e, g, h, p);
+        if (!ok) {
+            region_release(&e->heap, mark);
+            return;
+        }
     }
     run(e, g);
+    region_release(&e->heap, mark);
 }
 
 /* Runs every clause of p that may match the pattern. */
 static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, frame *parent,
                         sgframe *gen) {
-    if (p->arity > 0 && is_const(tok[0])) {
+    term key = p->arity > 0 ? index_key(tok[0]) : UNBOUND;
+    if (key != UNBOUND) {
         index_walk w;
         uint32_t c;
-        if (!index_lookup(&p->clause_index, tok[0], &w)) return;
+        if (!index_lookup(&p->clause_index, key, &w)) return;
         while (index_next(&w, &c)) start_clause(e, p->clauses[c], tok, m, parent, gen);
         return;
     }
@@ -541,8 +1125,8 @@ static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, f
 
 static void call_rules(engine *e, frame *f, const literal *l) {
     term tok[l->p->arity + 1];
-    uint32_t roots[l->p->arity + 1];
-    uint32_t m = make_pattern(f->env, l->args, l->p->arity, tok, roots);
+    uint32_t roots[f->nslots + 1];
+    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
     each_clause(e, l->p, tok, m, f, f->gen);
 }
 
@@ -561,6 +1145,8 @@ static void generate(engine *e, sgframe *s, const term *tok, uint32_t m) {
         for (uint32_t i = 0; i < p->arity && match; i++) {
             if (is_const(tok[i])) {
                 match = row[i] == tok[i];
+            } else if (!is_var(tok[i])) {
+                match = false; /* a compound: rows hold constants only */
             } else if (var_index(tok[i]) == bound) {
                 tuple[bound++] = row[i];
             } else {
@@ -574,18 +1160,20 @@ static void generate(engine *e, sgframe *s, const term *tok, uint32_t m) {
 
 static void call_tabled(engine *e, frame *f, const literal *l) {
     term tok[l->p->arity + 1];
-    uint32_t roots[l->p->arity + 1];
-    uint32_t m = make_pattern(f->env, l->args, l->p->arity, tok, roots);
+    uint32_t roots[f->nslots + 1];
+    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
+    uint32_t ntokens;
+    const term *tokens = flatten(e, tok, l->p->arity, &ntokens);
     sgframe *s;
     answers *ans;
-    tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tok, m, &s, &ans);
+    tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tokens, ntokens, m, &s, &ans);
     if (ans != NULL && answers_complete(ans)) {
         consume_complete(e, f, roots, m, ans);
         return;
     }
     /* FS: another thread is evaluating the subgoal; wait for its answers
      * rather than derive them all again beside it. */
-    if (s == NULL && e->shared_answers && table_wait_complete(e->ts, e->thread, leaf)) {
+    if (s == NULL && e->shared_answers && table_wait_complete(e->ts, &e->counts, leaf)) {
         consume_complete(e, f, roots, m, ans);
         return;
     }
@@ -603,38 +1191,249 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
         lower(f->gen, s->dfn);
     }
     if (f->gen == NULL) fatal("internal error: an incomplete table at the top level");
-    consumer *c = arena_alloc(e, sizeof *c + m * sizeof(uint32_t));
+    consumer *c = region_alloc(&e->arena, sizeof *c + m * sizeof(uint32_t));
     c->of = s;
     c->cursor = NULL;
     c->taken = 0;
     c->k = capture(e, f);
     c->nroots = m;
     memcpy(c->roots, roots, m * sizeof(uint32_t));
-    uint32_t nout = f->nslots - f->cl->nvars;
-    c->plan.from = arena_alloc(e, (nout + 1) * sizeof(int32_t));
-    c->plan.fixed = arena_alloc(e, (nout + 1) * sizeof(term));
+    uint32_t nout = f->ncall;
+    c->plan.from = region_alloc(&e->arena, (nout + 1) * sizeof(int32_t));
+    c->plan.fixed = region_alloc(&e->arena, (nout + 1) * sizeof(term));
     c->direct = make_plan(f, roots, m, &c->plan);
+    for (uint32_t j = 0; c->direct && j < nout; j++) c->plan.fixed[j] = keep(e, c->plan.fixed[j]);
+    uint32_t facts_arity = next_facts_arity(f);
+    c->join.arg = region_alloc(&e->arena, (facts_arity + 1) * sizeof(term));
+    c->join.first_at = region_alloc(&e->arena, (facts_arity + 1) * sizeof(uint32_t));
+    c->join.ans = region_alloc(&e->arena, (nout + 1) * sizeof(term));
+    c->joins = !c->direct && make_join(f, roots, m, &c->join);
+    for (uint32_t j = 0; c->joins && j < nout; j++) c->join.ans[j] = keep(e, c->join.ans[j]);
     c->next = s->consumers;
     s->consumers = c;
     drain(e, c);
 }
 
+/* ---- built-ins ---- */
+
+/* \+ G: G is the body of p's one clause, p's arguments G's variables.
+ * True when p has no solution; the first one ends the search. */
+static bool negation_holds(engine *e, frame *f, const literal *l) {
+    term tok[l->p->arity + 1];
+    uint32_t roots[f->nslots + 1];
+    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
+    jmp_buf here;
+    jmp_buf *outer = e->negation_exit;
+    region_mark mark = region_top(&e->heap);
+    e->negation_exit = &here;
+    bool found;
+    if (setjmp(here) == 0) {
+        each_clause(e, l->p, tok, m, NULL, &negation_goal);
+        found = false;
+    } else {
+        found = true;
+    }
+    e->negation_exit = outer;
+    region_release(&e->heap, mark);
+    return !found;
+}
+
+static _Noreturn void arithmetic_error(const engine *e, const literal *l, const char *format,
+                                       ...) __attribute__((format(printf, 3, 4)));
+static _Noreturn void arithmetic_error(const engine *e, const literal *l, const char *format,
+                                       ...) {
+    char what[400];
+    va_list ap;
+    va_start(ap, format);
+    vsnprintf(what, sizeof what, format, ap);
+    va_end(ap);
+    runtime_error(e, l, what);
+}
+
+static int64_t checked(const engine *e, const literal *l, bool overflow, int64_t v) {
+    if (overflow || v < -INT_LIMIT || v >= INT_LIMIT) {
+        arithmetic_error(e, l, "integer overflow (hhtab's integers have 61 bits and a sign)");
+    }
+    return v;
+}
+
+static int64_t power(const engine *e, const literal *l, int64_t base, int64_t exp) {
+    if (exp < 0) {
+        if (base == 1) return 1;
+        if (base == -1) return exp % 2 ? -1 : 1;
+        arithmetic_error(e, l, "%lld^%lld is not an integer (hhtab has integers only)",
+                         (long long)base, (long long)exp);
+    }
+    int64_t result = 1, product;
+    while (exp > 0) {
+        if (exp & 1) {
+            bool overflow = __builtin_mul_overflow(result, base, &product);
+            result = checked(e, l, overflow, product);
+        }
+        exp >>= 1;
+        if (exp > 0) {
+            bool overflow = __builtin_mul_overflow(base, base, &product);
+            base = checked(e, l, overflow, product);
+        }
+    }
+    return result;
+}
+
+/* The integer value of an arithmetic expression of env. */
+static int64_t eval(engine *e, const term *env, term t, const literal *l) {
+    t = deref(env, t);
+    if (is_int(t)) return int_value(t);
+    if (is_ref(t)) arithmetic_error(e, l, "arguments are not sufficiently instantiated");
+    if (is_atom(t)) {
+        text name = {0};
+        write_term(e->prog, t, NULL, &name);
+        arithmetic_error(e, l, "%s is not a number or an arithmetic function of hhtab",
+                         name.s ? name.s : "an atom");
+    }
+    const compound *c = term_compound(t);
+    if (c->functor < F_FIRST_ARITH || c->functor >= N_FIXED_FUNCTORS ||
+        e->prog->functors[c->functor].arity != c->arity) {
+        const functor_def *f = &e->prog->functors[c->functor];
+        arithmetic_error(e, l, "%s/%u is not an arithmetic function of hhtab",
+                         e->prog->atom_names[f->name], f->arity);
+    }
+    check_stack(e);
+    int64_t a = eval(e, env, c->args[0], l), b = c->arity > 1 ? eval(e, env, c->args[1], l) : 0;
+    int64_t r = 0;
+    bool overflow;
+    switch (c->functor) {
+    case F_ADD:
+        overflow = __builtin_add_overflow(a, b, &r);
+        return checked(e, l, overflow, r);
+    case F_SUB:
+        overflow = __builtin_sub_overflow(a, b, &r);
+        return checked(e, l, overflow, r);
+    case F_MUL:
+        overflow = __builtin_mul_overflow(a, b, &r);
+        return checked(e, l, overflow, r);
+    case F_NEG: return checked(e, l, false, -a);
+    case F_PLUS: return a;
+    case F_ABS: return checked(e, l, false, a < 0 ? -a : a);
+    case F_SIGN: return (a > 0) - (a < 0);
+    case F_MIN: return a < b ? a : b;
+    case F_MAX: return a > b ? a : b;
+    case F_BIT_AND: return a & b;
+    case F_BIT_OR: return a | b;
+    case F_XOR: return a ^ b;
+    case F_BIT_NOT: return ~a;
+    case F_POWER:
+    case F_STAR_POWER: return power(e, l, a, b);
+    case F_MSB:
+        if (a <= 0) arithmetic_error(e, l, "msb(%lld): not a positive integer", (long long)a);
+        return 63 - __builtin_clzll((unsigned long long)a);
+    case F_SHIFT_LEFT:
+    case F_SHIFT_RIGHT: {
+        int64_t by = c->functor == F_SHIFT_LEFT ? b : -b; /* left by `by` bits */
+        if (a == 0) return 0;
+        if (by <= 0) return -by >= 63 ? (a < 0 ? -1 : 0) : a >> -by;
+        if (by >= 62) return checked(e, l, true, 0);
+        overflow = __builtin_mul_overflow(a, (int64_t)1 << by, &r);
+        return checked(e, l, overflow, r);
+    }
+    case F_GCD: {
+        int64_t x = a < 0 ? -a : a, y = b < 0 ? -b : b;
+        while (y != 0) {
+            int64_t z = x % y;
+            x = y;
+            y = z;
+        }
+        return checked(e, l, false, x);
+    }
+    default: break;
+    }
+    /* Divisions */
+    if (b == 0) arithmetic_error(e, l, "division by zero");
+    switch (c->functor) {
+    case F_INT_DIV: return checked(e, l, false, a / b);
+    case F_REM: return a % b;
+    case F_MOD: {
+        int64_t m = a % b;
+        return m != 0 && (m < 0) != (b < 0) ? m + b : m;
+    }
+    case F_FLOOR_DIV: {
+        int64_t q = a / b;
+        return checked(e, l, false, a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q);
+    }
+    case F_DIV:
+        if (a % b != 0) {
+            arithmetic_error(e, l, "%lld/%lld is not an integer (hhtab has integers only; use //)",
+                             (long long)a, (long long)b);
+        }
+        return checked(e, l, false, a / b);
+    default: break;
+    }
+    arithmetic_error(e, l, "internal error: arithmetic function %u", c->functor);
+}
+
+/* Runs a built-in in f: false if it fails. */
+static bool builtin(engine *e, frame *f, const literal *l) {
+    if (l->kind == L_FAIL) return false;
+    if (l->kind == L_NOT) return negation_holds(e, f, l);
+    term a = l->args[0], b = l->args[1];
+    switch (l->kind) {
+    case L_UNIFY: return unify(e, f->env, a, b);
+    case L_NOT_UNIFY: {
+        term scratch[f->nslots + 1];
+        memcpy(scratch, f->env, f->nslots * sizeof(term));
+        return !unify(e, scratch, a, b);
+    }
+    case L_IDENTICAL: return match(e, f->env, a, b, false);
+    case L_NOT_IDENTICAL: return !match(e, f->env, a, b, false);
+    case L_IS: return unify(e, f->env, a, make_int(eval(e, f->env, b, l)));
+    case L_LT: return eval(e, f->env, a, l) < eval(e, f->env, b, l);
+    case L_GT: return eval(e, f->env, a, l) > eval(e, f->env, b, l);
+    case L_LE: return eval(e, f->env, a, l) <= eval(e, f->env, b, l);
+    case L_GE: return eval(e, f->env, a, l) >= eval(e, f->env, b, l);
+    case L_ARITH_EQ: return eval(e, f->env, a, l) == eval(e, f->env, b, l);
+    case L_ARITH_NE: return eval(e, f->env, a, l) != eval(e, f->env, b, l);
+    default: fatal("internal error: a call run as a built-in");
+    }
+}
+
+/* ---- the derivation ---- */
+
 /* Hands a solution of the query to the caller's function (kept out of
  * finish, whose stack frame every derivation pays for). */
 static __attribute__((noinline)) void emit_solution(engine *e, const frame *f) {
     term values[e->query_vars + 1];
-    uint32_t fresh = 0, seen[e->query_vars + 1];
+    uint32_t seen[f->nslots + 1];
+    canon cv = {seen, 0};
     for (uint32_t i = 0; i < e->query_vars; i++) {
-        values[i] = as_token(deref(f->env, make_ref(i)), seen, &fresh);
+        term t = deref(f->env, make_ref(i));
+        values[i] = is_const(t) ? t : is_ref(t) ? canon_var(&cv, ref_slot(t))
+                                                 : canon_term(e, f->env, NULL, t, &cv);
     }
     e->emit(e->emit_ctx, values, e->query_vars);
 }
 
+/* The variables of p's call (the literal it is at), in the order
+ * make_pattern numbers them, into roots (room for p's slots); their number. */
+static inline uint32_t call_roots(engine *e, const frame *p, uint32_t *roots) {
+    const literal *l = p->cl->body[p->lit];
+    canon cv = {roots, 0};
+    for (uint32_t i = 0; i < l->p->arity; i++) {
+        term t = deref(p->env, l->args[i]);
+        if (is_ref(t)) canon_var(&cv, ref_slot(t));
+        else if (!is_ground(t)) collect_vars(e, p->env, t, &cv);
+    }
+    return cv.n;
+}
+
 /* The clause's body is done: a solution for its caller, an answer for its
- * generator, or a solution of the query. */
+ * generator, or a solution of the query.  A caller whose call was its last
+ * literal is finished at once, while the solution is ground: its own
+ * solution is read through the one it received, without a frame (a
+ * recursion returns in a loop, as a last call would). */
 static void finish(engine *e, frame *f) {
-    term tuple[f->nslots - f->cl->nvars + 1];
-    uint32_t m = solution_tuple(f, tuple);
+    if (f->parent == NULL && f->gen == &negation_goal) longjmp(*e->negation_exit, 1);
+    term first[f->ncall + 1];
+    term *tuple = first;
+    uint32_t nv = solution_tuple(e, f, NULL, tuple);
     if (f->parent == NULL) {
         if (f->gen != NULL) {
             add_answer(e, f->gen, tuple);
@@ -645,27 +1444,51 @@ static void finish(engine *e, frame *f) {
         return;
     }
     frame *p = f->parent;
-    const literal *l = p->cl->body[p->lit];
-    term tok[l->p->arity + 1];
-    uint32_t roots[l->p->arity + 1];
-    make_pattern(p->env, l->args, l->p->arity, tok, roots);
-    term buf[FRAME_WORDS(p->nslots)];
-    frame *child = (frame *)buf;
-    frame_next(child, p);
-    bind_tuple(child->env, roots, m, tuple);
-    run(e, child);
+    while (nv == 0 && p->lit + 1 == p->cl->nbody && (p->parent != NULL || p->gen != NULL)) {
+        if (p->parent == NULL && p->gen == &negation_goal) longjmp(*e->negation_exit, 1);
+        uint32_t roots[p->nslots + 1];
+        overlay ov = {roots, call_roots(e, p, roots), tuple};
+        tuple = region_alloc(&e->heap, (p->ncall + 1) * sizeof(term));
+        nv = solution_tuple(e, p, &ov, tuple);
+        if (p->parent == NULL) {
+            add_answer(e, p->gen, tuple);
+            return;
+        }
+        p = p->parent;
+    }
+    uint32_t roots[p->nslots + 1];
+    uint32_t m = call_roots(e, p, roots);
+    continue_with(e, p, roots, m, tuple, nv);
 }
 
 static void run(engine *e, frame *f) {
     check_stack(e);
-    if (f->lit == f->cl->nbody) {
-        finish(e, f);
-        return;
+    region_mark mark = region_top(&e->heap);
+    for (;;) {
+        if (f->lit == f->cl->nbody) {
+            finish(e, f);
+            break;
+        }
+        const literal *l = f->cl->body[f->lit];
+        if (l->kind == L_TABLED) {
+            call_tabled(e, f, l);
+            break;
+        }
+        if (l->kind == L_FACTS) {
+            call_facts(e, f, l);
+            break;
+        }
+        if (l->kind == L_RULES) {
+            call_rules(e, f, l);
+            break;
+        }
+        if (!builtin(e, f, l)) break;
+        /* Continued in place: f is this call's own (any copy kept of it
+         * holds the literal before). */
+        f->lit++;
+        f->copy = NULL;
     }
-    const literal *l = f->cl->body[f->lit];
-    if (l->p->tabled) call_tabled(e, f, l);
-    else if (l->p->facts_only) call_facts(e, f, l);
-    else call_rules(e, f, l);
+    region_release(&e->heap, mark);
 }
 
 /* ---- the engine ---- */
@@ -684,13 +1507,14 @@ engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const c
 
 void engine_free(engine *e) {
     if (e == NULL) return;
-    for (chunk *c = e->chunks; c != NULL;) {
-        chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    region_free(&e->arena);
+    region_free(&e->heap);
     free(e->stack);
     free(e->work);
+    free(e->tokens);
+    free(e->emits);
+    free(e->fills);
+    free(e->chain);
     free(e);
 }
 
@@ -712,6 +1536,7 @@ void engine_query(engine *e, const query *q, solution_fn emit, void *ctx) {
     f->gen = NULL;
     f->copy = NULL;
     f->lit = 0;
+    f->ncall = 0;
     f->nslots = q->nvars;
     memset(f->env, 0, q->nvars * sizeof(term));
     run(e, f);

@@ -10,8 +10,9 @@
 
 typedef struct engine engine;
 
-/* Called once per solution of the query with the query's variables, each a
- * constant or VAR(k) (the solution's k-th distinct unbound variable). */
+/* Called once per solution of the query with the query's variables as
+ * canonical terms (VAR(k): the solution's k-th distinct unbound variable);
+ * their compounds last until the call returns. */
 typedef void (*solution_fn)(void *ctx, const term *values, uint32_t n);
 
 /* stack_floor: the lowest address this thread's C stack may reach; deeper

@@ -1,8 +1,9 @@
 /* Threads and repetitions.  Each repetition starts its threads afresh (a
  * thread that exits hands its pool pages back, as in the paper), times them
  * from the start until the last one's query ended, lets thread 0 read the
- * tables, then every thread abolishes what is private to it and the main
- * thread the shared rest. */
+ * pools' pages, then every thread abolishes what is private to it and the
+ * main thread the shared rest, the walks that free thread 0's view of the
+ * tables counting it on the way. */
 #include "run.h"
 
 #include <pthread.h>
@@ -30,28 +31,19 @@ typedef struct worker {
 
 struct shared_run {
     const program *prog;
-    const query *q;
     const run_options *o;
     tablespace *ts;
     pthread_barrier_t ended, read;
     run_result *r;
-    /* thread 0's kept solutions */
-    term *solutions;
-    uint64_t nsolutions, cap;
-    bool keep;
+    bool keep; /* thread 0 keeps its solutions as text */
 };
 
 static void keep_solution(void *ctx, const term *values, uint32_t n) {
     shared_run *s = ctx;
-    if (s->nsolutions == s->cap) {
-        uint64_t cap = s->cap ? s->cap * 2 : 1024;
-        term *bigger = realloc(s->solutions, cap * (n ? n : 1) * sizeof(term));
-        if (bigger == NULL) table_out_of_memory();
-        s->solutions = bigger;
-        s->cap = cap;
+    (void)n;
+    if (!write_solution(s->prog, &s->o->queries[0], values, &s->r->solutions)) {
+        table_out_of_memory();
     }
-    memcpy(s->solutions + s->nsolutions * n, values, n * sizeof(term));
-    s->nsolutions++;
 }
 
 static void *work(void *arg) {
@@ -61,7 +53,7 @@ static void *work(void *arg) {
     engine *e = engine_new(s->prog, s->ts, w->index, floor);
     if (e == NULL) table_out_of_memory();
     bool keep = w->index == 0 && s->keep;
-    engine_query(e, s->q, keep ? keep_solution : NULL, s);
+    engine_query(e, &s->o->queries[w->index % s->o->nqueries], keep ? keep_solution : NULL, s);
     clock_gettime(CLOCK_MONOTONIC, &w->end);
     table_thread_done(s->ts, w->index);
     w->solutions = engine_solutions(e);
@@ -69,13 +61,12 @@ static void *work(void *arg) {
     w->bytes_at_end = c->bytes;
     pthread_barrier_wait(&s->ended);
     if (w->index == 0) {
-        table_view_stats(s->ts, 0, &s->r->stats);
         table_memory_report mem;
         table_memory(s->ts, &mem);
         s->r->pool_pages = mem.pool_pages;
     }
     pthread_barrier_wait(&s->read);
-    table_abolish_private(s->ts, w->index, c);
+    table_abolish_private(s->ts, w->index, c, w->index == 0 ? &s->r->stats : NULL);
     w->counts = *c;
     engine_free(e);
     return NULL;
@@ -85,8 +76,8 @@ static double seconds_between(const struct timespec *a, const struct timespec *b
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
 }
 
-bool run_query(const program *prog, const query *q, const run_options *o, run_result *r,
-               char *error, size_t error_size) {
+bool run_query(const program *prog, const run_options *o, run_result *r, char *error,
+               size_t error_size) {
     memset(r, 0, sizeof *r);
     r->repeated = calloc(o->threads, sizeof *r->repeated);
     r->inserted = calloc(o->threads, sizeof *r->inserted);
@@ -99,7 +90,7 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
         tablespace_free(ts);
         return false;
     }
-    shared_run s = {.prog = prog, .q = q, .o = o, .ts = ts, .r = r};
+    shared_run s = {.prog = prog, .o = o, .ts = ts, .r = r};
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, THREAD_STACK);
@@ -107,10 +98,10 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
     table_thread main_counts = {0};
     for (unsigned rep = 0; rep < o->repeat && ok; rep++) {
         s.keep = o->keep_solutions && rep + 1 == o->repeat;
-        s.nsolutions = 0;
         pthread_barrier_init(&s.ended, NULL, o->threads);
         pthread_barrier_init(&s.read, NULL, o->threads);
         table_run_start(ts);
+        memset(&r->stats, 0, sizeof r->stats);
         struct timespec start;
         clock_gettime(CLOCK_MONOTONIC, &start);
         unsigned started = 0;
@@ -129,22 +120,27 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
             pthread_join(workers[i].thread, NULL);
             if (seconds_between(&last, &workers[i].end) > 0) last = workers[i].end;
         }
-        table_abolish_shared(ts, &main_counts);
+        table_abolish_shared(ts, &main_counts, &r->stats);
         pthread_barrier_destroy(&s.ended);
         pthread_barrier_destroy(&s.read);
         r->seconds[rep] = seconds_between(&start, &last);
         r->answers = workers[0].solutions;
         r->table_bytes = 0;
+        r->wait_cycles = 0;
         int64_t left = main_counts.bytes;
         for (unsigned i = 0; i < o->threads; i++) {
             r->repeated[i] = workers[i].counts.repeated;
             r->inserted[i] = workers[i].counts.inserted;
+            r->wait_cycles += workers[i].counts.wait_cycles;
             r->table_bytes += workers[i].bytes_at_end;
             left += workers[i].counts.bytes;
-            if (workers[i].solutions != r->answers) {
+            /* Threads that ran the same query found the same solutions. */
+            const worker *first = &workers[i % o->nqueries];
+            if (workers[i].solutions != first->solutions) {
                 snprintf(error, error_size,
-                         "internal error: thread %u found %llu solutions, thread 0 %llu", i,
-                         (unsigned long long)workers[i].solutions, (unsigned long long)r->answers);
+                         "internal error: thread %u found %llu solutions, thread %u %llu", i,
+                         (unsigned long long)workers[i].solutions, first->index,
+                         (unsigned long long)first->solutions);
                 ok = false;
             }
         }
@@ -156,8 +152,6 @@ bool run_query(const program *prog, const query *q, const run_options *o, run_re
         }
     }
     pthread_attr_destroy(&attr);
-    r->solutions = s.solutions;
-    r->nsolutions = s.nsolutions;
     free(workers);
     tablespace_free(ts);
     return ok;
@@ -167,5 +161,5 @@ void run_result_free(run_result *r) {
     free(r->repeated);
     free(r->inserted);
     free(r->seconds);
-    free(r->solutions);
+    free(r->solutions.s);
 }

@@ -12,28 +12,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "hugeheap.h"
 #include "program.h"
+#include "trie.h"
 
 typedef enum { DESIGN_NS, DESIGN_SS, DESIGN_FS } table_design;
 typedef enum { ALLOC_POOL, ALLOC_MALLOC } table_alloc;
 
-/* One node of a subgoal or answer trie: one level per argument (subgoal
- * tries) or per variable of the call (answer tries). */
-typedef struct tnode {
-    term token;
-    struct tnode *parent;
-    /* Inner node: its children, a node list (sibling-linked) or, with the low
-     * bit set, a ctable.  Subgoal leaf: the subgoal's frame (NS), bucket of
-     * frames (SS) or entry (FS).  Answer leaf: the next answer of the subgoal,
-     * in insertion order. */
-    _Atomic(uintptr_t) down;
-    _Atomic(struct tnode *) sibling;
-} tnode;
-
-/* The answers of one subgoal: its trie and the list consumers walk. */
+/* The answers of one subgoal: its trie and the list consumers walk.  A path
+ * from the root spells one term per variable of the call. */
 typedef struct answers {
     tnode *root;
-    uint32_t depth; /* levels of the trie: the call's distinct variables */
+    uint32_t nvars;
+    _Atomic(bool) compounds; /* an answer with a compound was added: paths differ in length */
     _Atomic(tnode *) first, last;
     _Atomic(uint64_t) count;
     _Atomic(bool) complete;
@@ -45,7 +36,7 @@ typedef struct consumer consumer;
 typedef struct sgframe {
     answers *ans;           /* own (NS, SS) or the entry's (FS) */
     const pred *p;
-    uint32_t nvars;         /* variables of the call: the answer trie's depth */
+    uint32_t nvars;         /* variables of the call: the terms of each answer */
     bool on_stack;          /* on this thread's completion stack (incomplete) */
     bool queued;            /* on the worklist */
     uint32_t dfn, lowlink;  /* completion-stack position; oldest dependency */
@@ -66,15 +57,65 @@ typedef struct sgentry {
 /* What one thread keeps of the table space: its counters, and a node of
  * each kind made before it takes a lock (so that a page fault of the
  * allocator never happens while another thread waits for that lock). */
-typedef struct table_thread {
-    unsigned thread;   /* whose */
-    uint64_t inserted; /* answers this thread added */
-    uint64_t repeated; /* answers this thread derived that were there already */
-    int64_t bytes;     /* table memory this thread allocated minus what it freed */
-    tnode *spare[2];   /* subgoal, answer trie node */
-} table_thread;
+struct table_thread {
+    unsigned thread;      /* whose */
+    uint64_t inserted;    /* answers this thread added */
+    uint64_t repeated;    /* answers this thread derived that were there already */
+    uint64_t wait_cycles; /* FS: subgoals it evaluated because waiting would close a cycle */
+    int64_t bytes;        /* table memory this thread allocated minus what it freed */
+    tnode *spare[2];      /* subgoal, answer trie node */
+};
 
-typedef struct tablespace tablespace;
+/* The kinds of object, each with a pool of its own. */
+enum {
+    K_SG_NODE,
+    K_ANS_NODE,
+    K_FRAME,
+    K_ENTRY,
+    K_BUCKET,
+    K_CTABLE, /* K_CTABLE + i: child tables of CTABLE_MIN << i slots */
+    N_KINDS = K_CTABLE + N_CTABLE_SIZES,
+};
+
+/* Each thread's last quiescent epoch, on a cache line of its own. */
+typedef struct epoch_seen {
+    _Atomic(uint64_t) epoch;
+    char pad[64 - sizeof(uint64_t)];
+} epoch_seen;
+
+/* FS: what a thread waits for, on a cache line of its own. */
+#define NOT_WAITING (-1)
+typedef struct waiting {
+    atomic_int waits_for;              /* a thread, or NOT_WAITING */
+    atomic_uint wake;                  /* futex word it sleeps on, raised to wake it */
+    _Atomic(const answers *) waits_on; /* the answers it waits to be complete */
+    char pad[64 - 2 * sizeof(atomic_int) - sizeof(void *)];
+} waiting;
+
+struct tablespace {
+    const program *prog;
+    table_design design;
+    unsigned threads;
+    bool pools;
+    /* Written by several threads: subgoal tries (SS, FS) and answer tries
+     * (FS), when there is more than one thread. */
+    bool shared_subgoals, shared_answers;
+    hh_pool *pool[N_KINDS];
+    size_t size[N_KINDS];
+    /* Subgoal trie roots: shared (SS, FS) or one per thread (NS). */
+    _Atomic(tnode *) *shared_roots;
+    tnode **private_roots; /* [thread * ntabled + table_id] */
+    /* Replaced child tables of shared tries wait for every thread to pass
+     * a quiescent point (the end of a table operation) after they were
+     * replaced, then the thread that replaced them frees them (trie.c). */
+    _Atomic(uint64_t) epoch;
+    epoch_seen *seen;  /* [thread] */
+    ctable **retired;  /* [thread]: what it replaced, newest first */
+    waiting *waits;    /* [thread] */
+    /* FS: how many threads wait for another's subgoal to complete (on a
+     * cache line of its own: read at every completion). */
+    _Alignas(64) atomic_int waiters;
+};
 
 tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
                            unsigned threads);
@@ -82,30 +123,39 @@ void tablespace_free(tablespace *ts);
 /* FS with more than one thread: others add answers to this thread's tables. */
 bool tablespace_shares_answers(const tablespace *ts);
 
-/* This thread's subgoal frame for p called with `pattern` (arity tokens:
- * constants or VAR(k), its nvars variables numbered by first occurrence);
- * creates trie nodes as needed.  *frame is NULL when
- * this thread has none yet; then *ans says whether the subgoal's answers are
+/* This thread's subgoal frame for p called with the pattern `tokens` (its
+ * arguments flattened; nvars variables VAR(k), numbered by first
+ * occurrence); creates trie nodes as needed.  *frame is NULL when this
+ * thread has none yet; then *ans says whether the subgoal's answers are
  * complete already (FS: another thread completed them), else NULL. */
 tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pred *p,
-                     const term *pattern, uint32_t nvars, sgframe **frame, answers **ans);
+                     const term *tokens, uint32_t ntokens, uint32_t nvars, sgframe **frame,
+                     answers **ans);
 /* Makes this thread's frame for a subgoal leaf (none yet). */
 sgframe *table_new_frame(tablespace *ts, unsigned thread, table_thread *c, tnode *leaf,
                          const pred *p, uint32_t nvars);
 /* FS with several threads, a subgoal leaf this thread has no frame for and
  * whose answers are not complete: waits until the thread evaluating it has
  * completed them (true), unless this thread made it itself or waiting could
- * close a cycle of threads each waiting for the next (false: the caller
- * evaluates the subgoal too, as in the paper's FS). */
-bool table_wait_complete(tablespace *ts, unsigned thread, const tnode *leaf);
+ * close a cycle of threads each waiting for the next (false, counted in
+ * c->wait_cycles unless it made it: the caller evaluates the subgoal too, as
+ * in the paper's FS). */
+bool table_wait_complete(tablespace *ts, table_thread *c, const tnode *leaf);
 /* FS with several threads: this thread has completed tables (wakes those
  * waiting for them). */
 void table_completed(tablespace *ts);
-/* Adds an answer (nvars tokens) to the frame's answers: true if it is new. */
-bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tuple);
-/* The tokens of an answer, from its leaf. */
-static inline void answer_tuple(const tnode *leaf, uint32_t nvars, term *tuple) {
-    for (uint32_t j = nvars; j-- > 0; leaf = leaf->parent) tuple[j] = leaf->token;
+/* Adds an answer (its nvars terms flattened into ntokens tokens) to the
+ * frame's answers: true if it is new. */
+bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const term *tokens,
+                      uint32_t ntokens);
+/* How many tokens an answer has, and its tokens, from its leaf. */
+static inline uint32_t answer_length(const tnode *leaf) {
+    uint32_t n = 0;
+    for (; leaf->parent != NULL; leaf = leaf->parent) n++;
+    return n;
+}
+static inline void answer_tokens(const tnode *leaf, term *tokens, uint32_t n) {
+    for (uint32_t j = n; j-- > 0; leaf = leaf->parent) tokens[j] = leaf->token;
 }
 /* The next answer after `cursor` (NULL: the first one), or NULL. */
 static inline tnode *answer_next(const answers *ans, const tnode *cursor) {
@@ -124,24 +174,33 @@ static inline void answers_set_complete(answers *ans) {
 void table_run_start(tablespace *ts);
 void table_thread_done(tablespace *ts, unsigned thread);
 
-/* Abolishing the tables: each thread frees what is private to it, then the
- * last thread the shared rest. */
-void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c);
-void table_abolish_shared(tablespace *ts, table_thread *c);
-
 /* What the tables hold as one thread sees them (the paper's Table I). */
 typedef struct table_stats {
     uint64_t calls, subgoal_nodes, unique, answer_nodes;
     uint64_t subgoal_depth_min, subgoal_depth_max, subgoal_depth_sum; /* over calls */
     uint64_t answer_depth_min, answer_depth_max, answer_depth_sum;    /* over answers */
 } table_stats;
-void table_view_stats(tablespace *ts, unsigned thread, table_stats *s);
+
+/* Abolishing the tables: each thread frees what is private to it, then the
+ * last thread the shared rest.  The walks that free the tables also count
+ * what thread 0 saw into `view` (zeroed before): pass it to thread 0's
+ * private pass and to the shared pass, NULL to the other threads'. */
+void table_abolish_private(tablespace *ts, unsigned thread, table_thread *c, table_stats *view);
+void table_abolish_shared(tablespace *ts, table_thread *c, table_stats *view);
 
 /* Memory used by the allocator for the table space's objects. */
 typedef struct table_memory_report {
     size_t pool_pages; /* 64 KiB pages the pools hold */
 } table_memory_report;
 void table_memory(const tablespace *ts, table_memory_report *r);
+
+/* The table space's memory, by kind of object (for trie.c too): from the
+ * kind's pool (--alloc pool) or malloc; `bytes` beyond pool objects from
+ * hugeheap's or the system's malloc.  Counted in c->bytes. */
+void *table_obj_alloc(tablespace *ts, table_thread *c, int kind);
+void table_obj_free(tablespace *ts, table_thread *c, int kind, void *p);
+void *table_big_alloc(tablespace *ts, table_thread *c, size_t bytes);
+void table_big_free(tablespace *ts, table_thread *c, void *p, size_t bytes);
 
 /* Stops the program with a message: the table space cannot grow. */
 _Noreturn void table_out_of_memory(void);
