@@ -111,8 +111,8 @@ def busy_cpu_seconds() -> float:
 def timed(cmd: list[str], env: dict[str, str] | None = None) -> tuple[str, dict[str, float]]:
     """Runs cmd under /usr/bin/time: its stdout, and wall, user, sys seconds,
     peak resident memory in bytes, and `foreign`: the CPU time other
-    processes used meanwhile, per second of wall time (quiet-run keeps builds
-    and tests away, not everything)."""
+    processes used meanwhile, per second of wall time (running alone keeps
+    builds and tests away, not everything)."""
     with tempfile.NamedTemporaryFile("r", suffix=".time") as times:
         before = busy_cpu_seconds()
         out = subprocess.run(["/usr/bin/time", "-o", times.name, "-f", "%e %U %S %M", *cmd],

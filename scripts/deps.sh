@@ -8,11 +8,14 @@ set -u
 build_pkgs=(gcc g++ make cmake binutils libc6-dev python3 python3-venv)
 # Tests and benchmarks: real reasoners (the families of suites/paper), the
 # peer allocators, a browser for the report, the fuzzer, the AArch64 cross
-# build and its emulator, valgrind, and a Slurm cluster of this machine alone
-# for the tests of the Slurm executor.
+# build and its emulator, valgrind, a Slurm cluster of this machine alone
+# for the tests of the Slurm executor, and the virtual machine of the cgroup
+# v2 tests (qemu and the static busybox of its initramfs; its kernel is
+# fetched by the test itself with apt-get download, not installed).
 test_pkgs=(minisat cadical cryptominisat z3 picosat clasp gringo cvc5 spin swi-prolog-core
            berkeley-abc libmimalloc2.0 libjemalloc2 libtcmalloc-minimal4 chromium clang libclang-rt-14-dev
-           gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user valgrind slurm-wlm munge)
+           gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user valgrind slurm-wlm munge
+           qemu-system-x86 busybox-static)
 
 missing=()
 for pkg in "${build_pkgs[@]}" "${test_pkgs[@]}"; do

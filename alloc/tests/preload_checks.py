@@ -104,16 +104,21 @@ def check_static(args: argparse.Namespace) -> None:
 
 
 def check_thp_coverage(args: argparse.Namespace) -> None:
-    """512 MiB allocated and touched in many blocks: at least 90% in huge pages."""
+    """512 MiB allocated and touched in many blocks: at least 90% in huge pages
+    where THP is `madvise` or `always`; where it is `never` the kernel gives
+    none, and the heap works in small pages."""
     mode = system_thp()
-    if mode not in ("madvise", "always"):
+    if mode not in ("madvise", "always", "never"):
         raise Skip(f"transparent huge pages are '{mode}' on this machine: nothing to measure")
     values = probe_touch(args, 512, {})
     expect(values["huge_kb"] >= 0, "no AnonHugePages in /proc/self/smaps_rollup")
     share = values["huge_kb"] * 1024 / (512 * MIB)
     print(f"{values['blocks']} blocks, {values['huge_kb'] // 1024} MiB of 512 MiB in huge pages "
           f"({share:.1%}), THP mode {mode}")
-    expect(share >= 0.90, f"only {share:.1%} of 512 MiB in huge pages")
+    if mode == "never":
+        expect(values["huge_kb"] == 0, f"{values['huge_kb']} kB in huge pages with THP never")
+    else:
+        expect(share >= 0.90, f"only {share:.1%} of 512 MiB in huge pages")
 
 
 def check_thp_off(args: argparse.Namespace) -> None:
@@ -127,15 +132,20 @@ def check_thp_off(args: argparse.Namespace) -> None:
 
 def check_small_heap(args: argparse.Namespace) -> None:
     """A small heap stays in 4 KiB pages (what glibc would use), even where THP
-    is `always`; with the threshold at 0 the same heap is huge."""
-    if system_thp() not in ("madvise", "always"):
-        raise Skip(f"transparent huge pages are '{system_thp()}': small and huge look alike")
+    is `always`; with the threshold at 0 the same heap is huge, except where
+    THP is `never`."""
+    mode = system_thp()
+    if mode not in ("madvise", "always", "never"):
+        raise Skip(f"transparent huge pages are '{mode}': small and huge look alike")
     small = probe_touch(args, 12, {})
     expect(small["huge_kb"] * 1024 < 2 * MIB,
            f"{small['huge_kb']} kB in huge pages for a 12 MiB heap (threshold 32 MiB)")
     huge = probe_touch(args, 12, {"HUGEHEAP_HUGE_THRESHOLD_MB": "0"})
-    expect(huge["huge_kb"] * 1024 >= 6 * MIB,
-           f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
+    if mode == "never":
+        expect(huge["huge_kb"] == 0, f"{huge['huge_kb']} kB in huge pages with THP never")
+    else:
+        expect(huge["huge_kb"] * 1024 >= 6 * MIB,
+               f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
 
 
 def check_hugetlb(args: argparse.Namespace) -> None:
@@ -208,10 +218,14 @@ def check_stats(args: argparse.Namespace) -> None:
         expect(as_int["mremap_moves"] + as_int["mremap_in_place"] >= 1, "realloc did not remap")
         share = r["huge_share"]
         expect(isinstance(share, float) and 0.0 <= share <= 1.0, f"huge_share {share!r}")
+        expect(r["system_thp"] == system_thp(),
+               f"system_thp {r['system_thp']!r}, the machine's is {system_thp()!r}")
+        if system_thp() == "never":
+            expect(share == 0.0, f"huge_share {share} with THP never")
 
     result = run([args.probe, "threads"], env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": "1"})
     lines = [line for line in result.stderr.splitlines() if line.startswith("hugeheap:")]
-    expect(len(lines) >= 3 and "in huge pages" in result.stderr,
+    expect(len(lines) >= 3 and "huge-page share" in result.stderr,
            f"HUGEHEAP_STATS=1 printed:\n{result.stderr}")
 
 

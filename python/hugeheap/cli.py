@@ -169,8 +169,10 @@ def compare(modes: str | None, repetitions: int, cpu_limit: str | None, wall_lim
             mem_limit: str | None, cores: str | None, assignments: tuple[str, ...],
             adapter: str | None, out_dir: str | None, command: tuple[str, ...]) -> None:
     """Run COMMAND under several allocators, paired and interleaved (write it after `--`)."""
+    import shlex
     import shutil
     import tempfile
+    from dataclasses import replace
 
     from .campaign.compare import choose_modes, comparison_suite
     from .campaign.coordinator import run_campaign
@@ -203,7 +205,8 @@ def compare(modes: str | None, repetitions: int, cpu_limit: str | None, wall_lim
                                    view.started, view.note)
         status = print_outcome(outcome, kept=out_dir is not None)
         if outcome.ran + outcome.already:
-            print_comparison(summarise(directory))
+            # Titled by the command as typed (the runs got its paths made absolute).
+            print_comparison(replace(summarise(directory), command=shlex.join(command)))
     except HarnessError as error:
         _fail(str(error))
     except KeyboardInterrupt:  # outside the runs (e.g. while resolving the modes)

@@ -8,14 +8,23 @@ from slurm_cluster import LocalSlurm, unavailable
 
 from hugeheap.measure.cgroups import create_run_group
 
+# Set where the tests must see a cgroup version (the cgroup v2 machine of
+# test_cgroup_v2_vm.py): a test that would skip for want of cgroups fails.
+EXPECTED_CGROUP = os.environ.get("HUGEHEAP_EXPECT_CGROUP")
+
 
 @pytest.fixture(scope="session")
 def cgroups_usable() -> str:
     """The cgroup version runs get here; skips (saying why) where none can be made."""
     group, reasons = create_run_group()
     if group is None:
+        if EXPECTED_CGROUP:
+            pytest.fail(f"cgroup {EXPECTED_CGROUP} expected, none can be made: "
+                        + "; ".join(reasons))
         pytest.skip("no cgroup can be made here: " + "; ".join(reasons))
     group.remove()
+    if EXPECTED_CGROUP:
+        assert group.version == EXPECTED_CGROUP, f"cgroup {group.version} made"
     return group.version
 
 

@@ -36,11 +36,12 @@ def scratch_folders() -> set[Path]:
 def test_compare_a_command_and_keep_nothing(tmp_path: Path) -> None:
     make_campaign(tmp_path, {"a": "sat"})
     before = scratch_folders()
+    # Program and instance relative to where compare starts, not to the runs.
     done = cli("compare", "-n", "2", "--modes", "system,hugeheap", "--adapter", "sat", "--",
-               str(tmp_path / "tool.sh"), str(tmp_path / "inst" / "a.cnf"))
+               "./tool.sh", "inst/a.cnf", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     table = done.stdout
-    assert "tool.sh" in table and "2 repetitions" in table and "baseline system" in table
+    assert "./tool.sh inst/a.cnf: 2 repetitions" in table and "baseline system" in table
     for mode in ("system", "hugeheap"):
         line = row_of(table, mode)
         assert "2/2" in line and "sat" in line, line
@@ -83,7 +84,7 @@ def test_compare_a_real_solver_under_every_mode_here() -> None:
         instance.write_text(subprocess.run(
             [str(GENERATOR), "120", "400", "3", "1"], capture_output=True, text=True,
             check=True).stdout)
-        done = cli("compare", "-n", "1", "--", "minisat", str(instance))
+        done = cli("compare", "-n", "1", "--", "minisat", instance.name, cwd=tmp)
     assert done.returncode == 0, done.stderr
     # The adapter is chosen by the program's name (sat), every mode answers.
     for mode in ("system", "hugeheap"):

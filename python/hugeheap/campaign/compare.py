@@ -48,12 +48,12 @@ def comparison_suite(command: list[str], modes: list[AllocatorMode], adapter: st
                      environment: dict[str, str], folder: Path) -> Suite:
     """The campaign of the comparison, as a Suite the coordinator runs. The
     instance is the command's last argument that is a file (an input file,
-    whose answer the adapter may check), else the command itself."""
-    # The runs start in folders of their own: files named relative to where
-    # the user stands are passed as absolute paths.
-    command = [command[0], *(str(Path(word).resolve()) if os.path.isfile(word) else word
-                             for word in command[1:])]
-    program = resolve_command(command)
+    whose answer the adapter may check), else the command itself. A run
+    starts in a directory of its own, so the program and the files and
+    folders the command names relative to this one are made absolute."""
+    program = os.path.abspath(resolve_command(command))
+    command = [program, *(os.path.abspath(word) if os.path.exists(word) else word
+                          for word in command[1:])]
     name = Path(program).name
     chosen = adapter or suggested_adapter(program) or "exitcode"
     check_adapter_name(chosen)

@@ -26,8 +26,11 @@ _counter = itertools.count()
 # cgroup v2: the leaf a harness moves itself into, beside its runs' groups
 # (no "hugeheap_" in it: leftovers are found by that prefix).
 HARNESS_LEAF = "hugeheap-harness"
-OWN_CGROUP_FIX = ("start hugeheap in a cgroup of its own that it may manage, e.g. "
-                  "`systemd-run --user --scope -p Delegate=yes hugeheap ...`, or as root")
+# On cgroup v2 root needs a group of its own as much as anyone (outside the
+# root group); on v1, root may make groups anywhere.
+OWN_CGROUP_FIX = ("start hugeheap in a cgroup of its own that it may manage: "
+                  "`systemd-run --user --scope -p Delegate=yes hugeheap ...` (as root: "
+                  "`systemd-run --scope -p Delegate=yes hugeheap ...`; on cgroup v1: as root)")
 
 
 @dataclass
