@@ -162,6 +162,10 @@ void _hh_region_reserve_range(void) {
             _hh_os_unmap(base, size);
             return;
         }
+        /* The descriptors of a small heap stay in 4 KiB pages, as its
+         * regions do (where THP is `always` the first write would make a
+         * huge page of them); the promotion advises them huge. */
+        _hh_os_advise(base, descriptors, false);
         range_next = base + descriptors;
         range_end = base + size;
         atomic_store_explicit(&range_committed, (uintptr_t)range_next, memory_order_relaxed);
@@ -647,6 +651,9 @@ void _hh_region_promote(void) {
     held_changed_locked();
     _hh_unlock();
     for (size_t i = 0; i < n_regions; i++) _hh_os_advise(list[i], HH_REGION, true);
+    if (_hh_range_size != 0) {
+        _hh_os_advise((void *)_hh_range_base, descriptor_area(_hh_range_size), true);
+    }
     /* The units in use get huge pages now (MADV_COLLAPSE, Linux 6.1+; older
      * kernels leave them to khugepaged, which follows the advice). */
     for (size_t i = 0; i < n_units; i++) {

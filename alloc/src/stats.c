@@ -413,10 +413,15 @@ void _hh_stats_print(int fd) {
     write_all(fd, &t);
 }
 
-/* HUGEHEAP_STATS=1 writes to the stderr the program started with, even if it
- * closed its own (sort and ls do): kept aside at start-up. */
+/* HUGEHEAP_STATS writes (its summary, or why the json file cannot be
+ * written) to the stderr the program started with, even if it closed its own
+ * (sort and ls do): kept aside at start-up. */
 void _hh_stats_keep_stderr(void) {
-    if (_hh_cfg.stats_print && saved_stderr < 0) saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 100);
+    if (_hh_stats_on && saved_stderr < 0) saved_stderr = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 100);
+}
+
+static void write_to_stderr(const text *t) {
+    if (!write_all(saved_stderr >= 0 ? saved_stderr : STDERR_FILENO, t)) write_all(STDERR_FILENO, t);
 }
 
 void _hh_stats_report_at_exit(void) {
@@ -428,18 +433,18 @@ void _hh_stats_report_at_exit(void) {
     if (_hh_cfg.stats_print) {
         t.len = 0;
         format_text(&t, &s);
-        if (!write_all(saved_stderr >= 0 ? saved_stderr : STDERR_FILENO, &t)) {
-            write_all(STDERR_FILENO, &t);
-        }
+        write_to_stderr(&t);
     }
     if (_hh_cfg.stats_json_path[0] != '\0') {
         char path[600];
         json_path(path, sizeof path);
         int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
         if (fd < 0) {
-            _hh_warn("hugeheap: cannot open the HUGEHEAP_STATS json file for writing: ");
-            _hh_warn(path);
-            _hh_warn("\n");
+            t.len = 0;
+            put(&t, "hugeheap: cannot open the HUGEHEAP_STATS json file for writing: ");
+            put(&t, path);
+            put(&t, "\n");
+            write_to_stderr(&t);
             return;
         }
         t.len = 0;

@@ -223,6 +223,13 @@ def check_stats(args: argparse.Namespace) -> None:
         if system_thp() == "never":
             expect(share == 0.0, f"huge_share {share} with THP never")
 
+    # A json file that cannot be written is named on the stderr the program
+    # started with, even by one that closes its own at exit (ls does).
+    missing = "/nonexistent-hugeheap-dir/stats.json"
+    result = run(["ls", "/"], env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{missing}"})
+    expect(f"cannot open the HUGEHEAP_STATS json file for writing: {missing}" in result.stderr,
+           f"no warning naming {missing}: {result.stderr!r}")
+
     result = run([args.probe, "threads"], env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": "1"})
     lines = [line for line in result.stderr.splitlines() if line.startswith("hugeheap:")]
     expect(len(lines) >= 3 and "huge-page share" in result.stderr,

@@ -178,15 +178,10 @@ def test_runner_as_a_user_in_a_delegated_subtree(machine: Boot) -> None:
 
 
 # Under `never` the allocator must leave THP off (the kernel would still
-# make huge pages of what it collapses by MADV_COLLAPSE). Under `always`, a
-# small heap is to stay in 4 KiB pages (advised MADV_NOHUGEPAGE), but
-# libhugeheap 3 gets one 2 MiB huge page in its first region (12 MiB heap:
-# 2048 kB; libhugeheap 2: none). Strict: this fails once that is fixed.
-ONE_HUGE_PAGE_UNDER_ALWAYS = pytest.mark.xfail(
-    strict=True, reason="libhugeheap 3: a 12 MiB heap gets 2 MiB in huge pages under THP always")
-THP_CASES = [pytest.param(mode, check, marks=ONE_HUGE_PAGE_UNDER_ALWAYS
-                          if (mode, check) == ("always", "small-heap") else ())
-             for mode, checks in THP_CHECKS.items() for check in checks]
+# make huge pages of what it collapses by MADV_COLLAPSE); under `always` a
+# small heap must stay in 4 KiB pages (advised MADV_NOHUGEPAGE, its page
+# descriptors too: their first write made a 2 MiB huge page once).
+THP_CASES = [(mode, check) for mode, checks in THP_CHECKS.items() for check in checks]
 
 
 @pytest.mark.parametrize("mode,check", THP_CASES)
