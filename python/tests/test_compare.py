@@ -49,16 +49,6 @@ def test_compare_a_command_and_keep_nothing(tmp_path: Path) -> None:
     assert scratch_folders() == before
 
 
-def test_compare_a_file_named_relative_to_where_the_user_stands(tmp_path: Path) -> None:
-    make_campaign(tmp_path, {"a": "sat"})
-    done = cli("compare", "-n", "1", "--modes", "system,hugeheap", "--adapter", "sat", "--",
-               str(tmp_path / "tool.sh"), "inst/a.cnf", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    for mode in ("system", "hugeheap"):
-        line = row_of(done.stdout, mode)
-        assert "1/1" in line and "sat" in line, line
-
-
 def test_compare_kept_resumes_and_reports(tmp_path: Path) -> None:
     make_campaign(tmp_path, {"a": "unsat"})
     out = tmp_path / "cmp"

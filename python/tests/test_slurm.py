@@ -351,7 +351,9 @@ def test_a_requeued_task_goes_on_where_it_stopped(slurm: LocalSlurm, tmp_path: P
     _, stderr = campaign.harness.communicate(timeout=300)
     assert campaign.harness.returncode == 0, stderr
     every_run_once_and_kept(campaign)
-    assert "submitted again" not in stderr  # the requeued task did the rest itself
+    # The requeued task did the rest itself (the whole stderr on failure: it
+    # names the state in which the harness saw the task end).
+    assert "submitted again" not in stderr, stderr
     log = (campaign.out / "slurm" / "s1" / "task-0.log").read_text()
     assert "started again (restart 1): 4 runs were done before" in log
     assert log.count("task 0 on ") == 2  # the log of the first start is kept
