@@ -110,7 +110,7 @@ static bool parse_u64(const char *s, uint64_t *out) {
 }
 
 /* The kernel's THP setting (always, madvise or never), or "" where unknown. */
-void _hh_read_system_thp(char *out, size_t cap) {
+static void read_system_thp(char *out, size_t cap) {
     out[0] = '\0';
     int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
     if (fd < 0) return;
@@ -163,11 +163,8 @@ void _hh_config_read(hh_config *cfg) {
     /* Where the administrator set THP to never, no transparent huge page is
      * made (MADV_COLLAPSE would make them all the same); the explicit pool
      * of HUGEHEAP_THP=hugetlb is another matter. */
-    if (cfg->thp == HH_THP_ON) {
-        char system_thp[16];
-        _hh_read_system_thp(system_thp, sizeof system_thp);
-        if (strcmp(system_thp, "never") == 0) cfg->thp = HH_THP_OFF;
-    }
+    read_system_thp(cfg->system_thp, sizeof cfg->system_thp);
+    if (cfg->thp == HH_THP_ON && strcmp(cfg->system_thp, "never") == 0) cfg->thp = HH_THP_OFF;
 
     if (v.stats_set) {
         if (strcmp(v.stats, "1") == 0) {

@@ -82,7 +82,6 @@ HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
 
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
-HH_INTERNAL void _hh_read_system_thp(char *out, size_t cap);
 HH_INTERNAL void _hh_warn(const char *msg);
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,

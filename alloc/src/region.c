@@ -344,9 +344,10 @@ static bool heap_is_valid_locked(void) {
 }
 #endif
 
-/* Hands out [idx, idx + n) of r; the count of those pages that held memory.
- * Their dirty bits stay as they were until they come back. */
-static size_t take_locked(hh_region *r, size_t idx, size_t n) {
+/* Marks the free pages [idx, idx + n) of r used (handed out, or held while
+ * they are given back outside the lock); the count of those that held
+ * memory.  Their dirty bits stay as they were until they come back. */
+static size_t mark_used_locked(hh_region *r, size_t idx, size_t n) {
     HH_ASSERT(find_bit(r->used, idx, idx + n, true) == idx + n);
     size_t dirty = count_bits(r->dirty, idx, idx + n);
     set_bits(r->used, idx, idx + n, true);
@@ -356,6 +357,12 @@ static size_t take_locked(hh_region *r, size_t idx, size_t n) {
     if (r->first_free == idx) {
         r->first_free = (uint32_t)find_bit(r->used, idx + n, HH_REGION_PAGES, false);
     }
+    return dirty;
+}
+
+/* Hands out [idx, idx + n) of r; the count of those pages that held memory. */
+static size_t take_locked(hh_region *r, size_t idx, size_t n) {
+    size_t dirty = mark_used_locked(r, idx, n);
     touch_units_locked(r, idx, n);
     demand_changed_locked((int64_t)n);
     HH_ASSERT_EXPENSIVE(region_is_valid(r));
@@ -427,16 +434,6 @@ typedef struct purge_run {
     size_t idx, n;
 } purge_run;
 
-/* Marks free pages [idx, idx + n) used while they are given back outside the
- * lock, so that nobody takes them meanwhile; finish_purge_locked frees them. */
-static void hold_for_purge_locked(hh_region *r, size_t idx, size_t n) {
-    size_t dirty = count_bits(r->dirty, idx, idx + n);
-    set_bits(r->used, idx, idx + n, true);
-    r->free_pages -= (uint32_t)n;
-    r->dirty_free -= (uint32_t)dirty;
-    dirty_free_pages -= dirty;
-}
-
 /* Whether unit u of r has been quiet (nothing handed out from it) for the
  * release delay, or everything is to go. */
 static bool quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
@@ -465,7 +462,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
             if (huge) {
                 if (find_bit(r->used, from, to, true) != to) continue;
-                hold_for_purge_locked(r, from, HH_UNIT_PAGES);
+                mark_used_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
                 continue;
             }
@@ -478,7 +475,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
                 if (i == from) break;
                 size_t start = i;
                 while (start > from && bit(r->dirty, start - 1) && !bit(r->used, start - 1)) start--;
-                hold_for_purge_locked(r, start, i - start);
+                mark_used_locked(r, start, i - start);
                 runs[count++] = (purge_run){r, start, i - start};
                 end = start;
             }

@@ -219,7 +219,7 @@ static void add_word(snapshot *s, const char *key, const char *label, const char
 
 #define LOAD(x) atomic_load_explicit(&_hh_gstats.x, memory_order_relaxed)
 
-static void take_snapshot(snapshot *s, char *system_thp, size_t cap) {
+static void take_snapshot(snapshot *s) {
     s->count = 0;
     hh_heap_stats heaps;
     uint64_t threads;
@@ -230,7 +230,6 @@ static void take_snapshot(snapshot *s, char *system_thp, size_t cap) {
     breakdown peak = peak_breakdown;
     _hh_unlock();
     memory_reading memory = read_memory();
-    _hh_read_system_thp(system_thp, cap);
 
     uint64_t small_allocs = atomic_load_explicit(&heaps.allocs, memory_order_relaxed);
     /* Every block handed out and not in use now was freed (at exit, exact). */
@@ -239,7 +238,7 @@ static void take_snapshot(snapshot *s, char *system_thp, size_t cap) {
     uint64_t frees = small_frees + LOAD(medium_frees) + LOAD(large_frees);
 
     add_word(s, "mode", "mode", mode_name());
-    add_word(s, "system_thp", "system THP", system_thp[0] ? system_thp : "unknown");
+    add_word(s, "system_thp", "system THP", _hh_cfg.system_thp[0] ? _hh_cfg.system_thp : "unknown");
     add(s, "mapped_bytes", "held now", BYTES, (uint64_t)LOAD(mapped));
     add(s, "mapped_peak_bytes", "held at peak", BYTES, (uint64_t)LOAD(mapped_peak));
     add(s, "in_use_peak_bytes", "in blocks at that peak", BYTES, peak.blocks + peak.medium + peak.large);
@@ -405,8 +404,7 @@ static void json_path(char *out, size_t cap) {
 
 void _hh_stats_print(int fd) {
     snapshot s;
-    char thp[16];
-    take_snapshot(&s, thp, sizeof thp);
+    take_snapshot(&s);
     text t;
     t.len = 0;
     format_text(&t, &s);
@@ -427,8 +425,7 @@ static void write_to_stderr(const text *t) {
 void _hh_stats_report_at_exit(void) {
     if (!_hh_stats_on) return;
     snapshot s;
-    char thp[16];
-    take_snapshot(&s, thp, sizeof thp);
+    take_snapshot(&s);
     text t;
     if (_hh_cfg.stats_print) {
         t.len = 0;

@@ -228,9 +228,10 @@ typedef struct hh_config {
     enum hh_thp_mode thp;
     bool stats_print;
     char stats_json_path[512]; /* empty: no JSON */
-    uint64_t release_delay_ms; /* how long memory beyond the recent peak waits */
+    uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
+    char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
 
 /* ------------------------------------------------------------- statistics */
