@@ -524,7 +524,12 @@ void _hh_free_small_slow(hh_page *page, void *ptr) {
 void _hh_free_slow(void *ptr) {
     hh_region *region;
     if (_hh_in_range(ptr)) {
-        region = _hh_region_of(ptr);
+        /* Not in a region taken yet (the guard, or beyond the heap's top):
+         * no header to read there, the range is PROT_NONE. */
+        region = _hh_region_find(ptr);
+        if (HH_UNLIKELY(region == NULL)) {
+            _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
+        }
     } else {
         uint8_t kind = _hh_granule_kind(ptr);
         if (kind == HH_GRANULE_LARGE) {

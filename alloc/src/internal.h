@@ -118,10 +118,12 @@ HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
 HH_INTERNAL void *_hh_os_map_at(void *addr, size_t size);
 /* Address space without memory (PROT_NONE), aligned; NULL if refused. */
 HH_INTERNAL void *_hh_os_reserve(size_t size, size_t alignment);
-/* Address space the kernel fills with memory where it is written first
- * (MAP_NORESERVE), aligned; NULL if refused. */
-HH_INTERNAL void *_hh_os_reserve_writable(size_t size, size_t alignment);
-/* Makes reserved address space memory (readable, writable, zero). */
+/* Makes part of a reservation writable, keeping its advice (mprotect). */
+HH_INTERNAL bool _hh_os_open(void *addr, size_t size);
+/* Gives the memory back and makes the range PROT_NONE (keeping its advice). */
+HH_INTERNAL bool _hh_os_close(void *addr, size_t size);
+/* Maps fresh memory over addr (readable, writable, zero), replacing what
+ * was there. */
 HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
 /* Replaces a 2 MiB unit of a region with an explicit huge page. */
 HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
@@ -159,6 +161,8 @@ HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
 /* `written`: how many pages from addr on may hold data (the rest were
  * never written since they were handed out). */
 HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
+/* A medium block the program frees (a big one may be shut: region.c). */
+HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages);
 /* Pages handed out and not written yet (small pages fill as they are
  * carved): held memory is counted without them while the heap is small. */
 HH_INTERNAL void _hh_region_count_unwritten(intptr_t pages);

@@ -78,7 +78,7 @@ void _hh_medium_free(hh_region *region, void *ptr) {
         _hh_fatal(inside_a_block(region, ptr) ? INSIDE : NOT_LIVE, ptr);
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
-    _hh_pages_free(ptr, pages, pages);
+    _hh_pages_free_block(ptr, pages);
     _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
     atomic_fetch_add_explicit(&_hh_gstats.medium_frees, 1, memory_order_relaxed);
 }

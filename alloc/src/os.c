@@ -190,8 +190,22 @@ static void *reserve(size_t size, size_t alignment, int prot) {
 
 void *_hh_os_reserve(size_t size, size_t alignment) { return reserve(size, alignment, PROT_NONE); }
 
-void *_hh_os_reserve_writable(size_t size, size_t alignment) {
-    return reserve(size, alignment, PROT_READ | PROT_WRITE);
+/* Part of a reservation becomes memory the program may write.  mprotect, not
+ * a new mapping over it: the part keeps its huge-page advice and merges with
+ * the writable part below it into one mapping. */
+bool _hh_os_open(void *addr, size_t size) {
+    int saved = errno;
+    bool done = mprotect(addr, size, PROT_READ | PROT_WRITE) == 0;
+    errno = saved;
+    return done;
+}
+
+bool _hh_os_close(void *addr, size_t size) {
+    int saved = errno;
+    bool done = mprotect(addr, size, PROT_NONE) == 0;
+    if (done) madvise(addr, size, MADV_DONTNEED);
+    errno = saved;
+    return done;
 }
 
 /* Regions are committed with MAP_NORESERVE: they are address space the page

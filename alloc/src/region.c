@@ -2,10 +2,19 @@
  * memory, and when memory goes back to the kernel.
  *
  * Address space: one PROT_NONE reservation at the first allocation (twice
- * RAM + swap, within RLIMIT_AS), committed 64 MiB region by region in
- * address order; a region that does not fit in it is mapped elsewhere and
- * marked in the granule map.  Regions are never unmapped: what goes back to
- * the kernel is memory, not address space.
+ * RAM + swap, within RLIMIT_AS), taken 64 MiB region by region in address
+ * order; a region that does not fit in it is mapped elsewhere and marked in
+ * the granule map.  Regions are never unmapped: what goes back to the kernel
+ * is memory, not address space.
+ *
+ * The reservation becomes writable only as far as the heap reaches: a
+ * region's header when it is made, its pages up to the highest one handed
+ * out (in steps of 256 KiB while the heap is small, of whole 2 MiB units
+ * once it is huge, since a huge page needs its unit writable whole), and
+ * the page descriptors; at least 4 MiB before the first region never are.
+ * So a wild write past the top of the heap or before its start faults, as
+ * it does past glibc's top of heap, instead of landing silently in memory
+ * the kernel would hand out.
  *
  * The page heap hands out runs of 4 KiB pages by address-ordered first fit
  * (a 64 KiB page on a 64 KiB boundary, a medium block anywhere): the pages in
@@ -45,11 +54,13 @@ uintptr_t _hh_range_size;
 #define RELEASE_CHECK_MS 50 /* the release policy looks at most this often */
 #define OUTSIDE_FIRST ((size_t)4 << 20) /* a region outside the range starts this big */
 #define PURGE_BATCH 16      /* runs given back per pass (outside the lock) */
+#define OPEN_STEP_PAGES 64  /* a small heap's pages become writable 256 KiB at a time */
+#define GUARD_BEFORE_HEAP ((size_t)4 << 20) /* never writable, right before the first region */
 
 /* All below: guarded by the global lock. */
 static char *range_next, *range_end;      /* the next region to commit, the range's end */
 static _Atomic(uintptr_t) range_committed; /* regions below this address are in use */
-static bool commit_each;                  /* the range is PROT_NONE: commit region by region */
+static bool descriptors_each; /* every writable mapping is charged: descriptors region by region */
 static hh_region *regions; /* address order */
 static uint64_t demand_pages;     /* handed out by the page heap */
 static _Atomic(int64_t) unwritten_pages; /* handed out, not written yet (small pages) */
@@ -138,29 +149,40 @@ static bool strict_overcommit(void) {
     return n == 1 && c == '2';
 }
 
-/* The descriptor area at the start of a range of `size` bytes: one page
- * descriptor per 64 KiB of the range, so that free() finds a small page's
- * descriptor from the pointer by arithmetic alone. */
-static size_t descriptor_area(size_t size) {
-    return _hh_align_up(size / (HH_SPAGE / sizeof(hh_page)), HH_REGION);
+/* The page descriptors of a range of `size` bytes: one per 64 KiB of the
+ * range, so that free() finds a small page's descriptor from the pointer by
+ * arithmetic alone (its fast path reads the descriptor of any pointer into
+ * the range: they are all writable, except where made so region by region,
+ * and only the slow path tells a pointer of no region apart). */
+static size_t descriptor_bytes(size_t size) {
+    return _hh_align_up(size / (HH_SPAGE / sizeof(hh_page)), HH_OS_PAGE);
 }
 
-/* Reserves the range: writable address space without memory (MAP_NORESERVE:
- * the kernel gives memory where it is first written), or PROT_NONE committed
- * region by region where every writable mapping is charged.  Without it
- * (a small RLIMIT_AS), regions are mapped one by one elsewhere. */
+/* The descriptor area at the start of the range: the descriptors, then the
+ * guard before the first region. */
+static size_t descriptor_area(size_t size) {
+    return _hh_align_up(descriptor_bytes(size) + GUARD_BEFORE_HEAP, HH_REGION);
+}
+
+/* Reserves the range: PROT_NONE address space, its descriptors writable
+ * without memory (MAP_NORESERVE: the kernel gives memory where it is first
+ * written), or region by region where every writable mapping is charged.
+ * Without it (a small RLIMIT_AS), regions are mapped one by one elsewhere. */
 void _hh_region_reserve_range(void) {
-    commit_each = strict_overcommit();
+    descriptors_each = strict_overcommit();
     for (size_t size = range_size_wanted(); size >= 2 * HH_REGION; size /= 2) {
         size &= ~HH_REGION_MASK;
         size_t descriptors = descriptor_area(size);
         if (descriptors >= size) break;
-        char *base = commit_each ? _hh_os_reserve(size, HH_REGION)
-                                 : _hh_os_reserve_writable(size, HH_REGION);
+        char *base = _hh_os_reserve(size, HH_REGION);
         if (base == NULL) continue;
         if ((uintptr_t)base + size > HH_GRANULE_LIMIT) { /* never: see the granule map */
             _hh_os_unmap(base, size);
             return;
+        }
+        if (!descriptors_each && !_hh_os_open(base, descriptor_bytes(size))) {
+            _hh_os_unmap(base, size);
+            continue;
         }
         /* The descriptors of a small heap stay in 4 KiB pages, as its
          * regions do (where THP is `always` the first write would make a
@@ -182,25 +204,45 @@ static void insert_in_order(hh_region *r) {
     *link = r;
 }
 
-/* Makes the next region of the range memory (and its descriptors, where
- * the range is committed region by region). */
-static char *commit_in_range_locked(void) {
+static bool heap_is_huge(void) { return _hh_os_huge_now(0) && _hh_cfg.thp != HH_THP_OFF; }
+
+/* Pages become writable this many at a time: whole units where a unit may
+ * be a huge page. */
+static size_t open_step(void) {
+    return heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
+}
+
+/* Pages [0, end) of r are writable, or false (the kernel refused). */
+static bool open_to_locked(hh_region *r, size_t end) {
+    if (HH_LIKELY(end <= r->open_pages)) return true;
+    end = _hh_align_up(end, open_step());
+    if (end > HH_REGION_PAGES) end = HH_REGION_PAGES;
+    char *from = (char *)r + ((size_t)r->open_pages << HH_OS_PAGE_SHIFT);
+    if (!_hh_os_open(from, (end - r->open_pages) << HH_OS_PAGE_SHIFT)) return false;
+    r->open_pages = (uint32_t)end;
+    return true;
+}
+
+/* Takes the next region of the range: its header writable (and its
+ * descriptors, where they are made writable region by region). */
+static char *commit_in_range_locked(size_t *open_pages) {
     if (range_next == NULL || range_end - range_next < (ptrdiff_t)HH_REGION) return NULL;
     char *addr = range_next;
-    if (commit_each) {
-        char *descriptors = (char *)_hh_page_of(addr);
-        size_t size = HH_REGION_SLOTS * sizeof(hh_page);
-        if (!_hh_os_commit(addr, HH_REGION) || !_hh_os_commit(descriptors, size)) return NULL;
+    if (descriptors_each &&
+        !_hh_os_open(_hh_page_of(addr), HH_REGION_SLOTS * sizeof(hh_page))) {
+        return NULL;
     }
     _hh_os_advise(addr, HH_REGION, _hh_os_huge_now(0));
+    *open_pages = _hh_align_up(HEADER_PAGES_IN_RANGE, open_step());
+    if (!_hh_os_open(addr, *open_pages << HH_OS_PAGE_SHIFT)) return NULL;
     range_next += HH_REGION;
     return addr;
 }
 
 static hh_region *region_new_locked(void) {
     bool outside = false;
-    size_t mapped = HH_REGION;
-    char *addr = commit_in_range_locked();
+    size_t mapped = HH_REGION, open_pages = HH_REGION_PAGES;
+    char *addr = commit_in_range_locked(&open_pages);
     if (addr == NULL) {
         /* Elsewhere: the whole region if the address space allows, else its
          * start (a small RLIMIT_AS), grown later where the space after it is
@@ -226,6 +268,7 @@ static hh_region *region_new_locked(void) {
     size_t header = outside ? HEADER_PAGES : HEADER_PAGES_IN_RANGE;
     r->header_pages = (uint32_t)header;
     r->mapped_pages = (uint32_t)(mapped >> HH_OS_PAGE_SHIFT);
+    r->open_pages = (uint32_t)open_pages;
     r->free_pages = r->mapped_pages - (uint32_t)header;
     r->first_free = (uint32_t)header;
     r->outside_range = outside;
@@ -254,8 +297,6 @@ hh_region *_hh_region_find(const void *p) {
 hh_region *_hh_region_first(void) { return regions; }
 
 /* ------------------------------------------------------- accounting */
-
-static bool heap_is_huge(void) { return _hh_os_huge_now(0) && _hh_cfg.thp != HH_THP_OFF; }
 
 /* The memory the page heap holds, as the kernel counts it: whole touched
  * units once the heap is huge, written pages while it is small. */
@@ -328,6 +369,12 @@ static bool region_is_valid(const hh_region *r) {
             if (!(r->touched_units & ((uint32_t)1 << (page / HH_UNIT_PAGES)))) return false;
         }
     }
+    /* Nothing beyond the writable pages is handed out or was written. */
+    size_t open = r->open_pages;
+    if (find_bit(r->used, open, r->mapped_pages, true) != r->mapped_pages ||
+        find_bit(r->dirty, open, HH_REGION_PAGES, true) != HH_REGION_PAGES) {
+        return false;
+    }
     return free_pages == r->free_pages && dirty_free == r->dirty_free &&
            find_bit(r->used, 0, r->first_free, false) == r->first_free;
 }
@@ -397,7 +444,7 @@ static void *alloc_locked(size_t n, size_t align, size_t *dirty) {
             }
             if (r->free_pages < n) continue;
             long idx = find_run(r, n, align);
-            if (idx < 0) continue;
+            if (idx < 0 || !open_to_locked(r, (size_t)idx + n)) continue;
             *dirty = take_locked(r, (size_t)idx, n);
             return (char *)r + ((size_t)idx << HH_OS_PAGE_SHIFT);
         }
@@ -409,6 +456,7 @@ static void *alloc_locked(size_t n, size_t align, size_t *dirty) {
         idx = find_run(r, n, align);
     }
     if (idx < 0) return NULL; /* no room in a new region: no memory for it */
+    if (!open_to_locked(r, (size_t)idx + n)) return NULL;
     *dirty = take_locked(r, (size_t)idx, n);
     return (char *)r + ((size_t)idx << HH_OS_PAGE_SHIFT);
 }
@@ -484,30 +532,44 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
     return count;
 }
 
+/* The memory of the held pages [idx, idx + n) of r went back to the kernel
+ * (`bytes` of it): they are clean, and the units left without memory are
+ * counted given back.  A unit holds memory while a page of it is written
+ * and free, or handed out (written or not: pages are marked written only
+ * when they come back), other than the pages given back. */
+static void note_given_back_locked(hh_region *r, size_t idx, size_t n, size_t bytes) {
+    set_bits(r->dirty, idx, idx + n, false);
+    atomic_fetch_add_explicit(&_hh_gstats.bytes_released, bytes, memory_order_relaxed);
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        uint32_t mask = (uint32_t)1 << u;
+        size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+        size_t run_from = idx > from ? idx : from, run_to = idx + n < to ? idx + n : to;
+        if ((r->touched_units & mask) && find_bit(r->dirty, from, to, true) == to &&
+            find_bit(r->used, from, run_from, true) == run_from &&
+            find_bit(r->used, run_to, to, true) == to) {
+            r->touched_units &= ~mask;
+            r->hugetlb_units &= ~mask;
+            touched_units--;
+            released_units_outstanding++;
+            atomic_fetch_add_explicit(&_hh_gstats.units_released, 1, memory_order_relaxed);
+        }
+    }
+}
+
+/* Held pages (marked used, clean) are free again. */
+static void unhold_locked(hh_region *r, size_t idx, size_t n) {
+    set_bits(r->used, idx, idx + n, false);
+    r->free_pages += (uint32_t)n;
+    if (idx < r->first_free) r->first_free = (uint32_t)idx;
+}
+
 /* The picked runs are given back: clean and free again. */
 static void finish_purge_locked(const purge_run *runs, size_t count) {
     for (size_t k = 0; k < count; k++) {
         hh_region *r = runs[k].region;
-        size_t idx = runs[k].idx, n = runs[k].n;
-        size_t dirty = count_bits(r->dirty, idx, idx + n);
-        set_bits(r->dirty, idx, idx + n, false);
-        set_bits(r->used, idx, idx + n, false);
-        r->free_pages += (uint32_t)n;
-        if (idx < r->first_free) r->first_free = (uint32_t)idx;
-        atomic_fetch_add_explicit(&_hh_gstats.bytes_released, dirty << HH_OS_PAGE_SHIFT,
-                                  memory_order_relaxed);
-        for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
-            uint32_t mask = (uint32_t)1 << u;
-            size_t from = u * HH_UNIT_PAGES;
-            if ((r->touched_units & mask) &&
-                find_bit(r->dirty, from, from + HH_UNIT_PAGES, true) == from + HH_UNIT_PAGES) {
-                r->touched_units &= ~mask;
-                r->hugetlb_units &= ~mask;
-                touched_units--;
-                released_units_outstanding++;
-                atomic_fetch_add_explicit(&_hh_gstats.units_released, 1, memory_order_relaxed);
-            }
-        }
+        size_t dirty = count_bits(r->dirty, runs[k].idx, runs[k].idx + runs[k].n);
+        note_given_back_locked(r, runs[k].idx, runs[k].n, dirty << HH_OS_PAGE_SHIFT);
+        unhold_locked(runs[k].region, runs[k].idx, runs[k].n);
     }
 }
 
@@ -559,6 +621,55 @@ size_t _hh_region_release(bool everything) {
     return released;
 }
 
+/* --------------------------------------------- freed big blocks, shut */
+
+/* While the heap is small, a freed medium block of glibc's mmap threshold
+ * (128 KiB) or more, and larger than every block shut before, is shut: its
+ * memory goes back to the kernel, its pages become PROT_NONE and are held
+ * out of the page heap (the last SHUT_SLOTS such blocks; all of them at the
+ * promotion).  A use after free of it faults and the next allocation gets
+ * other pages, as with a block glibc mapped on its own and unmapped.  The
+ * bar rises as glibc's mmap threshold does (to the size of the mapped block
+ * freed), so a program that frees and allocates big blocks again gives
+ * memory back once per size at most, not at every free: the system calls
+ * are rare enough to make under the lock. */
+#define SHUT_MIN_PAGES 32
+#define SHUT_SLOTS 8
+
+static purge_run shut[SHUT_SLOTS]; /* oldest first */
+static size_t shut_count;
+static size_t shut_min_pages = SHUT_MIN_PAGES;
+
+/* The oldest shut block goes back into the page heap, writable and clean;
+ * where the kernel will not make it writable it stays held (address space
+ * lost, not memory). */
+static void unshut_oldest_locked(void) {
+    purge_run run = shut[0];
+    memmove(shut, shut + 1, --shut_count * sizeof *shut);
+    char *addr = (char *)run.region + (run.idx << HH_OS_PAGE_SHIFT);
+    if (_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) unhold_locked(run.region, run.idx, run.n);
+}
+
+/* Shuts the block [idx, idx + n) of r that the program frees, if it is one
+ * to shut; false: it is to be freed as usual. */
+static bool shut_locked(hh_region *r, size_t idx, size_t n) {
+    if (n < shut_min_pages || heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
+    char *addr = (char *)r + (idx << HH_OS_PAGE_SHIFT);
+    size_t size = n << HH_OS_PAGE_SHIFT;
+    if (!_hh_os_close(addr, size)) {
+        _hh_os_open(addr, size); /* part of it may be PROT_NONE now */
+        return false;
+    }
+    if (shut_count == SHUT_SLOTS) unshut_oldest_locked();
+    shut[shut_count++] = (purge_run){r, idx, n};
+    shut_min_pages = n + 1;
+    atomic_fetch_add_explicit(&_hh_gstats.blocks_shut, 1, memory_order_relaxed);
+    note_given_back_locked(r, idx, n, size); /* its pages stay marked used: held */
+    demand_changed_locked(-(int64_t)n);
+    held_changed_locked();
+    return true;
+}
+
 /* ------------------------------------------------------------- the API */
 
 void *_hh_pages_alloc(size_t pages, size_t align, bool *zero) {
@@ -592,20 +703,28 @@ void _hh_region_count_unwritten(intptr_t pages) {
     }
 }
 
-void _hh_pages_free(void *addr, size_t pages, size_t written) {
+static void pages_free(void *addr, size_t pages, size_t written, bool may_shut) {
     hh_region *r = _hh_region_of(addr);
+    size_t idx = _hh_page_index(r, addr);
     _hh_lock();
-    free_locked(r, _hh_page_index(r, addr), pages, written);
+    if (!may_shut || !shut_locked(r, idx, pages)) free_locked(r, idx, pages, written);
     release_locked(false);
     _hh_unlock();
 }
+
+void _hh_pages_free(void *addr, size_t pages, size_t written) {
+    pages_free(addr, pages, written, false);
+}
+
+void _hh_pages_free_block(void *addr, size_t pages) { pages_free(addr, pages, pages, true); }
 
 bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
     if (idx + new_pages > HH_REGION_PAGES) return false;
     _hh_lock();
-    bool free_after = find_bit(r->used, idx + pages, idx + new_pages, true) == idx + new_pages;
+    bool free_after = find_bit(r->used, idx + pages, idx + new_pages, true) == idx + new_pages &&
+                      open_to_locked(r, idx + new_pages);
     if (free_after) take_locked(r, idx + pages, new_pages - pages);
     held_changed_locked();
     _hh_unlock();
@@ -637,8 +756,12 @@ void _hh_region_promote(void) {
     hh_region *list[256];
     size_t n_regions = 0;
     _hh_lock();
+    while (shut_count > 0) unshut_oldest_locked(); /* a huge heap packs its pages */
     for (hh_region *r = regions; r != NULL && n_regions < 256; r = r->next) {
         list[n_regions++] = r;
+        /* The top unit in use becomes writable whole (a huge page needs
+         * it); where the kernel refuses, it stays in 4 KiB pages. */
+        open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
         for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
             if ((r->touched_units & ((uint32_t)1 << u)) && !(r->hugetlb_units & ((uint32_t)1 << u))) {
                 units[n_units++].addr = (char *)r + (u << HH_UNIT_SHIFT);

@@ -272,6 +272,7 @@ static void take_snapshot(snapshot *s) {
     add(s, "units_released", "2 MiB units given back", COUNT, LOAD(units_released));
     add(s, "units_refaulted", "  and needed again", COUNT, LOAD(units_refaulted));
     add(s, "bytes_released", "bytes given back", BYTES, LOAD(bytes_released));
+    add(s, "blocks_shut", "freed blocks shut (PROT_NONE)", COUNT, LOAD(blocks_shut));
     add(s, "units_promoted", "units collapsed into huge pages", COUNT, LOAD(units_promoted));
     add(s, "hugetlb_fallbacks", NULL, COUNT, LOAD(hugetlb_fallbacks));
     bool ok = memory.ok;

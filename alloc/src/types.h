@@ -168,7 +168,10 @@ typedef struct hh_region {
     bool cannot_grow;        /* outside: the address space after its mapped part is taken */
     uint8_t pad_[2];
     uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
-    uint8_t pad2_[16];
+    uint32_t open_pages;     /* pages writable from its start (in the range: the rest is
+                                PROT_NONE until the page heap reaches it; below it,
+                                only shut blocks are, region.c) */
+    uint8_t pad2_[12];
     uint64_t unit_used_ms[HH_REGION_UNITS]; /* when pages of each unit were last handed out */
     uint64_t used[HH_REGION_WORDS];  /* bit i: page i is handed out (or the header) */
     uint64_t dirty[HH_REGION_WORDS]; /* bit i: page i was written since mapped or given back */
@@ -243,6 +246,7 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
     _Atomic(uint64_t) bytes_released;
+    _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (region.c) */
 } hh_global_stats;
 
 #endif

@@ -2,6 +2,7 @@
  * which must stop with SIGABRT and one line on stderr that names the problem
  * and the pointer (as glibc's "free(): double free detected" does).  And a
  * request the machine can never provide is refused with ENOMEM. */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -65,6 +66,75 @@ static void expect_abort(const char *name, misuse f, const char *message) {
     CHECK(aborted);
     CHECK(one_line);
     CHECK(named);
+}
+
+#define FAULTED 94 /* the child's SIGSEGV handler exits with this */
+#define NO_BLOCK 95 /* the child got no block to misuse */
+
+/* Says the faulting address, then ends the child. */
+static void exit_faulted(int sig, siginfo_t *info, void *context) {
+    (void)sig;
+    (void)context;
+    char text[32];
+    int n = snprintf(text, sizeof text, "fault at 0x%llx\n",
+                     (unsigned long long)(uintptr_t)info->si_addr);
+    if (write(STDERR_FILENO, text, (size_t)n) != n) _exit(2);
+    _exit(FAULTED);
+}
+
+/* The address a misuse will touch, told to the parent (before touching). */
+static void say_target(const volatile void *p) {
+    if (p == NULL) _exit(NO_BLOCK);
+    char text[32];
+    int n = snprintf(text, sizeof text, "0x%llx", (unsigned long long)(uintptr_t)p);
+    if (write(pointer_fd, text, (size_t)n) != n) _exit(2);
+}
+
+/* Runs f in a child; checks that it faulted (SIGSEGV) at the address it
+ * named: its own handler says where, or a sanitizer's report of the SEGV
+ * does. */
+static void expect_fault(const char *name, misuse f) {
+    int fds[2];
+    int shared[2];
+    if (pipe(fds) != 0 || pipe(shared) != 0) abort();
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        close(shared[0]);
+        pointer_fd = shared[1];
+        struct sigaction on_fault;
+        memset(&on_fault, 0, sizeof on_fault);
+        on_fault.sa_sigaction = exit_faulted;
+        on_fault.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &on_fault, NULL);
+        f();
+        _exit(0); /* the access went through */
+    }
+    close(fds[1]);
+    close(shared[1]);
+    char target[40] = "";
+    ssize_t got = read(shared[0], target, sizeof target - 1);
+    target[got > 0 ? got : 0] = '\0';
+    close(shared[0]);
+    char text[4096];
+    size_t len = 0;
+    ssize_t n;
+    char sink[4096];
+    while ((n = read(fds[0], len < sizeof text - 1 ? text + len : sink,
+                     len < sizeof text - 1 ? sizeof text - 1 - len : sizeof sink)) > 0) {
+        if (len < sizeof text - 1) len += (size_t)n;
+    }
+    text[len] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int exited = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    const char *at = target[0] != '\0' ? strstr(text, target) : NULL;
+    /* The target's digits end there (not a longer address that starts so). */
+    int named = at != NULL && !isxdigit((unsigned char)at[strlen(target)]);
+    int faulted = named && (exited == FAULTED || (exited > 0 && strstr(text, "SEGV") != NULL));
+    if (!faulted) fprintf(stderr, "%s: status %d, target %s, stderr: %s\n", name, status, target, text);
+    CHECK(faulted);
 }
 
 static void double_free_same_thread(void) {
@@ -172,6 +242,94 @@ static void corrupted_free_list(void) {
     for (int i = 0; i < 5000; i++) hh_malloc(32); /* uses up the page, then its free list */
 }
 
+/* The heap is writable only as far as it reaches: past its top and just
+ * before its first region, writes fault (as past glibc's top of heap). */
+static void write_past_the_top(void) {
+    volatile char *p = hh_malloc(64);
+    if (p == NULL) _exit(NO_BLOCK);
+    say_target(p + (8 << 20));
+    p[8 << 20] = 1;
+}
+
+static void write_before_the_start(void) {
+    volatile char *p = hh_malloc(64);
+    if (p == NULL) _exit(NO_BLOCK);
+    say_target(p - (2 << 20));
+    p[-(2 << 20)] = 1;
+}
+
+/* A big block freed while the heap is small is shut (PROT_NONE). */
+static void write_after_free_big(void) {
+    volatile char *p = hh_malloc(256 << 10);
+    if (p == NULL) _exit(NO_BLOCK);
+    p[0] = 1;
+    hh_free((void *)p);
+    say_target(p + 100);
+    p[100] = 1;
+}
+
+/* A free of a pointer into the range where no region is yet. */
+static void free_beyond_the_regions(void) {
+    char *p = hh_malloc(64);
+    say_pointer(p + ((size_t)1 << 30));
+    hh_free(p + ((size_t)1 << 30));
+}
+
+/* Whether the kernel's THP setting is `never` (then the heap never turns
+ * huge, and shut blocks come back only as newer ones are shut). */
+static int thp_never(void) {
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    if (f == NULL) return 1;
+    char line[128] = "";
+    int never = fgets(line, sizeof line, f) == NULL || strstr(line, "[never]") != NULL;
+    fclose(f);
+    return never;
+}
+
+/* Shut blocks are held out of the page heap, then come back into it,
+ * writable and zero: more big blocks shut than the heap holds out (the
+ * oldest go back first), then the heap turns huge (all go back).  First fit
+ * on a fresh heap makes the addresses predictable. */
+static void test_shut_blocks_come_back(void) {
+    enum { BLOCKS = 12, HELD = 8 };
+    char *first[BLOCKS], *blocks[BLOCKS];
+    size_t sizes[BLOCKS];
+    for (int i = 0; i < BLOCKS; i++) {
+        sizes[i] = ((size_t)128 << 10) + (size_t)i * 8192;
+        first[i] = hh_malloc(sizes[i]);
+        CHECK(first[i] != NULL);
+        memset(first[i], 0x5a, sizes[i]);
+    }
+    for (int i = 0; i < BLOCKS; i++) hh_free(first[i]); /* each larger: each shut */
+    int huge = !thp_never();
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < BLOCKS; i++) {
+            char *p = hh_calloc(1, sizes[i]);
+            CHECK(p != NULL);
+            int zero = 1;
+            for (size_t k = 0; k < sizes[i]; k += 512) zero &= p[k] == 0;
+            CHECK(zero);
+            memset(p, 0x33, sizes[i]);
+            blocks[i] = p;
+        }
+        /* The first round gets the four oldest back (freed to make room
+         * for newer ones), not the eight still held; the second, after the
+         * promotion, every one. */
+        for (int i = 0; i < BLOCKS; i++) {
+            int held = round == 0 || !huge ? i >= BLOCKS - HELD : 0;
+            if (held) CHECK(blocks[i] != first[i]);
+            if (!held) CHECK(blocks[i] == first[i]);
+        }
+        for (int i = 0; i < BLOCKS; i++) hh_free(blocks[i]);
+        if (round == 0) { /* a large block turns the heap huge */
+            char *big = hh_malloc((size_t)48 << 20);
+            CHECK(big != NULL);
+            memset(big, 1, (size_t)48 << 20);
+            hh_free(big);
+        }
+    }
+}
+
 static void test_impossible_requests(void) {
     errno = 0;
     CHECK(hh_malloc((size_t)32 << 40) == NULL); /* 32 TiB */
@@ -201,6 +359,12 @@ int main(void) {
     expect_abort("pool double free", pool_double_free, "hh_pool_free(): double free");
     expect_abort("pool interior pointer", pool_interior, "not the start of an object");
     expect_abort("corrupted free list", corrupted_free_list, "corrupted free list");
+    expect_fault("a write 8 MiB past the heap's top", write_past_the_top);
+    expect_fault("a write 2 MiB before the heap", write_before_the_start);
+    expect_fault("a write to a big block freed while the heap is small", write_after_free_big);
+    expect_abort("a free where no region is yet", free_beyond_the_regions,
+                 "not allocated by hugeheap");
+    test_shut_blocks_come_back();
     test_impossible_requests();
     return check_summary();
 }
