@@ -25,9 +25,16 @@ static void say_pointer(const void *p) {
     if (write(pointer_fd, text, (size_t)n) != n) _exit(2);
 }
 
-/* Runs f in a child; checks it aborted with one line containing `message`
- * and the pointer f reported. */
-static void expect_abort(const char *name, misuse f, const char *message) {
+/* What a child that ran a misuse left: how it ended, the pointer or
+ * address it named (before the misuse), its stderr (the start of it). */
+typedef struct child_result {
+    int status;
+    char pointer[40];
+    char text[4096];
+} child_result;
+
+/* Runs f in a child, after `prepare` (if any), and collects what it left. */
+static void run_child(misuse prepare, misuse f, child_result *out) {
     int fds[2];
     int shared[2];
     if (pipe(fds) != 0 || pipe(shared) != 0) abort();
@@ -36,23 +43,35 @@ static void expect_abort(const char *name, misuse f, const char *message) {
         dup2(fds[1], STDERR_FILENO);
         close(shared[0]);
         pointer_fd = shared[1];
+        if (prepare != NULL) prepare();
         f();
         _exit(0); /* not reached if the misuse was caught */
     }
     close(fds[1]);
     close(shared[1]);
-    char pointer[40] = "";
-    ssize_t got = read(shared[0], pointer, sizeof pointer - 1);
-    pointer[got > 0 ? got : 0] = '\0';
+    ssize_t got = read(shared[0], out->pointer, sizeof out->pointer - 1);
+    out->pointer[got > 0 ? got : 0] = '\0';
     close(shared[0]);
-    char text[2048];
-    size_t len = 0;
+    size_t len = 0, room = sizeof out->text - 1;
     ssize_t n;
-    while ((n = read(fds[0], text + len, sizeof text - 1 - len)) > 0) len += (size_t)n;
-    text[len] = '\0';
+    char sink[4096]; /* the rest of a long report is read, not kept */
+    while ((n = read(fds[0], len < room ? out->text + len : sink,
+                     len < room ? room - len : sizeof sink)) > 0) {
+        if (len < room) len += (size_t)n;
+    }
+    out->text[len] = '\0';
     close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    out->status = 0;
+    waitpid(pid, &out->status, 0);
+}
+
+/* Runs f in a child; checks it aborted with one line containing `message`
+ * and the pointer f reported. */
+static void expect_abort(const char *name, misuse f, const char *message) {
+    child_result child;
+    run_child(NULL, f, &child);
+    int status = child.status;
+    const char *text = child.text, *pointer = child.pointer;
     int aborted = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
     /* One line of ours (qemu-user adds one of its own about the signal). */
     const char *line = strstr(text, "hugeheap: ");
@@ -90,44 +109,22 @@ static void say_target(const volatile void *p) {
     if (write(pointer_fd, text, (size_t)n) != n) _exit(2);
 }
 
+static void catch_faults(void) {
+    struct sigaction on_fault;
+    memset(&on_fault, 0, sizeof on_fault);
+    on_fault.sa_sigaction = exit_faulted;
+    on_fault.sa_flags = SA_SIGINFO;
+    sigaction(SIGSEGV, &on_fault, NULL);
+}
+
 /* Runs f in a child; checks that it faulted (SIGSEGV) at the address it
  * named: its own handler says where, or a sanitizer's report of the SEGV
  * does. */
 static void expect_fault(const char *name, misuse f) {
-    int fds[2];
-    int shared[2];
-    if (pipe(fds) != 0 || pipe(shared) != 0) abort();
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], STDERR_FILENO);
-        close(shared[0]);
-        pointer_fd = shared[1];
-        struct sigaction on_fault;
-        memset(&on_fault, 0, sizeof on_fault);
-        on_fault.sa_sigaction = exit_faulted;
-        on_fault.sa_flags = SA_SIGINFO;
-        sigaction(SIGSEGV, &on_fault, NULL);
-        f();
-        _exit(0); /* the access went through */
-    }
-    close(fds[1]);
-    close(shared[1]);
-    char target[40] = "";
-    ssize_t got = read(shared[0], target, sizeof target - 1);
-    target[got > 0 ? got : 0] = '\0';
-    close(shared[0]);
-    char text[4096];
-    size_t len = 0;
-    ssize_t n;
-    char sink[4096];
-    while ((n = read(fds[0], len < sizeof text - 1 ? text + len : sink,
-                     len < sizeof text - 1 ? sizeof text - 1 - len : sizeof sink)) > 0) {
-        if (len < sizeof text - 1) len += (size_t)n;
-    }
-    text[len] = '\0';
-    close(fds[0]);
-    int status = 0;
-    waitpid(pid, &status, 0);
+    child_result child;
+    run_child(catch_faults, f, &child);
+    int status = child.status;
+    const char *text = child.text, *target = child.pointer;
     int exited = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     const char *at = target[0] != '\0' ? strstr(text, target) : NULL;
     /* The target's digits end there (not a longer address that starts so). */
