@@ -522,15 +522,10 @@ void _hh_free_small_slow(hh_page *page, void *ptr) {
 }
 
 void _hh_free_slow(void *ptr) {
-    hh_region *region;
-    if (_hh_in_range(ptr)) {
-        /* Not in a region taken yet (the guard, or beyond the heap's top):
-         * no header to read there, the range is PROT_NONE. */
-        region = _hh_region_find(ptr);
-        if (HH_UNLIKELY(region == NULL)) {
-            _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
-        }
-    } else {
+    /* A region's pointer, in the range or mapped elsewhere; in the range,
+     * none where no region is yet (no header to read there: PROT_NONE). */
+    hh_region *region = _hh_region_find(ptr);
+    if (region == NULL) {
         uint8_t kind = _hh_granule_kind(ptr);
         if (kind == HH_GRANULE_LARGE) {
             hh_large *large = _hh_large_of(ptr);
@@ -543,11 +538,8 @@ void _hh_free_slow(void *ptr) {
         if (kind == HH_GRANULE_POOL) {
             _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
         }
-        if (kind != HH_GRANULE_REGION) {
-            if (ptr == NULL) return;
-            _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
-        }
-        region = _hh_region_of(ptr);
+        if (ptr == NULL) return;
+        _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
     }
     hh_page *page = _hh_page_of(ptr);
     if (HH_SHARED_LOAD(page->span) != 0) {

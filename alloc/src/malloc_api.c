@@ -40,14 +40,9 @@ static inline size_t usable_in_page(hh_page *page, void *ptr) {
 /* The region of a pointer that is ours; NULL for a large block; a stop with
  * one line naming the pointer (and what was called) for anything else. */
 static hh_region *region_or_large(const void *ptr, const char *what) {
-    if (_hh_in_range(ptr)) {
-        hh_region *region = _hh_region_find(ptr); /* NULL: no region there yet */
-        if (HH_UNLIKELY(region == NULL)) _hh_fatal(what, ptr);
-        return region;
-    }
-    uint8_t kind = _hh_granule_kind(ptr);
-    if (kind == HH_GRANULE_REGION) return _hh_region_of(ptr);
-    if (kind == HH_GRANULE_LARGE) {
+    hh_region *region = _hh_region_find(ptr);
+    if (region != NULL) return region;
+    if (_hh_granule_kind(ptr) == HH_GRANULE_LARGE) {
         if (HH_UNLIKELY(_hh_large_of(ptr)->cookie != _hh_large_cookie(ptr))) {
             _hh_fatal(what, ptr);
         }
