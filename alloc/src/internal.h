@@ -161,7 +161,8 @@ HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
 /* `written`: how many pages from addr on may hold data (the rest were
  * never written since they were handed out). */
 HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
-/* A medium block the program frees (a big one may be shut: region.c). */
+/* A medium block the program frees (a big one gives its memory back at once:
+ * region.c). */
 HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages);
 /* Pages handed out and not written yet (small pages fill as they are
  * carved): held memory is counted without them while the heap is small. */

@@ -621,24 +621,32 @@ size_t _hh_region_release(bool everything) {
     return released;
 }
 
-/* --------------------------------------------- freed big blocks, shut */
+/* ------------------------------------ freed big blocks: glibc's threshold */
 
-/* While the heap is small, a freed medium block of glibc's mmap threshold
- * (128 KiB) or more, and larger than every block shut before, is shut: its
- * memory goes back to the kernel, its pages become PROT_NONE and are held
- * out of the page heap (the last SHUT_SLOTS such blocks; all of them at the
- * promotion).  A use after free of it faults and the next allocation gets
- * other pages, as with a block glibc mapped on its own and unmapped.  The
- * bar rises as glibc's mmap threshold does (to the size of the mapped block
- * freed), so a program that frees and allocates big blocks again gives
- * memory back once per size at most, not at every free: the system calls
- * are rare enough to make under the lock. */
-#define SHUT_MIN_PAGES 32
+/* A freed medium block of glibc's mmap threshold (128 KiB) or more, and
+ * larger than every such block freed before, gives its memory back at once,
+ * as glibc unmaps a block it mapped on its own.  The bar rises as glibc's
+ * mmap threshold does (to the size of the mapped block freed), so a program
+ * that frees and allocates big blocks again gives memory back once per size
+ * at most, not at every free: the system calls are rare enough to make
+ * under the lock.  What the program then no longer holds is a growing
+ * vector's old copies (a new one twice as large, the old one freed): they
+ * never fit the next copy, and kept for the release delay they would add up
+ * to the vector's size again.
+ *
+ * While the heap is small such a block is shut: its memory goes back, its
+ * pages become PROT_NONE and are held out of the page heap (the last
+ * SHUT_SLOTS such blocks; all of them at the promotion), so a use after
+ * free of it faults and the next allocation gets other pages.  Once the
+ * heap is huge, the block goes back into the page heap, and the 2 MiB units
+ * it leaves free as a whole go back to the kernel (never part of a huge
+ * page: that would split it). */
+#define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
 #define SHUT_SLOTS 8
 
+static size_t big_free_min_pages = BIG_FREE_MIN_PAGES;
 static purge_run shut[SHUT_SLOTS]; /* oldest first */
 static size_t shut_count;
-static size_t shut_min_pages = SHUT_MIN_PAGES;
 
 /* The oldest shut block goes back into the page heap, writable and clean;
  * where the kernel will not make it writable it stays held (address space
@@ -650,10 +658,10 @@ static void unshut_oldest_locked(void) {
     if (_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) unhold_locked(run.region, run.idx, run.n);
 }
 
-/* Shuts the block [idx, idx + n) of r that the program frees, if it is one
- * to shut; false: it is to be freed as usual. */
+/* Shuts the freed block [idx, idx + n) of r if the heap is small; false:
+ * it is to be freed as usual. */
 static bool shut_locked(hh_region *r, size_t idx, size_t n) {
-    if (n < shut_min_pages || heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
+    if (heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
     char *addr = (char *)r + (idx << HH_OS_PAGE_SHIFT);
     size_t size = n << HH_OS_PAGE_SHIFT;
     if (!_hh_os_close(addr, size)) {
@@ -662,12 +670,46 @@ static bool shut_locked(hh_region *r, size_t idx, size_t n) {
     }
     if (shut_count == SHUT_SLOTS) unshut_oldest_locked();
     shut[shut_count++] = (purge_run){r, idx, n};
-    shut_min_pages = n + 1;
     atomic_fetch_add_explicit(&_hh_gstats.blocks_shut, 1, memory_order_relaxed);
     note_given_back_locked(r, idx, n, size); /* its pages stay marked used: held */
     demand_changed_locked(-(int64_t)n);
     held_changed_locked();
     return true;
+}
+
+/* The units that the freed pages [idx, idx + n) of r leave free as a whole
+ * go back to the kernel now.  With the lock held on entry; returns with it
+ * held (it is let go while the kernel takes the memory). */
+static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
+    purge_run runs[HH_REGION_UNITS];
+    size_t count = 0;
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+        if (!(r->touched_units & ((uint32_t)1 << u))) continue;
+        if (find_bit(r->used, from, to, true) != to) continue;
+        mark_used_locked(r, from, HH_UNIT_PAGES);
+        runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
+    }
+    if (count == 0) return;
+    _hh_unlock();
+    purge_runs(runs, count);
+    _hh_lock();
+    finish_purge_locked(runs, count);
+    HH_ASSERT_EXPENSIVE(heap_is_valid_locked());
+    held_changed_locked();
+}
+
+/* A medium block the program frees: shut, or freed and its free units given
+ * back, if it passes the bar; freed as usual otherwise.  With the lock held. */
+static void free_block_locked(hh_region *r, size_t idx, size_t n) {
+    if (n < big_free_min_pages) {
+        free_locked(r, idx, n, n);
+        return;
+    }
+    big_free_min_pages = n + 1;
+    if (shut_locked(r, idx, n)) return;
+    free_locked(r, idx, n, n);
+    give_back_free_units_locked(r, idx, n);
 }
 
 /* ------------------------------------------------------------- the API */
@@ -703,11 +745,15 @@ void _hh_region_count_unwritten(intptr_t pages) {
     }
 }
 
-static void pages_free(void *addr, size_t pages, size_t written, bool may_shut) {
+static void pages_free(void *addr, size_t pages, size_t written, bool block) {
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
     _hh_lock();
-    if (!may_shut || !shut_locked(r, idx, pages)) free_locked(r, idx, pages, written);
+    if (block) {
+        free_block_locked(r, idx, pages);
+    } else {
+        free_locked(r, idx, pages, written);
+    }
     release_locked(false);
     _hh_unlock();
 }
@@ -746,6 +792,20 @@ void _hh_region_set_span(void *addr, size_t pages) {
 
 /* ------------------------------------------------------------ promotion */
 
+/* A unit marked touched that is free as a whole and clean holds no memory
+ * (the blocks shut in it kept it marked while they were held): it is not to
+ * be made a huge page. */
+static void forget_unit_if_clean_locked(hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (!(r->touched_units & mask) || find_bit(r->used, from, to, true) != to ||
+        find_bit(r->dirty, from, to, true) != to) {
+        return;
+    }
+    r->touched_units &= ~mask;
+    touched_units--;
+}
+
 void _hh_region_promote(void) {
     if (HH_LIKELY(!_hh_os_take_promotion())) return;
     enum { MAX_UNITS = 512 };
@@ -763,6 +823,7 @@ void _hh_region_promote(void) {
          * it); where the kernel refuses, it stays in 4 KiB pages. */
         open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
         for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
+            forget_unit_if_clean_locked(r, u);
             if ((r->touched_units & ((uint32_t)1 << u)) && !(r->hugetlb_units & ((uint32_t)1 << u))) {
                 units[n_units++].addr = (char *)r + (u << HH_UNIT_SHIFT);
             }

@@ -5,6 +5,9 @@
  *   alloc_probe touch MIB   allocate and touch MIB MiB in blocks of mixed
  *                           sizes; print "anon_kb=N huge_kb=N"
  *   alloc_probe threads     allocate and free from several threads
+ *   alloc_probe grow MIB    grow one array by doubling to MIB MiB, as a C++
+ *                           vector grows (a new copy, the old one freed);
+ *                           print "peak_kb=N" (VmHWM)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -60,6 +63,38 @@ static int touch(size_t mib) {
     return 0;
 }
 
+static long peak_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    if (f == NULL) return -1;
+    while (fgets(line, sizeof line, f)) sscanf(line, "VmHWM: %ld kB", &kb);
+    fclose(f);
+    return kb;
+}
+
+static int grow(size_t mib) {
+    size_t size = (size_t)192 << 10;
+    char *array = malloc(size);
+    if (array == NULL) return 1;
+    memset(array, 1, size);
+    while (size * 2 <= mib << 20) {
+        char *bigger = malloc(size * 2);
+        if (bigger == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%zu) failed\n", size * 2);
+            return 1;
+        }
+        memcpy(bigger, array, size);
+        memset(bigger + size, 1, size);
+        free(array);
+        array = bigger;
+        size *= 2;
+    }
+    printf("size_kb=%zu peak_kb=%ld\n", size >> 10, peak_kb());
+    free(array);
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -87,6 +122,7 @@ static int threads(void) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
+    if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     fprintf(stderr, "usage: alloc_probe touch MIB | alloc_probe threads\n");
     return 2;
 }

@@ -148,6 +148,30 @@ def check_small_heap(args: argparse.Namespace) -> None:
                f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
 
 
+def check_growing_vector(args: argparse.Namespace) -> None:
+    """An array grown by doubling (a new copy, the old one freed, as a C++
+    vector grows) costs what it costs under glibc, which unmaps each old
+    copy: the old copies are big frees that set a record, and give their
+    memory back at once, in a small heap and in a huge one."""
+    def peak_kb(env: dict[str, str]) -> int:
+        result = run([args.probe, "grow", "24"], env=env)
+        expect(result.returncode == 0, f"alloc_probe grow failed: {result.stderr.strip()}")
+        values = dict(item.split("=") for item in result.stdout.split())
+        return int(values["peak_kb"])
+
+    glibc = peak_kb({})
+    for name, env in (("small at first", {}), ("huge", {"HUGEHEAP_HUGE_THRESHOLD_MB": "0"})):
+        peak = peak_kb({"LD_PRELOAD": args.lib, **env})
+        # glibc's peak is the last two copies (12 and 24 MiB) and the program;
+        # a huge heap adds the free parts of the 2 MiB units the two copies
+        # share with freed ones (at most 2 MiB each).  The old copies kept
+        # would add 12 MiB.
+        expect(peak <= glibc + 6 * 1024,
+               f"heap {name}: peak {peak} kB growing a 24 MiB array, glibc's {glibc} kB "
+               "(the old copies were kept)")
+        print(f"heap {name}: peak {peak} kB, glibc's {glibc} kB")
+
+
 def check_hugetlb(args: argparse.Namespace) -> None:
     """HUGEHEAP_THP=hugetlb works whether or not the kernel's pool has pages."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -365,6 +389,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
+    "growing-vector": check_growing_vector,
     "environment": check_environment,
     "stats": check_stats,
     "real-python": check_real_python,
