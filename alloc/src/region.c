@@ -112,6 +112,12 @@ static size_t find_bit(const uint64_t *bits, size_t from, size_t to, bool value)
     return to;
 }
 
+/* Whether unit u of r has no page in use (nor held). */
+static bool unit_is_free(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    return find_bit(r->used, from, to, true) == to;
+}
+
 /* The first run of n free pages starting at a multiple of align, or -1. */
 static long find_run(const hh_region *r, size_t n, size_t align) {
     size_t i = _hh_align_up(r->first_free, align);
@@ -509,7 +515,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
             if (!(r->touched_units & ((uint32_t)1 << u)) || !quiet(r, u, now, everything)) continue;
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
             if (huge) {
-                if (find_bit(r->used, from, to, true) != to) continue;
+                if (!unit_is_free(r, u)) continue;
                 mark_used_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
                 continue;
@@ -590,6 +596,16 @@ static void purge_runs(const purge_run *runs, size_t count) {
     }
 }
 
+/* The picked runs go back to the kernel.  With the lock held on entry;
+ * returns with it held (it is let go while the kernel takes the memory). */
+static void purge_locked(const purge_run *runs, size_t count) {
+    _hh_unlock();
+    purge_runs(runs, count);
+    _hh_lock();
+    finish_purge_locked(runs, count);
+    HH_ASSERT_EXPENSIVE(heap_is_valid_locked());
+}
+
 /* With the lock held on entry; returns with it held.  Bytes given back. */
 static size_t release_locked(bool everything) {
     size_t released = 0;
@@ -602,11 +618,7 @@ static size_t release_locked(bool everything) {
         purge_run runs[PURGE_BATCH];
         size_t count = pick_purge_locked(now, everything, runs);
         if (count == 0) break;
-        _hh_unlock();
-        purge_runs(runs, count);
-        _hh_lock();
-        finish_purge_locked(runs, count);
-        HH_ASSERT_EXPENSIVE(heap_is_valid_locked());
+        purge_locked(runs, count);
         for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
         if (!everything) break; /* one batch per check: the rest at the next one */
     }
@@ -648,6 +660,20 @@ static size_t big_free_min_pages = BIG_FREE_MIN_PAGES;
 static purge_run shut[SHUT_SLOTS]; /* oldest first */
 static size_t shut_count;
 
+/* A unit marked touched that is free as a whole and clean holds no memory
+ * (the shut blocks in it kept it marked while they were held): unmarked,
+ * it is not made a huge page at the promotion. */
+static void forget_unit_if_clean_locked(hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (!(r->touched_units & mask) || !unit_is_free(r, u) ||
+        find_bit(r->dirty, from, to, true) != to) {
+        return;
+    }
+    r->touched_units &= ~mask;
+    touched_units--;
+}
+
 /* The oldest shut block goes back into the page heap, writable and clean;
  * where the kernel will not make it writable it stays held (address space
  * lost, not memory). */
@@ -655,7 +681,11 @@ static void unshut_oldest_locked(void) {
     purge_run run = shut[0];
     memmove(shut, shut + 1, --shut_count * sizeof *shut);
     char *addr = (char *)run.region + (run.idx << HH_OS_PAGE_SHIFT);
-    if (_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) unhold_locked(run.region, run.idx, run.n);
+    if (!_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) return;
+    unhold_locked(run.region, run.idx, run.n);
+    for (size_t u = run.idx / HH_UNIT_PAGES; u <= (run.idx + run.n - 1) / HH_UNIT_PAGES; u++) {
+        forget_unit_if_clean_locked(run.region, u);
+    }
 }
 
 /* Shuts the freed block [idx, idx + n) of r if the heap is small; false:
@@ -684,18 +714,12 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     purge_run runs[HH_REGION_UNITS];
     size_t count = 0;
     for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
-        size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-        if (!(r->touched_units & ((uint32_t)1 << u))) continue;
-        if (find_bit(r->used, from, to, true) != to) continue;
-        mark_used_locked(r, from, HH_UNIT_PAGES);
-        runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
+        if (!(r->touched_units & ((uint32_t)1 << u)) || !unit_is_free(r, u)) continue;
+        mark_used_locked(r, u * HH_UNIT_PAGES, HH_UNIT_PAGES);
+        runs[count++] = (purge_run){r, u * HH_UNIT_PAGES, HH_UNIT_PAGES};
     }
     if (count == 0) return;
-    _hh_unlock();
-    purge_runs(runs, count);
-    _hh_lock();
-    finish_purge_locked(runs, count);
-    HH_ASSERT_EXPENSIVE(heap_is_valid_locked());
+    purge_locked(runs, count);
     held_changed_locked();
 }
 
@@ -792,20 +816,6 @@ void _hh_region_set_span(void *addr, size_t pages) {
 
 /* ------------------------------------------------------------ promotion */
 
-/* A unit marked touched that is free as a whole and clean holds no memory
- * (the blocks shut in it kept it marked while they were held): it is not to
- * be made a huge page. */
-static void forget_unit_if_clean_locked(hh_region *r, size_t u) {
-    uint32_t mask = (uint32_t)1 << u;
-    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-    if (!(r->touched_units & mask) || find_bit(r->used, from, to, true) != to ||
-        find_bit(r->dirty, from, to, true) != to) {
-        return;
-    }
-    r->touched_units &= ~mask;
-    touched_units--;
-}
-
 void _hh_region_promote(void) {
     if (HH_LIKELY(!_hh_os_take_promotion())) return;
     enum { MAX_UNITS = 512 };
@@ -823,7 +833,6 @@ void _hh_region_promote(void) {
          * it); where the kernel refuses, it stays in 4 KiB pages. */
         open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
         for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
-            forget_unit_if_clean_locked(r, u);
             if ((r->touched_units & ((uint32_t)1 << u)) && !(r->hugetlb_units & ((uint32_t)1 << u))) {
                 units[n_units++].addr = (char *)r + (u << HH_UNIT_SHIFT);
             }
@@ -863,7 +872,7 @@ void _hh_region_usage_locked(hh_region_usage *usage) {
         for (size_t u = 0; u < HH_REGION_UNITS; u++) {
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
             /* A huge heap gives back whole free units only. */
-            if (huge && find_bit(r->used, from, to, true) != to) continue;
+            if (huge && !unit_is_free(r, u)) continue;
             usage->purgeable_bytes += (uint64_t)count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
         }
     }
