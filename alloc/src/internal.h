@@ -236,6 +236,10 @@ HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
 /* Unmaps cached blocks whose release delay has passed. */
 HH_INTERNAL void _hh_large_release_due(void);
+/* The promotion's part for large blocks: those mapped in 4 KiB pages while the
+ * heap was small are advised huge and collapsed (region.c calls it). */
+HH_INTERNAL void _hh_large_promote(void);
+
 typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
 } hh_large_usage;

@@ -200,11 +200,78 @@ static inline bool large_is_valid(const hh_large *h, const void *user) {
            base + h->map_size == u + h->usable && h->requested <= h->usable;
 }
 
+/* The blocks mapped in 4 KiB pages while the heap was small, for the
+ * promotion to make huge (a block that never grows would otherwise stay in
+ * small pages for good).  Guarded by the global lock; a block whose header
+ * is here has small_pages set.  Only a heap below the threshold adds to it,
+ * so it holds at most a threshold's worth of blocks of 2 MiB or more; a block
+ * that finds it full stays in small pages. */
+#define SMALL_PAGE_BLOCKS 512
+static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
+static size_t small_page_count;
+
+static void list_small_pages(hh_large *h) {
+    _hh_lock();
+    if (small_page_count < SMALL_PAGE_BLOCKS) {
+        small_page_blocks[small_page_count++] = h;
+    } else {
+        atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
+    }
+    _hh_unlock();
+}
+
+/* Takes the block off the list if it is there (the promotion may have taken
+ * it already). */
+static void unlist_small_pages(hh_large *h) {
+    if (!atomic_load_explicit(&h->small_pages, memory_order_relaxed)) return;
+    _hh_lock();
+    for (size_t i = 0; i < small_page_count; i++) {
+        if (small_page_blocks[i] == h) {
+            small_page_blocks[i] = small_page_blocks[--small_page_count];
+            break;
+        }
+    }
+    _hh_unlock();
+}
+
+void _hh_large_promote(void) {
+    enum { BATCH = 32 }; /* a small frame: malloc may run on a small stack */
+    struct {
+        char *base, *user;
+        size_t map_size, usable;
+    } blocks[BATCH];
+    for (;;) {
+        size_t n = 0;
+        _hh_lock();
+        while (small_page_count > 0 && n < BATCH) {
+            hh_large *h = small_page_blocks[--small_page_count];
+            atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
+            blocks[n].base = h->map_base;
+            blocks[n].user = (char *)h + HH_LARGE_HEADER;
+            blocks[n].map_size = h->map_size;
+            blocks[n].usable = h->usable;
+            n++;
+        }
+        _hh_unlock();
+        if (n == 0) return;
+        /* Outside the lock, as the regions' collapse: a block freed meanwhile
+         * makes madvise fail (ENOMEM, ignored) or, if its address was mapped
+         * again, collapse memory that is someone else's but keeps its
+         * contents. */
+        for (size_t i = 0; i < n; i++) {
+            _hh_os_advise(blocks[i].base, blocks[i].map_size, true);
+            _hh_os_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
+            atomic_fetch_add_explicit(&_hh_gstats.units_promoted,
+                                      blocks[i].usable >> HH_UNIT_SHIFT, memory_order_relaxed);
+        }
+    }
+}
+
 static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
                      bool small_pages, size_t requested) {
     char *user = base + lead;
     hh_large *h = _hh_large_of(user);
-    h->small_pages = small_pages;
+    atomic_store_explicit(&h->small_pages, small_pages, memory_order_relaxed);
     h->requested = requested;
     h->cookie = _hh_large_cookie(user);
     h->map_base = base;
@@ -281,6 +348,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
     hh_large *large = _hh_large_of(user);
     HH_ASSERT(large_is_valid(large, user));
+    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) list_small_pages(large);
     _hh_os_count_demand((intptr_t)large->usable);
     count_live(1, (int64_t)size, (int64_t)large->map_size);
     if (!cached) _hh_stats_count_mapped((intptr_t)large->map_size, false);
@@ -297,6 +365,7 @@ void _hh_large_free(hh_large *large, void *user) {
     size_t size = large->map_size;
     bool reusable = !large->hugetlb && (size_t)((char *)user - base) == HH_OS_PAGE &&
                     ((uintptr_t)user & HH_UNIT_MASK) == 0;
+    unlist_small_pages(large);
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
@@ -325,9 +394,24 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
     return target;
 }
 
+static void *resize(hh_large *large, void *user, size_t size);
+
 /* Returns the block, resized where it is or moved by remapping; NULL when
- * neither is possible, and the caller allocates, copies and frees. */
+ * neither is possible, and the caller allocates, copies and frees.  A block
+ * in small pages leaves the promotion's list while its header changes (and
+ * may move), and comes back if it is still in small pages. */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
+    bool listed = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
+    if (listed) unlist_small_pages(large);
+    void *result = resize(large, user, size);
+    hh_large *now = result != NULL ? _hh_large_of(result) : large;
+    if (listed && atomic_load_explicit(&now->small_pages, memory_order_relaxed)) {
+        list_small_pages(now);
+    }
+    return result;
+}
+
+static void *resize(hh_large *large, void *user, size_t size) {
     HH_ASSERT(large_is_valid(large, user));
     size_t lead = (size_t)((char *)user - large->map_base);
     hh_heap *heap = _hh_heap;
@@ -371,7 +455,7 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
         /* The header moves with the block, to a place aligned to 2 MiB:
          * realloc keeps only malloc's alignment, and that is what it has. */
         size_t alignment = large->alignment < HH_UNIT ? large->alignment : HH_UNIT;
-        bool small_pages = large->small_pages;
+        bool small_pages = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
         char *target = move_mapping(large, user, span);
         errno = saved;
         if (target == NULL) return NULL;
@@ -379,10 +463,10 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
         large = _hh_large_of(user);
         if (heap->alive) _hh_count(&heap->stats.mremap_moves, 1);
     }
-    if (huge && large->small_pages) {
+    if (huge && atomic_load_explicit(&large->small_pages, memory_order_relaxed)) {
         /* Mapped while the heap was small, growing now that it is large:
          * what it holds so far goes into huge pages too, once. */
-        large->small_pages = false;
+        atomic_store_explicit(&large->small_pages, 0, memory_order_relaxed);
         _hh_os_collapse(user, _hh_align_up(old_usable, HH_UNIT));
     } else if (huge && (old_usable & HH_UNIT_MASK) != 0) {
         /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */

@@ -850,6 +850,7 @@ void _hh_region_promote(void) {
         _hh_os_collapse(units[i].addr, HH_UNIT);
         atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
     }
+    _hh_large_promote();
 }
 
 /* ----------------------------------------------------------- statistics */

@@ -189,7 +189,8 @@ typedef struct hh_large {
     size_t alignment;   /* alignment the user asked for (>= 16) */
     size_t requested;   /* bytes the program asked for (statistics) */
     uint8_t hugetlb;
-    uint8_t small_pages; /* mapped while the heap was small: 4 KiB pages */
+    _Atomic(uint8_t) small_pages; /* mapped while the heap was small: 4 KiB pages (large.c's
+                                   * list of such blocks holds it until the promotion) */
 } hh_large;
 
 /* ------------------------------------------------------------ thread heaps */

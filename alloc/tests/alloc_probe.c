@@ -8,6 +8,10 @@
  *   alloc_probe grow MIB    grow one array by doubling to MIB MiB, as a C++
  *                           vector grows (a new copy, the old one freed);
  *                           print "peak_kb=N" (VmHWM)
+ *   alloc_probe early MIB   allocate and touch one block of MIB MiB, then a
+ *                           second; print "anon_kb=N huge_kb=N" (run with the
+ *                           huge threshold between one block and two, the
+ *                           first is mapped small and the second promotes)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -95,6 +99,25 @@ static int grow(size_t mib) {
     return 0;
 }
 
+static int early(size_t mib) {
+    char *blocks[2];
+    for (int i = 0; i < 2; i++) {
+        blocks[i] = malloc(mib << 20);
+        if (blocks[i] == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%zu MiB) failed\n", mib);
+            return 1;
+        }
+        memset(blocks[i], 1, mib << 20);
+        __asm__ volatile("" : : "r"(blocks[i]) : "memory"); /* the stores stay: freed unread */
+    }
+    long anon_kb, huge_kb;
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("anon_kb=%ld huge_kb=%ld\n", anon_kb, huge_kb);
+    free(blocks[0]);
+    free(blocks[1]);
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -123,6 +146,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
-    fprintf(stderr, "usage: alloc_probe touch MIB | alloc_probe threads\n");
+    if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
+    fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB\n");
     return 2;
 }

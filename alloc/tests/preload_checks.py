@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import re
 import shutil
 import subprocess
@@ -139,13 +140,33 @@ def check_small_heap(args: argparse.Namespace) -> None:
         raise Skip(f"transparent huge pages are '{mode}': small and huge look alike")
     small = probe_touch(args, 12, {})
     expect(small["huge_kb"] * 1024 < 2 * MIB,
-           f"{small['huge_kb']} kB in huge pages for a 12 MiB heap (threshold 32 MiB)")
+           f"{small['huge_kb']} kB in huge pages for a 12 MiB heap (below the threshold)")
     huge = probe_touch(args, 12, {"HUGEHEAP_HUGE_THRESHOLD_MB": "0"})
     if mode == "never":
         expect(huge["huge_kb"] == 0, f"{huge['huge_kb']} kB in huge pages with THP never")
     else:
         expect(huge["huge_kb"] * 1024 >= 6 * MIB,
                f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
+
+
+def check_early_blocks(args: argparse.Namespace) -> None:
+    """A large block mapped in 4 KiB pages while the heap was small, and never
+    grown, goes into huge pages when the heap passes the threshold: two blocks
+    of 40 MiB with the threshold at 60 MiB are both huge after the second."""
+    mode = system_thp()
+    if mode not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{mode}': no huge pages to promote to")
+    if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
+        raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+): khugepaged "
+                   "promotes at its own pace")
+    result = run([args.probe, "early", "40"],
+                 env={"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "60"})
+    expect(result.returncode == 0, f"alloc_probe early failed: {result.stderr.strip()}")
+    values = {k: int(v) for k, v in (item.split("=") for item in result.stdout.split())}
+    print(f"{values['huge_kb'] // 1024} MiB of two 40 MiB blocks in huge pages")
+    expect(values["huge_kb"] >= 76 * 1024,
+           f"only {values['huge_kb']} kB in huge pages: the block mapped before the heap "
+           "was huge stayed in 4 KiB pages")
 
 
 def check_growing_vector(args: argparse.Namespace) -> None:
@@ -389,6 +410,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
+    "early-blocks": check_early_blocks,
     "growing-vector": check_growing_vector,
     "environment": check_environment,
     "stats": check_stats,
