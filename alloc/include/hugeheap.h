@@ -19,7 +19,7 @@
  *                                last N to 2N ms goes back to the kernel
  *                                (default 10000)
  *   HUGEHEAP_HUGE_THRESHOLD_MB=N the heap stays in 4 KiB pages until N MiB
- *                                are mapped for it, then huge (default 256;
+ *                                are mapped for it, then huge (default 32;
  *                                0: huge from the first byte)
  *
  * Frees are checked: a double free, a pointer into the middle of a block or

@@ -12,13 +12,12 @@
 
 #include "internal.h"
 
-/* MiB of pages and blocks in use from which the heap is huge.  Below it,
- * huge pages cost more memory than their time is worth: on the medium heaps
- * measured (30-250 MiB of SAT, SMT and model-checking runs) they added 7-36%
- * to the peak for 3-10% of user time on some; the large heaps, where they
- * pay, pass it early and collapse what they hold then (a copy, once).
- * docs/DESIGN.md has the trade. */
-#define HUGE_THRESHOLD_MB_DEFAULT 256
+/* MiB of pages and blocks in use from which the heap is huge.  A higher
+ * threshold keeps medium heaps as lean as glibc's but costs them the user
+ * time huge pages save (a fifth for ABC's bmc3 on a 200 MiB heap), and every
+ * heap that passes it collapses that much memory at once; the sweep is in
+ * docs/BENCHMARKS.md, "Where the heap turns huge". */
+#define HUGE_THRESHOLD_MB_DEFAULT 32
 #define STRINGIFY_VALUE(x) #x
 #define STRINGIFY(x) STRINGIFY_VALUE(x)
 

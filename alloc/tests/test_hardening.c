@@ -318,10 +318,10 @@ static void test_shut_blocks_come_back(void) {
             if (!held) CHECK(blocks[i] == first[i]);
         }
         for (int i = 0; i < BLOCKS; i++) hh_free(blocks[i]);
-        if (round == 0) { /* a block past the default threshold turns the heap huge */
-            char *big = hh_malloc((size_t)320 << 20);
+        if (round == 0) { /* a large block turns the heap huge */
+            char *big = hh_malloc((size_t)48 << 20);
             CHECK(big != NULL);
-            big[0] = 1;
+            memset(big, 1, (size_t)48 << 20);
             hh_free(big);
         }
     }
