@@ -62,11 +62,18 @@ def system_thp() -> str:
     return match.group(1) if match else "unknown"
 
 
+def run_probe(args: argparse.Namespace, command: list[str], env: dict[str, str]
+              ) -> dict[str, int]:
+    """alloc_probe COMMAND... in env (LD_PRELOAD as the caller sets it): the
+    NAME=N pairs it prints."""
+    result = run([args.probe, *command], env=env)
+    expect(result.returncode == 0,
+           f"alloc_probe {command[0]} failed: {result.stderr.strip()}")
+    return {key: int(value) for key, value in (item.split("=") for item in result.stdout.split())}
+
+
 def probe_touch(args: argparse.Namespace, mib: int, env: dict[str, str]) -> dict[str, int]:
-    result = run([args.probe, "touch", str(mib)], env={"LD_PRELOAD": args.lib, **env})
-    expect(result.returncode == 0, f"alloc_probe failed: {result.stderr.strip()}")
-    values = dict(item.split("=") for item in result.stdout.split())
-    return {key: int(value) for key, value in values.items()}
+    return run_probe(args, ["touch", str(mib)], {"LD_PRELOAD": args.lib, **env})
 
 
 def read_stats(path: Path) -> list[dict[str, object]]:
@@ -159,10 +166,8 @@ def check_early_blocks(args: argparse.Namespace) -> None:
     if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
         raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+): khugepaged "
                    "promotes at its own pace")
-    result = run([args.probe, "early", "40"],
-                 env={"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "60"})
-    expect(result.returncode == 0, f"alloc_probe early failed: {result.stderr.strip()}")
-    values = {k: int(v) for k, v in (item.split("=") for item in result.stdout.split())}
+    values = run_probe(args, ["early", "40"],
+                       {"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "60"})
     print(f"{values['huge_kb'] // 1024} MiB of two 40 MiB blocks in huge pages")
     expect(values["huge_kb"] >= 76 * 1024,
            f"only {values['huge_kb']} kB in huge pages: the block mapped before the heap "
@@ -175,10 +180,7 @@ def check_growing_vector(args: argparse.Namespace) -> None:
     copy: the old copies are big frees that set a record, and give their
     memory back at once, in a small heap and in a huge one."""
     def peak_kb(env: dict[str, str]) -> int:
-        result = run([args.probe, "grow", "24"], env=env)
-        expect(result.returncode == 0, f"alloc_probe grow failed: {result.stderr.strip()}")
-        values = dict(item.split("=") for item in result.stdout.split())
-        return int(values["peak_kb"])
+        return run_probe(args, ["grow", "24"], env)["peak_kb"]
 
     glibc = peak_kb({})
     for name, env in (("small at first", {}), ("huge", {"HUGEHEAP_HUGE_THRESHOLD_MB": "0"})):
