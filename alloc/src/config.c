@@ -37,7 +37,8 @@ typedef struct env_values {
     char stats[600];
     char release_delay[32];
     char huge_threshold[32];
-    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set;
+    char huge_units[16];
+    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -61,6 +62,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->release_delay), offsetof(env_values, delay_set)},
         {"HUGEHEAP_HUGE_THRESHOLD_MB=", offsetof(env_values, huge_threshold),
          sizeof(((env_values *)0)->huge_threshold), offsetof(env_values, threshold_set)},
+        {"HUGEHEAP_HUGE_UNITS=", offsetof(env_values, huge_units),
+         sizeof(((env_values *)0)->huge_units), offsetof(env_values, units_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -146,6 +149,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->stats_json_path[0] = '\0';
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
+    cfg->huge_units_dense = true;
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
     cfg->memory_limit = SIZE_MAX;
@@ -204,6 +208,17 @@ void _hh_config_read(hh_config *cfg) {
         } else {
             _hh_warn("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
                      STRINGIFY(HUGE_THRESHOLD_MB_DEFAULT) "\n");
+        }
+    }
+
+    if (v.units_set) {
+        if (strcmp(v.huge_units, "dense") == 0) {
+            cfg->huge_units_dense = true;
+        } else if (strcmp(v.huge_units, "all") == 0) {
+            cfg->huge_units_dense = false;
+        } else {
+            _hh_warn("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
+                     "using dense\n");
         }
     }
 }

@@ -129,6 +129,9 @@ HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
 HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
+/* Which pages of [addr, addr + size) hold memory: bit 0 of vec[i] for page
+ * i (mincore); false where the kernel could not say. */
+HH_INTERNAL bool _hh_os_resident(void *addr, size_t size, unsigned char *vec);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
 HH_INTERNAL uint64_t _hh_clock_ms(void);

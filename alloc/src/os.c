@@ -126,6 +126,13 @@ void _hh_os_collapse(void *addr, size_t size) {
     errno = saved;
 }
 
+bool _hh_os_resident(void *addr, size_t size, unsigned char *vec) {
+    int saved = errno;
+    bool done = mincore(addr, size, vec) == 0;
+    errno = saved;
+    return done;
+}
+
 void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
                          bool huge) {
     int saved = errno;

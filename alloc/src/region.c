@@ -69,6 +69,7 @@ static uint64_t touched_units;    /* units holding memory (huge heap: resident w
 static uint64_t next_check_ms;
 static uint64_t released_units_outstanding; /* given back, not yet needed again */
 static uint64_t held_reported;              /* bytes last told to the statistics */
+static atomic_bool dense_check_due;         /* units may have become dense (dense policy) */
 
 /* ------------------------------------------------------------- bitmaps */
 
@@ -212,6 +213,28 @@ static void insert_in_order(hh_region *r) {
 
 static bool heap_is_huge(void) { return _hh_os_huge_now(0) && _hh_cfg.thp != HH_THP_OFF; }
 
+/* The dense policy (HUGEHEAP_HUGE_UNITS=dense, the default): a huge heap's
+ * regions stay advised NOHUGEPAGE, and each 2 MiB unit becomes a huge page
+ * on its own once the program has written most of it (collapse_dense_units),
+ * so memory handed out and never written stays out, as under glibc.
+ * Otherwise (`all`) regions are advised huge whole and every unit is a huge
+ * page from its first touch. */
+static atomic_bool dense_policy_dropped; /* the heap proved dense: every unit is huge now */
+
+static bool units_by_density(void) {
+    return _hh_cfg.thp == HH_THP_ON && _hh_cfg.huge_units_dense &&
+           !atomic_load_explicit(&dense_policy_dropped, memory_order_relaxed);
+}
+
+/* Whether memory of regions is advised huge before its first touch. */
+static bool regions_huge_at_fault(void) { return _hh_os_huge_now(0) && !units_by_density(); }
+
+/* Whether unit u of r can be a huge page, so its free memory goes back only
+ * with the whole unit (never splitting a huge page). */
+static bool unit_is_huge(const hh_region *r, size_t u) {
+    return heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
+}
+
 /* Pages become writable this many at a time: whole units where a unit may
  * be a huge page. */
 static size_t open_step(void) {
@@ -238,7 +261,7 @@ static char *commit_in_range_locked(size_t *open_pages) {
         !_hh_os_open(_hh_page_of(addr), HH_REGION_SLOTS * sizeof(hh_page))) {
         return NULL;
     }
-    _hh_os_advise(addr, HH_REGION, _hh_os_huge_now(0));
+    _hh_os_advise(addr, HH_REGION, regions_huge_at_fault());
     *open_pages = _hh_align_up(HEADER_PAGES_IN_RANGE, open_step());
     if (!_hh_os_open(addr, *open_pages << HH_OS_PAGE_SHIFT)) return NULL;
     range_next += HH_REGION;
@@ -254,10 +277,10 @@ static hh_region *region_new_locked(void) {
          * start (a small RLIMIT_AS), grown later where the space after it is
          * free. */
         bool no_hugetlb = false;
-        addr = _hh_os_map_aligned(HH_REGION, HH_REGION, 0, &no_hugetlb, _hh_os_huge_now(0));
+        addr = _hh_os_map_aligned(HH_REGION, HH_REGION, 0, &no_hugetlb, regions_huge_at_fault());
         if (addr == NULL) {
             mapped = OUTSIDE_FIRST;
-            addr = _hh_os_map_aligned(mapped, HH_REGION, 0, &no_hugetlb, _hh_os_huge_now(0));
+            addr = _hh_os_map_aligned(mapped, HH_REGION, 0, &no_hugetlb, regions_huge_at_fault());
         }
         if (addr == NULL) return NULL;
         if (!_hh_granule_reserve(addr, HH_REGION)) {
@@ -305,9 +328,11 @@ hh_region *_hh_region_first(void) { return regions; }
 /* ------------------------------------------------------- accounting */
 
 /* The memory the page heap holds, as the kernel counts it: whole touched
- * units once the heap is huge, written pages while it is small. */
+ * units once the heap is huge, written pages while it is small, and under
+ * the dense policy (which leaves out the few unwritten pages of the units
+ * made huge: at most a sixteenth of each). */
 static uint64_t held_bytes_locked(void) {
-    if (heap_is_huge()) return touched_units << HH_UNIT_SHIFT;
+    if (heap_is_huge() && !units_by_density()) return touched_units << HH_UNIT_SHIFT;
     /* A small heap's region headers are written where they are used: the
      * bitmaps, and the entries of the pages and blocks in use (estimated). */
     uint64_t headers = 0;
@@ -340,6 +365,10 @@ static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
         if (r->touched_units & mask) continue;
         r->touched_units |= mask;
         touched_units++;
+        /* The units below a new one are likely written by now. */
+        if (units_by_density() && heap_is_huge()) {
+            atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
+        }
         if (released_units_outstanding > 0) {
             released_units_outstanding--;
             atomic_fetch_add_explicit(&_hh_gstats.units_refaulted, 1, memory_order_relaxed);
@@ -430,7 +459,7 @@ static bool region_grow_locked(hh_region *r, size_t need) {
         if (more > HH_REGION_PAGES - r->mapped_pages) more = HH_REGION_PAGES - r->mapped_pages;
         char *at = (char *)r + ((size_t)r->mapped_pages << HH_OS_PAGE_SHIFT);
         if (_hh_os_map_at(at, more << HH_OS_PAGE_SHIFT) == NULL) break;
-        _hh_os_advise(at, more << HH_OS_PAGE_SHIFT, _hh_os_huge_now(0));
+        _hh_os_advise(at, more << HH_OS_PAGE_SHIFT, regions_huge_at_fault());
         set_bits(r->used, r->mapped_pages, r->mapped_pages + more, false);
         r->free_pages += (uint32_t)more;
         if (r->first_free > r->mapped_pages) r->first_free = r->mapped_pages;
@@ -500,7 +529,6 @@ static bool quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
  * release delay (a huge heap: only units free as a whole). */
 static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) {
     size_t count = 0;
-    bool huge = heap_is_huge();
     /* From the top: the last region first. */
     hh_region *order[64];
     size_t n_regions = 0;
@@ -514,13 +542,13 @@ static size_t pick_purge_locked(uint64_t now, bool everything, purge_run *runs) 
         for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
             if (!(r->touched_units & ((uint32_t)1 << u)) || !quiet(r, u, now, everything)) continue;
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-            if (huge) {
+            if (unit_is_huge(r, u)) {
                 if (!unit_is_free(r, u)) continue;
                 mark_used_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (purge_run){r, from, HH_UNIT_PAGES};
                 continue;
             }
-            /* Small: every free run of written pages in the unit, from its top. */
+            /* 4 KiB pages: every free run of written pages in the unit, from its top. */
             size_t end = to;
             if (from < r->header_pages) from = r->header_pages;
             while (end > from && count < PURGE_BATCH) {
@@ -816,41 +844,187 @@ void _hh_region_set_span(void *addr, size_t pages) {
 
 /* ------------------------------------------------------------ promotion */
 
-void _hh_region_promote(void) {
-    if (HH_LIKELY(!_hh_os_take_promotion())) return;
+/* A unit is made a huge page once this many of its pages are handed out
+ * and hold memory: a huge page then adds at most a sixteenth of unwritten
+ * memory, where making every touched unit huge adds what a program
+ * allocates and never writes (ABC's pdr: a third of its heap). */
+#define DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
+#define DENSE_BATCH 32 /* units looked at per pass (outside the lock) */
+
+/* A heap that reaches this many units (256 MiB) while the units seen sparse
+ * twice hold less than 1/DENSE_SPARSE_SHARE of its pages unwritten writes
+ * what it allocates: the dense policy, which faults every unit in 4 KiB
+ * pages and then copies it into a huge page, is dropped there for huge pages
+ * at the first touch.  (Every heap has a few such units, where the current
+ * small pages of its size classes are not carved yet.) */
+#define DENSE_DECIDE_UNITS 128
+#define DENSE_SPARSE_SHARE 32
+
+static uint64_t sparse_pages; /* unwritten pages of the units seen sparse twice */
+static bool dense_decided;
+
+static void note_sparse_locked(hh_region *r, size_t u, size_t unwritten) {
+    uint32_t mask = (uint32_t)1 << u;
+    if (r->sparse_units & mask) return;
+    r->sparse_units |= mask;
+    sparse_pages += unwritten;
+}
+
+/* Whether unit u of r is to be looked at now: it holds memory in 4 KiB
+ * pages, is writable whole, has enough pages handed out, and was not looked
+ * at since the heap last grew by an eighth (a unit found sparse is looked
+ * at again as the heap grows, not at every new unit). */
+static bool dense_candidate_locked(const hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    if (!(r->touched_units & mask) || ((r->huge_units | r->hugetlb_units) & mask)) return false;
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (to > r->open_pages || to > r->mapped_pages) return false;
+    uint64_t at = r->unit_checked_at[u];
+    if (at != 0 && touched_units < at + (at / 8 > 1 ? at / 8 : 1)) return false;
+    return count_bits(r->used, from, to) >= DENSE_PAGES;
+}
+
+typedef struct dense_look {
+    hh_region *region;
+    size_t unit;
+    uint64_t used[HH_UNIT_PAGES / 64]; /* the unit's pages handed out when picked */
+    bool again; /* looked at before */
+    bool made_huge;
+    size_t unwritten; /* pages handed out and not resident */
+} dense_look;
+
+/* Whether the heap has just proved dense (see DENSE_DECIDE_UNITS). */
+static bool proved_dense_locked(void) {
+    if (dense_decided || touched_units < DENSE_DECIDE_UNITS) return false;
+    dense_decided = true;
+    if (sparse_pages * DENSE_SPARSE_SHARE > touched_units * HH_UNIT_PAGES) return false;
+    atomic_store_explicit(&dense_policy_dropped, true, memory_order_relaxed);
+    return true;
+}
+
+static void make_every_unit_huge(void);
+
+/* Under the dense policy: every unit of the regions that the program has
+ * mostly written (pages handed out and resident, by mincore) is advised huge
+ * and collapsed into a huge page now.  The lock is let go while the kernel
+ * looks and collapses; what changes meanwhile is harmless (a page given back
+ * in a unit being collapsed comes back as zeros, and one given back after
+ * it splits the huge page). */
+static void collapse_dense_units(void) {
+    dense_look looks[DENSE_BATCH];
+    unsigned char resident[HH_UNIT_PAGES];
+    _hh_lock();
+    hh_region *r = regions;
+    size_t u = 0;
+    while (r != NULL) {
+        size_t n = 0;
+        uint32_t now = (uint32_t)touched_units;
+        while (r != NULL && n < DENSE_BATCH) {
+            if (u == HH_REGION_UNITS) {
+                r = r->next;
+                u = 0;
+                continue;
+            }
+            if (dense_candidate_locked(r, u)) {
+                looks[n] = (dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0};
+                r->unit_checked_at[u] = now;
+                memcpy(looks[n].used, &r->used[u * HH_UNIT_PAGES / 64], sizeof looks[n].used);
+                n++;
+            }
+            u++;
+        }
+        _hh_unlock();
+        for (size_t k = 0; k < n; k++) {
+            char *addr = (char *)looks[k].region + (looks[k].unit << HH_UNIT_SHIFT);
+            if (!_hh_os_resident(addr, HH_UNIT, resident)) continue;
+            /* The region's header counts as written: it is the allocator's. */
+            size_t header = looks[k].unit == 0 ? looks[k].region->header_pages : 0;
+            size_t used = header, written = header;
+            for (size_t i = header; i < HH_UNIT_PAGES; i++) {
+                size_t handed_out = looks[k].used[i / 64] >> (i % 64) & 1;
+                used += handed_out;
+                written += (resident[i] & 1) & handed_out;
+            }
+            looks[k].unwritten = used - written;
+            if (written < DENSE_PAGES) continue;
+            _hh_os_advise(addr, HH_UNIT, true);
+            _hh_os_collapse(addr, HH_UNIT);
+            looks[k].made_huge = true;
+            atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+        }
+        _hh_lock();
+        for (size_t k = 0; k < n; k++) {
+            if (looks[k].made_huge) looks[k].region->huge_units |= (uint32_t)1 << looks[k].unit;
+            if (looks[k].again && !looks[k].made_huge) {
+                note_sparse_locked(looks[k].region, looks[k].unit, looks[k].unwritten);
+            }
+        }
+    }
+    bool dense = proved_dense_locked();
+    held_changed_locked();
+    _hh_unlock();
+    if (dense) make_every_unit_huge();
+}
+
+/* Every region is advised huge and every unit holding memory is collapsed
+ * into a huge page now (MADV_COLLAPSE, Linux 6.1+; older kernels leave them
+ * to khugepaged, which follows the advice). */
+static void make_every_unit_huge(void) {
     enum { MAX_UNITS = 512 };
-    struct {
-        char *addr;
-    } units[MAX_UNITS];
+    char *units[MAX_UNITS];
     size_t n_units = 0;
     hh_region *list[256];
     size_t n_regions = 0;
     _hh_lock();
-    while (shut_count > 0) unshut_oldest_locked(); /* a huge heap packs its pages */
     for (hh_region *r = regions; r != NULL && n_regions < 256; r = r->next) {
         list[n_regions++] = r;
-        /* The top unit in use becomes writable whole (a huge page needs
-         * it); where the kernel refuses, it stays in 4 KiB pages. */
-        open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
         for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
-            if ((r->touched_units & ((uint32_t)1 << u)) && !(r->hugetlb_units & ((uint32_t)1 << u))) {
-                units[n_units++].addr = (char *)r + (u << HH_UNIT_SHIFT);
+            uint32_t mask = (uint32_t)1 << u;
+            if ((r->touched_units & mask) && !((r->hugetlb_units | r->huge_units) & mask)) {
+                units[n_units++] = (char *)r + (u << HH_UNIT_SHIFT);
             }
         }
     }
     held_changed_locked();
     _hh_unlock();
     for (size_t i = 0; i < n_regions; i++) _hh_os_advise(list[i], HH_REGION, true);
+    for (size_t i = 0; i < n_units; i++) {
+        _hh_os_collapse(units[i], HH_UNIT);
+        atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+    }
+}
+
+/* The heap passed the threshold: its pages become huge, at once (all
+ * units) or as they fill (the dense policy), and so do the large blocks
+ * mapped while it was small. */
+static void promote_heap(void) {
+    _hh_lock();
+    while (shut_count > 0) unshut_oldest_locked(); /* a huge heap packs its pages */
+    /* The top unit in use of each region becomes writable whole (a huge page
+     * needs it); where the kernel refuses, it stays in 4 KiB pages. */
+    for (hh_region *r = regions; r != NULL; r = r->next) {
+        open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
+    }
+    bool by_density = units_by_density();
+    held_changed_locked();
+    _hh_unlock();
     if (_hh_range_size != 0) {
         _hh_os_advise((void *)_hh_range_base, descriptor_area(_hh_range_size), true);
     }
-    /* The units in use get huge pages now (MADV_COLLAPSE, Linux 6.1+; older
-     * kernels leave them to khugepaged, which follows the advice). */
-    for (size_t i = 0; i < n_units; i++) {
-        _hh_os_collapse(units[i].addr, HH_UNIT);
-        atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+    if (by_density) {
+        atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
+    } else {
+        make_every_unit_huge();
     }
     _hh_large_promote();
+}
+
+void _hh_region_promote(void) {
+    if (HH_UNLIKELY(_hh_os_take_promotion())) promote_heap();
+    if (HH_UNLIKELY(atomic_load_explicit(&dense_check_due, memory_order_relaxed)) &&
+        atomic_exchange_explicit(&dense_check_due, false, memory_order_relaxed)) {
+        collapse_dense_units();
+    }
 }
 
 /* ----------------------------------------------------------- statistics */
@@ -866,14 +1040,13 @@ static size_t count_dirty_free(const hh_region *r, size_t from, size_t to) {
 
 void _hh_region_usage_locked(hh_region_usage *usage) {
     memset(usage, 0, sizeof *usage);
-    bool huge = heap_is_huge();
     for (hh_region *r = regions; r != NULL; r = r->next) {
         usage->regions++;
         usage->header_bytes += (uint64_t)r->header_pages << HH_OS_PAGE_SHIFT;
         for (size_t u = 0; u < HH_REGION_UNITS; u++) {
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-            /* A huge heap gives back whole free units only. */
-            if (huge && !unit_is_free(r, u)) continue;
+            /* A huge page goes back whole only. */
+            if (unit_is_huge(r, u) && !unit_is_free(r, u)) continue;
             usage->purgeable_bytes += (uint64_t)count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
         }
     }

@@ -171,8 +171,12 @@ typedef struct hh_region {
     uint32_t open_pages;     /* pages writable from its start (in the range: the rest is
                                 PROT_NONE until the page heap reaches it; below it,
                                 only shut blocks are, region.c) */
-    uint8_t pad2_[12];
+    uint32_t huge_units;     /* bit u: unit u was found mostly written and made a huge page */
+    uint32_t sparse_units;   /* bit u: unit u was found not mostly written a second time */
+    uint8_t pad2_[4];
     uint64_t unit_used_ms[HH_REGION_UNITS]; /* when pages of each unit were last handed out */
+    uint32_t unit_checked_at[HH_REGION_UNITS]; /* units touched in the heap when unit u was
+                                                  last looked at for a huge page (0: never) */
     uint64_t used[HH_REGION_WORDS];  /* bit i: page i is handed out (or the header) */
     uint64_t dirty[HH_REGION_WORDS]; /* bit i: page i was written since mapped or given back */
     uint32_t span[HH_REGION_PAGES];  /* medium blocks, by first page */
@@ -234,6 +238,8 @@ typedef struct hh_config {
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
+    bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
+                                  (region.c), not at their first touch */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;

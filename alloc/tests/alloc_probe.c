@@ -12,6 +12,9 @@
  *                           second; print "anon_kb=N huge_kb=N" (run with the
  *                           huge threshold between one block and two, the
  *                           first is mapped small and the second promotes)
+ *   alloc_probe sparse MIB  allocate MIB MiB in blocks of 400,000 bytes and
+ *                           write a tenth of each, as ABC's pdr does; print
+ *                           "anon_kb=N huge_kb=N"
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -118,6 +121,26 @@ static int early(size_t mib) {
     return 0;
 }
 
+static int sparse(size_t mib) {
+    enum { BLOCK = 400000, WRITTEN = BLOCK / 10, MAX_BLOCKS = 1 << 14 };
+    static char *blocks[MAX_BLOCKS];
+    size_t count = (mib << 20) / BLOCK;
+    if (count > MAX_BLOCKS) count = MAX_BLOCKS;
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(BLOCK);
+        if (blocks[i] == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%d) failed\n", BLOCK);
+            return 1;
+        }
+        memset(blocks[i], 1, WRITTEN);
+    }
+    long anon_kb, huge_kb;
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("anon_kb=%ld huge_kb=%ld\n", anon_kb, huge_kb);
+    for (size_t i = 0; i < count; i++) free(blocks[i]);
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -147,6 +170,7 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
-    fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB\n");
+    if (argc >= 3 && strcmp(argv[1], "sparse") == 0) return sparse(strtoul(argv[2], NULL, 10));
+    fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB\n");
     return 2;
 }

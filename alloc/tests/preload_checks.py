@@ -174,6 +174,26 @@ def check_early_blocks(args: argparse.Namespace) -> None:
            "was huge stayed in 4 KiB pages")
 
 
+def check_sparse_blocks(args: argparse.Namespace) -> None:
+    """Blocks written a tenth each (as ABC's pdr leaves many) stay out of
+    memory in a huge heap: its units become huge pages only once mostly
+    written.  HUGEHEAP_HUGE_UNITS=all, which makes every unit huge at its
+    first touch, shows what they would cost."""
+    huge_env = {"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "0"}
+    dense = run_probe(args, ["sparse", "128"], huge_env)
+    print(f"128 MiB of blocks written a tenth each: {dense['anon_kb'] // 1024} MiB resident")
+    expect(dense["anon_kb"] <= 40 * 1024,
+           f"{dense['anon_kb']} kB resident for 13 MiB written in 128 MiB of blocks")
+    mode = system_thp()
+    if mode not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{mode}': every unit is small anyway")
+    every = run_probe(args, ["sparse", "128"], {**huge_env, "HUGEHEAP_HUGE_UNITS": "all"})
+    print(f"with HUGEHEAP_HUGE_UNITS=all: {every['anon_kb'] // 1024} MiB resident")
+    expect(every["anon_kb"] >= 100 * 1024,
+           f"HUGEHEAP_HUGE_UNITS=all: only {every['anon_kb']} kB resident; the probe does "
+           "not show what huge pages at the first touch cost")
+
+
 def check_growing_vector(args: argparse.Namespace) -> None:
     """An array grown by doubling (a new copy, the old one freed, as a C++
     vector grows) costs what it costs under glibc, which unmaps each old
@@ -221,6 +241,7 @@ def check_environment(args: argparse.Namespace) -> None:
         "GLIBC_THP_ALWAYS": ("yes", "unknown GLIBC_THP_ALWAYS value"),
         "HUGEHEAP_RELEASE_DELAY_MS": ("soon", "HUGEHEAP_RELEASE_DELAY_MS is not a number"),
         "HUGEHEAP_HUGE_THRESHOLD_MB": ("big", "HUGEHEAP_HUGE_THRESHOLD_MB is not a number"),
+        "HUGEHEAP_HUGE_UNITS": ("some", "unknown HUGEHEAP_HUGE_UNITS value"),
     }
     for variable, (value, message) in cases.items():
         result = run([args.probe, "touch", "4"], env={"LD_PRELOAD": args.lib, variable: value})
@@ -413,6 +434,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
     "early-blocks": check_early_blocks,
+    "sparse-blocks": check_sparse_blocks,
     "growing-vector": check_growing_vector,
     "environment": check_environment,
     "stats": check_stats,
