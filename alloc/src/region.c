@@ -851,14 +851,16 @@ void _hh_region_set_span(void *addr, size_t pages) {
 #define DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
 #define DENSE_BATCH 32 /* units looked at per pass (outside the lock) */
 
-/* A heap that reaches this many units (256 MiB) while the units seen sparse
+/* A heap that reaches this many units (128 MiB) while the units seen sparse
  * twice hold less than 1/DENSE_SPARSE_SHARE of its pages unwritten writes
  * what it allocates: the dense policy, which faults every unit in 4 KiB
  * pages and then copies it into a huge page, is dropped there for huge pages
- * at the first touch.  (Every heap has a few such units, where the current
- * small pages of its size classes are not carved yet.) */
-#define DENSE_DECIDE_UNITS 128
-#define DENSE_SPARSE_SHARE 32
+ * at the first touch.  Every heap has a few such units, where the current
+ * small pages of its size classes are not carved yet: 1-5% of the pages of
+ * the SAT and SMT runs of suites/huge-units.toml at 64 units, 27-32% of
+ * ABC's pdr, whose blocks are written a tenth. */
+#define DENSE_DECIDE_UNITS 64
+#define DENSE_SPARSE_SHARE 8
 
 static uint64_t sparse_pages; /* unwritten pages of the units seen sparse twice */
 static bool dense_decided;
