@@ -191,6 +191,10 @@ typedef struct hh_region_usage {
         touched_unit_bytes;
 } hh_region_usage;
 HH_INTERNAL void _hh_region_usage_locked(hh_region_usage *usage);
+/* Whether every unit holding memory is a huge page, resident whole (a huge
+ * heap but for the dense policy, whose units in 4 KiB pages hold their
+ * written pages only). */
+HH_INTERNAL bool _hh_region_every_unit_huge(void);
 /* Every region, in address order (the global lock held while walking). */
 HH_INTERNAL hh_region *_hh_region_first(void);
 

@@ -6,9 +6,10 @@
  * The memory policy lives here too: a heap starts small, in 4 KiB pages
  * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
  * a small process costs what it would under glibc); once the pages and large
- * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, memory is advised
- * MADV_HUGEPAGE before its first touch, and the early heap is promoted
- * (region.c).  The switch is one way: a heap that was large once stays huge. */
+ * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, large blocks are advised
+ * MADV_HUGEPAGE before their first touch, and the regions' 2 MiB units
+ * become huge pages as the program fills them (region.c, the dense policy).
+ * The switch is one way: a heap that was large once stays huge. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>

@@ -26,8 +26,8 @@
  * will want again.  Each 2 MiB unit remembers when pages were last handed
  * out from it; the free memory of a unit nothing was taken from for the
  * release delay (HUGEHEAP_RELEASE_DELAY_MS, 10 s by default) goes back, from
- * the highest addresses down: units free as a whole once the heap is huge
- * (never part of a huge page), runs of free 4 KiB pages while it is small.
+ * the highest addresses down: units free as a whole where a unit may be a
+ * huge page (never part of one), runs of free 4 KiB pages elsewhere.
  * A program that frees and allocates again within the delay (even blocks
  * that do not fit the holes they left, so that the heap keeps more than its
  * demand) faults nothing in twice; memory it stopped using goes back one
@@ -229,6 +229,8 @@ static bool units_by_density(void) {
 /* Whether memory of regions is advised huge before its first touch. */
 static bool regions_huge_at_fault(void) { return _hh_os_huge_now(0) && !units_by_density(); }
 
+bool _hh_region_every_unit_huge(void) { return heap_is_huge() && !units_by_density(); }
+
 /* Whether unit u of r can be a huge page, so its free memory goes back only
  * with the whole unit (never splitting a huge page). */
 static bool unit_is_huge(const hh_region *r, size_t u) {
@@ -332,7 +334,7 @@ hh_region *_hh_region_first(void) { return regions; }
  * the dense policy (which leaves out the few unwritten pages of the units
  * made huge: at most a sixteenth of each). */
 static uint64_t held_bytes_locked(void) {
-    if (heap_is_huge() && !units_by_density()) return touched_units << HH_UNIT_SHIFT;
+    if (_hh_region_every_unit_huge()) return touched_units << HH_UNIT_SHIFT;
     /* A small heap's region headers are written where they are used: the
      * bitmaps, and the entries of the pages and blocks in use (estimated). */
     uint64_t headers = 0;
@@ -851,15 +853,16 @@ void _hh_region_set_span(void *addr, size_t pages) {
 #define DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
 #define DENSE_BATCH 32 /* units looked at per pass (outside the lock) */
 
-/* A heap that reaches this many units (128 MiB) while the units seen sparse
+/* A heap that reaches this many units (64 MiB) while the units seen sparse
  * twice hold less than 1/DENSE_SPARSE_SHARE of its pages unwritten writes
  * what it allocates: the dense policy, which faults every unit in 4 KiB
  * pages and then copies it into a huge page, is dropped there for huge pages
  * at the first touch.  Every heap has a few such units, where the current
  * small pages of its size classes are not carved yet: 1-5% of the pages of
- * the SAT and SMT runs of suites/huge-units.toml at 64 units, 27-32% of
- * ABC's pdr, whose blocks are written a tenth. */
-#define DENSE_DECIDE_UNITS 64
+ * the SAT and SMT runs of suites/huge-units.toml, 27-32% of ABC's pdr, whose
+ * blocks are written a tenth, from 20 units on.  Deciding early bounds the
+ * second touch of a dense heap to 64 MiB. */
+#define DENSE_DECIDE_UNITS 32
 #define DENSE_SPARSE_SHARE 8
 
 static uint64_t sparse_pages; /* unwritten pages of the units seen sparse twice */

@@ -73,7 +73,7 @@ __attribute__((no_sanitize("thread"))) static uint32_t racy_used(const hh_page *
 /* Walks the regions (global lock held). */
 static void look_locked(breakdown *b) {
     memset(b, 0, sizeof *b);
-    bool huge = _hh_os_huge_now(0);
+    bool huge = _hh_region_every_unit_huge();
     uint64_t small_pages = 0;
     for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
         for (size_t slot = 0; slot < HH_REGION_SLOTS; slot++) {

@@ -179,7 +179,7 @@ def check_sparse_blocks(args: argparse.Namespace) -> None:
     memory in a huge heap: its units become huge pages only once mostly
     written.  HUGEHEAP_HUGE_UNITS=all, which makes every unit huge at its
     first touch, shows what they would cost."""
-    # 160 MiB: past the size (128 MiB) where a heap that proves dense drops
+    # 160 MiB: well past the size (64 MiB) where a heap that proves dense drops
     # the policy; this one must not.
     huge_env = {"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "0"}
     dense = run_probe(args, ["sparse", "160"], huge_env)
