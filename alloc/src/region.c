@@ -445,8 +445,24 @@ static size_t mark_used_locked(hh_region *r, size_t idx, size_t n) {
 }
 
 /* Hands out [idx, idx + n) of r; the count of those pages that held memory. */
+/* Under the dense policy, the units a run covers whole that hold no memory
+ * yet are advised huge before the run is handed out: a block of 2 MiB or
+ * more is an array the program fills, as a large block is, which is huge at
+ * its first touch; looking at such units first would fault them twice. */
+static void advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
+    if (n < HH_UNIT_PAGES || !units_by_density() || !heap_is_huge()) return;
+    for (size_t u = _hh_align_up(idx, HH_UNIT_PAGES) / HH_UNIT_PAGES;
+         (u + 1) * HH_UNIT_PAGES <= idx + n; u++) {
+        uint32_t mask = (uint32_t)1 << u;
+        if ((r->touched_units | r->huge_units) & mask) continue;
+        _hh_os_advise((char *)r + (u << HH_UNIT_SHIFT), HH_UNIT, true);
+        r->huge_units |= mask;
+    }
+}
+
 static size_t take_locked(hh_region *r, size_t idx, size_t n) {
     size_t dirty = mark_used_locked(r, idx, n);
+    advise_whole_units_locked(r, idx, n);
     touch_units_locked(r, idx, n);
     demand_changed_locked((int64_t)n);
     HH_ASSERT_EXPENSIVE(region_is_valid(r));

@@ -15,6 +15,9 @@
  *   alloc_probe sparse MIB  allocate MIB MiB in blocks of 400,000 bytes and
  *                           write a tenth of each, as ABC's pdr does; print
  *                           "anon_kb=N huge_kb=N"
+ *   alloc_probe arrays MIB  allocate and fill MIB MiB in blocks of 6 MiB (in
+ *                           the page heap: below the large-block size);
+ *                           print "anon_kb=N huge_kb=N"
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -141,6 +144,26 @@ static int sparse(size_t mib) {
     return 0;
 }
 
+static int arrays(size_t mib) {
+    enum { BLOCK = 6 << 20, MAX_BLOCKS = 1024 };
+    static char *blocks[MAX_BLOCKS];
+    size_t count = (mib << 20) / BLOCK;
+    if (count > MAX_BLOCKS) count = MAX_BLOCKS;
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(BLOCK);
+        if (blocks[i] == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%d) failed\n", BLOCK);
+            return 1;
+        }
+        memset(blocks[i], 1, BLOCK);
+    }
+    long anon_kb, huge_kb;
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("anon_kb=%ld huge_kb=%ld\n", anon_kb, huge_kb);
+    for (size_t i = 0; i < count; i++) free(blocks[i]);
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -171,6 +194,8 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "sparse") == 0) return sparse(strtoul(argv[2], NULL, 10));
-    fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB\n");
+    if (argc >= 3 && strcmp(argv[1], "arrays") == 0) return arrays(strtoul(argv[2], NULL, 10));
+    fprintf(stderr,
+            "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | arrays MIB\n");
     return 2;
 }

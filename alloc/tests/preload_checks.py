@@ -196,6 +196,30 @@ def check_sparse_blocks(args: argparse.Namespace) -> None:
            "not show what huge pages at the first touch cost")
 
 
+def check_whole_units(args: argparse.Namespace) -> None:
+    """Blocks of 6 MiB filled at once (arrays in the page heap) are huge pages
+    from their first touch under the dense policy: the units they cover whole
+    are not faulted in 4 KiB pages and copied afterwards, which would show
+    as units collapsed."""
+    mode = system_thp()
+    if mode not in ("madvise", "always"):
+        raise Skip(f"transparent huge pages are '{mode}': no huge pages to make")
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = Path(tmp) / "stats.json"
+        values = run_probe(args, ["arrays", "48"], {
+            "LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_THRESHOLD_MB": "0",
+            "HUGEHEAP_STATS": f"json:{stats}"})
+        collapsed = int(read_stats(stats)[0]["units_promoted"])  # type: ignore[call-overload]
+    print(f"48 MiB in 6 MiB arrays: {values['huge_kb'] // 1024} MiB in huge pages, "
+          f"{collapsed} units collapsed")
+    expect(values["huge_kb"] >= 36 * 1024,
+           f"only {values['huge_kb']} kB of 48 MiB of arrays in huge pages")
+    # The units the arrays share at their ends are collapsed (7 here); without
+    # the advice every unit is (21).
+    expect(collapsed <= 12, f"{collapsed} units collapsed: the arrays' units were faulted "
+           "in 4 KiB pages first")
+
+
 def check_growing_vector(args: argparse.Namespace) -> None:
     """An array grown by doubling (a new copy, the old one freed, as a C++
     vector grows) costs what it costs under glibc, which unmaps each old
@@ -437,6 +461,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "small-heap": check_small_heap,
     "early-blocks": check_early_blocks,
     "sparse-blocks": check_sparse_blocks,
+    "whole-units": check_whole_units,
     "growing-vector": check_growing_vector,
     "environment": check_environment,
     "stats": check_stats,
