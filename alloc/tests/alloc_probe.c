@@ -124,38 +124,20 @@ static int early(size_t mib) {
     return 0;
 }
 
-static int sparse(size_t mib) {
-    enum { BLOCK = 400000, WRITTEN = BLOCK / 10, MAX_BLOCKS = 1 << 14 };
+/* MIB MiB in blocks of `block` bytes, the first `written` bytes of each
+ * written; prints the process's anonymous memory and the part in huge pages. */
+static int fill_blocks(size_t mib, size_t block, size_t written) {
+    enum { MAX_BLOCKS = 1 << 14 };
     static char *blocks[MAX_BLOCKS];
-    size_t count = (mib << 20) / BLOCK;
+    size_t count = (mib << 20) / block;
     if (count > MAX_BLOCKS) count = MAX_BLOCKS;
     for (size_t i = 0; i < count; i++) {
-        blocks[i] = malloc(BLOCK);
+        blocks[i] = malloc(block);
         if (blocks[i] == NULL) {
-            fprintf(stderr, "alloc_probe: malloc(%d) failed\n", BLOCK);
+            fprintf(stderr, "alloc_probe: malloc(%zu) failed\n", block);
             return 1;
         }
-        memset(blocks[i], 1, WRITTEN);
-    }
-    long anon_kb, huge_kb;
-    smaps_totals(&anon_kb, &huge_kb);
-    printf("anon_kb=%ld huge_kb=%ld\n", anon_kb, huge_kb);
-    for (size_t i = 0; i < count; i++) free(blocks[i]);
-    return 0;
-}
-
-static int arrays(size_t mib) {
-    enum { BLOCK = 6 << 20, MAX_BLOCKS = 1024 };
-    static char *blocks[MAX_BLOCKS];
-    size_t count = (mib << 20) / BLOCK;
-    if (count > MAX_BLOCKS) count = MAX_BLOCKS;
-    for (size_t i = 0; i < count; i++) {
-        blocks[i] = malloc(BLOCK);
-        if (blocks[i] == NULL) {
-            fprintf(stderr, "alloc_probe: malloc(%d) failed\n", BLOCK);
-            return 1;
-        }
-        memset(blocks[i], 1, BLOCK);
+        memset(blocks[i], 1, written);
     }
     long anon_kb, huge_kb;
     smaps_totals(&anon_kb, &huge_kb);
@@ -193,8 +175,12 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
-    if (argc >= 3 && strcmp(argv[1], "sparse") == 0) return sparse(strtoul(argv[2], NULL, 10));
-    if (argc >= 3 && strcmp(argv[1], "arrays") == 0) return arrays(strtoul(argv[2], NULL, 10));
+    if (argc >= 3 && strcmp(argv[1], "sparse") == 0) {
+        return fill_blocks(strtoul(argv[2], NULL, 10), 400000, 40000);
+    }
+    if (argc >= 3 && strcmp(argv[1], "arrays") == 0) {
+        return fill_blocks(strtoul(argv[2], NULL, 10), (size_t)6 << 20, (size_t)6 << 20);
+    }
     fprintf(stderr,
             "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | arrays MIB\n");
     return 2;
