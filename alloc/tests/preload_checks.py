@@ -212,7 +212,10 @@ def check_whole_units(args: argparse.Namespace) -> None:
         collapsed = int(read_stats(stats)[0]["units_promoted"])  # type: ignore[call-overload]
     print(f"48 MiB in 6 MiB arrays: {values['huge_kb'] // 1024} MiB in huge pages, "
           f"{collapsed} units collapsed")
-    expect(values["huge_kb"] >= 36 * 1024,
+    # The units the arrays cover whole (two or three of each array's three or
+    # four) are huge at their first touch, even where the kernel has no
+    # MADV_COLLAPSE for the rest: at least 32 MiB.
+    expect(values["huge_kb"] >= 30 * 1024,
            f"only {values['huge_kb']} kB of 48 MiB of arrays in huge pages")
     # The units the arrays share at their ends are collapsed (7 here); without
     # the advice every unit is (21).
