@@ -62,6 +62,15 @@ def system_thp() -> str:
     return match.group(1) if match else "unknown"
 
 
+def thp_mode_among(modes: tuple[str, ...], why: str) -> str:
+    """The kernel's THP mode, if it is one of `modes`; else the check is
+    skipped, saying why it needs one of them."""
+    mode = system_thp()
+    if mode not in modes:
+        raise Skip(f"transparent huge pages are '{mode}': {why}")
+    return mode
+
+
 def run_probe(args: argparse.Namespace, command: list[str], env: dict[str, str]
               ) -> dict[str, int]:
     """alloc_probe COMMAND... in env (LD_PRELOAD as the caller sets it): the
@@ -115,9 +124,7 @@ def check_thp_coverage(args: argparse.Namespace) -> None:
     """512 MiB allocated and touched in many blocks: at least 90% in huge pages
     where THP is `madvise` or `always`; where it is `never` the kernel gives
     none, and the heap works in small pages."""
-    mode = system_thp()
-    if mode not in ("madvise", "always", "never"):
-        raise Skip(f"transparent huge pages are '{mode}' on this machine: nothing to measure")
+    mode = thp_mode_among(("madvise", "always", "never"), "nothing to measure on this machine")
     values = probe_touch(args, 512, {})
     expect(values["huge_kb"] >= 0, "no AnonHugePages in /proc/self/smaps_rollup")
     share = values["huge_kb"] * 1024 / (512 * MIB)
@@ -131,8 +138,7 @@ def check_thp_coverage(args: argparse.Namespace) -> None:
 
 def check_thp_off(args: argparse.Namespace) -> None:
     """HUGEHEAP_THP=off: plain 4 KiB pages, even where THP is `always`."""
-    if system_thp() not in ("madvise", "always"):
-        raise Skip(f"transparent huge pages are '{system_thp()}': off cannot be told from on")
+    thp_mode_among(("madvise", "always"), "off cannot be told from on")
     values = probe_touch(args, 256, {"HUGEHEAP_THP": "off"})
     expect(values["huge_kb"] * 1024 < 4 * MIB,
            f"{values['huge_kb']} kB in huge pages with HUGEHEAP_THP=off")
@@ -142,9 +148,7 @@ def check_small_heap(args: argparse.Namespace) -> None:
     """A small heap stays in 4 KiB pages (what glibc would use), even where THP
     is `always`; with the threshold at 0 the same heap is huge, except where
     THP is `never`."""
-    mode = system_thp()
-    if mode not in ("madvise", "always", "never"):
-        raise Skip(f"transparent huge pages are '{mode}': small and huge look alike")
+    mode = thp_mode_among(("madvise", "always", "never"), "small and huge look alike")
     small = probe_touch(args, 12, {})
     expect(small["huge_kb"] * 1024 < 2 * MIB,
            f"{small['huge_kb']} kB in huge pages for a 12 MiB heap (below the threshold)")
@@ -160,9 +164,7 @@ def check_early_blocks(args: argparse.Namespace) -> None:
     """A large block mapped in 4 KiB pages while the heap was small, and never
     grown, goes into huge pages when the heap passes the threshold: two blocks
     of 40 MiB with the threshold at 60 MiB are both huge after the second."""
-    mode = system_thp()
-    if mode not in ("madvise", "always"):
-        raise Skip(f"transparent huge pages are '{mode}': no huge pages to promote to")
+    thp_mode_among(("madvise", "always"), "no huge pages to promote to")
     if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
         raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+): khugepaged "
                    "promotes at its own pace")
@@ -186,9 +188,7 @@ def check_sparse_blocks(args: argparse.Namespace) -> None:
     print(f"160 MiB of blocks written a tenth each: {dense['anon_kb'] // 1024} MiB resident")
     expect(dense["anon_kb"] <= 48 * 1024,
            f"{dense['anon_kb']} kB resident for 16 MiB written in 160 MiB of blocks")
-    mode = system_thp()
-    if mode not in ("madvise", "always"):
-        raise Skip(f"transparent huge pages are '{mode}': every unit is small anyway")
+    thp_mode_among(("madvise", "always"), "every unit is small anyway")
     every = run_probe(args, ["sparse", "160"], {**huge_env, "HUGEHEAP_HUGE_UNITS": "all"})
     print(f"with HUGEHEAP_HUGE_UNITS=all: {every['anon_kb'] // 1024} MiB resident")
     expect(every["anon_kb"] >= 128 * 1024,
@@ -201,9 +201,7 @@ def check_whole_units(args: argparse.Namespace) -> None:
     from their first touch under the dense policy: the units they cover whole
     are not faulted in 4 KiB pages and copied afterwards, which would show
     as units collapsed."""
-    mode = system_thp()
-    if mode not in ("madvise", "always"):
-        raise Skip(f"transparent huge pages are '{mode}': no huge pages to make")
+    thp_mode_among(("madvise", "always"), "no huge pages to make")
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
         values = run_probe(args, ["arrays", "48"], {
