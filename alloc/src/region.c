@@ -444,7 +444,6 @@ static size_t mark_used_locked(hh_region *r, size_t idx, size_t n) {
     return dirty;
 }
 
-/* Hands out [idx, idx + n) of r; the count of those pages that held memory. */
 /* Under the dense policy, the units a run covers whole that hold no memory
  * yet are advised huge before the run is handed out: a block of 2 MiB or
  * more is an array the program fills, as a large block is, which is huge at
@@ -460,6 +459,7 @@ static void advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
     }
 }
 
+/* Hands out [idx, idx + n) of r; the count of those pages that held memory. */
 static size_t take_locked(hh_region *r, size_t idx, size_t n) {
     size_t dirty = mark_used_locked(r, idx, n);
     advise_whole_units_locked(r, idx, n);
