@@ -231,6 +231,9 @@ static bool regions_huge_at_fault(void) { return _hh_os_huge_now(0) && !units_by
 
 bool _hh_region_every_unit_huge(void) { return heap_is_huge() && !units_by_density(); }
 
+/* Whether units become huge pages one by one now, as they are found written. */
+static bool dense_policy_in_force(void) { return units_by_density() && heap_is_huge(); }
+
 /* Whether unit u of r can be a huge page, so its free memory goes back only
  * with the whole unit (never splitting a huge page). */
 static bool unit_is_huge(const hh_region *r, size_t u) {
@@ -368,7 +371,7 @@ static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
         r->touched_units |= mask;
         touched_units++;
         /* The units below a new one are likely written by now. */
-        if (units_by_density() && heap_is_huge()) {
+        if (dense_policy_in_force()) {
             atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
         }
         if (released_units_outstanding > 0) {
@@ -449,7 +452,7 @@ static size_t mark_used_locked(hh_region *r, size_t idx, size_t n) {
  * more is an array the program fills, as a large block is, which is huge at
  * its first touch; looking at such units first would fault them twice. */
 static void advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
-    if (n < HH_UNIT_PAGES || !units_by_density() || !heap_is_huge()) return;
+    if (n < HH_UNIT_PAGES || !dense_policy_in_force()) return;
     for (size_t u = _hh_align_up(idx, HH_UNIT_PAGES) / HH_UNIT_PAGES;
          (u + 1) * HH_UNIT_PAGES <= idx + n; u++) {
         uint32_t mask = (uint32_t)1 << u;
