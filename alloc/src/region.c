@@ -701,9 +701,14 @@ size_t _hh_region_release(bool everything) {
  * free of it faults and the next allocation gets other pages.  Once the
  * heap is huge, the block goes back into the page heap, and the 2 MiB units
  * it leaves free as a whole go back to the kernel (never part of a huge
- * page: that would split it). */
+ * page: that would split it), until the heap is seen to fault in again
+ * what it gives back: a program that replaces big blocks by others of
+ * about their size (not a vector's doubling copies) reuses the room at
+ * once, and giving it back costs a fresh huge page per unit and nothing
+ * at its peak. */
 #define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
 #define SHUT_SLOTS 8
+#define CHURN_MIN_UNITS 16 /* given back before the refaults are judged */
 
 static size_t big_free_min_pages = BIG_FREE_MIN_PAGES;
 static purge_run shut[SHUT_SLOTS]; /* oldest first */
@@ -772,6 +777,15 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     held_changed_locked();
 }
 
+/* Whether the heap has faulted in again three in four of the 2 MiB units it
+ * gave back (once it has given back CHURN_MIN_UNITS): giving back more would
+ * be churn. */
+static bool giving_back_churns(void) {
+    uint64_t released = atomic_load_explicit(&_hh_gstats.units_released, memory_order_relaxed);
+    uint64_t again = atomic_load_explicit(&_hh_gstats.units_refaulted, memory_order_relaxed);
+    return released >= CHURN_MIN_UNITS && again * 4 >= released * 3;
+}
+
 /* A medium block the program frees: shut, or freed and its free units given
  * back, if it passes the bar; freed as usual otherwise.  With the lock held. */
 static void free_block_locked(hh_region *r, size_t idx, size_t n) {
@@ -782,7 +796,7 @@ static void free_block_locked(hh_region *r, size_t idx, size_t n) {
     big_free_min_pages = n + 1;
     if (shut_locked(r, idx, n)) return;
     free_locked(r, idx, n, n);
-    give_back_free_units_locked(r, idx, n);
+    if (!giving_back_churns()) give_back_free_units_locked(r, idx, n);
 }
 
 /* ------------------------------------------------------------- the API */

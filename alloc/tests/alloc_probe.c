@@ -18,6 +18,9 @@
  *   alloc_probe arrays MIB  allocate and fill MIB MiB in blocks of 6 MiB (in
  *                           the page heap: below the large-block size);
  *                           print "anon_kb=N huge_kb=N"
+ *   alloc_probe replace N   keep 8 blocks of 4-20 MiB (random sizes, in the
+ *                           page heap), each filled, and replace the oldest
+ *                           N times, as mimalloc-bench's malloc-large does
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -146,6 +149,25 @@ static int fill_blocks(size_t mib, size_t block, size_t written) {
     return 0;
 }
 
+static int replace(size_t times) {
+    enum { LIVE = 8 };
+    char *live[LIVE] = {0};
+    uint64_t state = 42;
+    for (size_t i = 0; i < times + LIVE; i++) {
+        free(live[i % LIVE]);
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        size_t size = ((size_t)4 << 20) + (state >> 33) % ((size_t)16 << 20);
+        live[i % LIVE] = malloc(size);
+        if (live[i % LIVE] == NULL) {
+            fprintf(stderr, "alloc_probe: malloc(%zu) failed\n", size);
+            return 1;
+        }
+        memset(live[i % LIVE], 1, size);
+    }
+    for (int k = 0; k < LIVE; k++) free(live[k]);
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -181,7 +203,8 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "arrays") == 0) {
         return fill_blocks(strtoul(argv[2], NULL, 10), (size_t)6 << 20, (size_t)6 << 20);
     }
-    fprintf(stderr,
-            "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | arrays MIB\n");
+    if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
+    fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
+                    "arrays MIB | replace N\n");
     return 2;
 }
