@@ -704,8 +704,8 @@ size_t _hh_region_release(bool everything) {
  * page: that would split it), until the heap is seen to fault in again
  * what it gives back: a program that replaces big blocks by others of
  * about their size (not a vector's doubling copies) reuses the room at
- * once, and giving it back costs a fresh huge page per unit and nothing
- * at its peak. */
+ * once, and giving it back costs a huge-page fault per unit and lowers no
+ * peak. */
 #define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
 #define SHUT_SLOTS 8
 #define CHURN_MIN_UNITS 16 /* given back before the refaults are judged */
