@@ -40,11 +40,17 @@ static void smaps_totals(long *anon_kb, long *huge_kb) {
     fclose(f);
 }
 
+/* The next of a fixed sequence of 31-bit random numbers (a 64-bit LCG's
+ * high bits): the probes' sizes are the same in every run. */
+static uint64_t next_random(uint64_t *state) {
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return *state >> 33;
+}
+
 /* Block sizes as a reasoner's heap has them: many small objects (clauses,
  * watch lists, hash nodes), some medium vectors, a few big arrays. */
 static size_t next_size(uint64_t *state, size_t left) {
-    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
-    uint64_t r = *state >> 33;
+    uint64_t r = next_random(state);
     size_t size;
     if (r % 1000 < 800) {
         size = 16 + r % 1000;
@@ -155,8 +161,7 @@ static int replace(size_t times) {
     uint64_t state = 42;
     for (size_t i = 0; i < times + LIVE; i++) {
         free(live[i % LIVE]);
-        state = state * 6364136223846793005ull + 1442695040888963407ull;
-        size_t size = ((size_t)4 << 20) + (state >> 33) % ((size_t)16 << 20);
+        size_t size = ((size_t)4 << 20) + next_random(&state) % ((size_t)16 << 20);
         live[i % LIVE] = malloc(size);
         if (live[i % LIVE] == NULL) {
             fprintf(stderr, "alloc_probe: malloc(%zu) failed\n", size);
