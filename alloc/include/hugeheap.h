@@ -48,6 +48,8 @@ void *hh_aligned_alloc(size_t alignment, size_t size);
 void *hh_valloc(size_t size);
 void *hh_pvalloc(size_t size);
 size_t hh_usable_size(void *ptr);
+/* C23's sized frees: size is what the block was allocated with (or 0, not
+ * checked); a size larger than the block stops the program. */
 void hh_free_sized(void *ptr, size_t size);
 void hh_free_aligned_sized(void *ptr, size_t alignment, size_t size);
 /* Gives every cached empty 2 MiB unit back to the kernel now; 1 if any. */

@@ -20,8 +20,9 @@
 
 #include "internal.h"
 
-/* free() of anything the fast path does not handle (heap.c). */
-HH_INTERNAL void _hh_free_slow(void *ptr);
+/* free() of anything the fast path does not handle (heap.c); size as in
+ * _hh_free_fast. */
+HH_INTERNAL void _hh_free_slow(void *ptr, size_t size);
 /* The owner's free emptied the page or found it out of its queue. */
 HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
 
@@ -65,7 +66,21 @@ static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size,
     return _hh_alloc_slow(heap, size, zero);
 }
 
-static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr) {
+/* Medium and large blocks (malloc_api.c): a call away from the small fast
+ * path. */
+HH_INTERNAL HH_NOINLINE void *_hh_alloc_big(size_t size, size_t alignment, bool zero);
+
+/* malloc's and calloc's path, for every entry point that allocates. */
+static inline __attribute__((always_inline)) void *_hh_alloc(size_t size, bool zero) {
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
+    if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero);
+    return _hh_alloc_big(size, 16, zero);
+}
+
+/* size: what a sized free (free_sized, C++ sized delete) says the block was
+ * allocated with, checked against the block; 0 where none was given (the
+ * check then compiles away). */
+static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr, size_t size) {
     uintptr_t in_range = (uintptr_t)ptr - _hh_range_base;
     if (HH_LIKELY(in_range < _hh_range_size)) {
         hh_page *page = (hh_page *)(_hh_range_base + (in_range >> HH_SPAGE_SHIFT) * sizeof(hh_page));
@@ -76,6 +91,7 @@ static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr) {
             hh_block *block = ptr;
             if (HH_LIKELY(offset < page->carved_end && (uint32_t)(offset * magic) < magic &&
                           block->mark != _hh_free_mark)) {
+                if (HH_UNLIKELY(size > page->block_size)) _hh_free_size_mismatch(ptr);
                 block->mark = _hh_free_mark;
                 block->next = _hh_encode(page->local_free);
                 page->local_free = block;
@@ -85,7 +101,7 @@ static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr) {
             }
         }
     }
-    _hh_free_slow(ptr);
+    _hh_free_slow(ptr, size);
 }
 
 #endif

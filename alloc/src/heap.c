@@ -509,8 +509,15 @@ static void free_remote(hh_page *page, hh_block *block) {
     if (self->alive) _hh_count(&self->stats.remote_frees, 1);
 }
 
-void _hh_free_small_slow(hh_page *page, void *ptr) {
+void _hh_free_size_mismatch(const void *ptr) {
+    _hh_fatal("free_sized() or sized delete: the size given is larger than the block "
+              "(not the size it was allocated with) at", ptr);
+}
+
+void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
     hh_block *block = _hh_page_checked_block(page, ptr, NOT_LIVE);
+    size_t usable = page->block_size - (size_t)((char *)ptr - (char *)block);
+    if (HH_UNLIKELY(size > usable)) _hh_free_size_mismatch(ptr);
     hh_heap *heap = _hh_heap;
     if (_hh_page_heap(page) == heap) {
         _hh_free_local_slow(heap, page, block);
@@ -521,7 +528,7 @@ void _hh_free_small_slow(hh_page *page, void *ptr) {
     free_remote(page, block);
 }
 
-void _hh_free_slow(void *ptr) {
+void _hh_free_slow(void *ptr, size_t size) {
     /* A region's pointer, in the range or mapped elsewhere; in the range,
      * none where no region is yet (no header to read there: PROT_NONE). */
     hh_region *region = _hh_region_find(ptr);
@@ -532,6 +539,7 @@ void _hh_free_slow(void *ptr) {
             if (HH_UNLIKELY(large->cookie != _hh_large_cookie(ptr))) {
                 _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
             }
+            if (HH_UNLIKELY(size > large->usable)) _hh_free_size_mismatch(ptr);
             _hh_large_free(large, ptr);
             return;
         }
@@ -543,8 +551,14 @@ void _hh_free_slow(void *ptr) {
     }
     hh_page *page = _hh_page_of(ptr);
     if (HH_SHARED_LOAD(page->span) != 0) {
-        _hh_free_small_slow(page, ptr);
+        _hh_free_small_slow(page, ptr, size);
         return;
+    }
+    if (size != 0) { /* a pointer that is no medium block is stopped by the free */
+        size_t pages = _hh_medium_pages(region, ptr);
+        if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
+            _hh_free_size_mismatch(ptr);
+        }
     }
     _hh_medium_free(region, ptr);
 }

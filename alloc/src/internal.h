@@ -202,7 +202,9 @@ HH_INTERNAL hh_region *_hh_region_first(void);
 /* size <= HH_SMALL_MAX: a block from the thread's pages (slow path). */
 HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero);
 /* free() of a small block that the fast path did not take. */
-HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr);
+HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr, size_t size);
+/* A sized free named a size larger than the block: not its size. */
+HH_INTERNAL __attribute__((noreturn)) void _hh_free_size_mismatch(const void *ptr);
 /* A free that found the block's free mark set: stops with "double free" if
  * the block is on one of the page's free lists; returns if the mark was
  * only the program's data. */

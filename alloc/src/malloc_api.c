@@ -18,16 +18,9 @@
 
 #define HH_API __attribute__((visibility("default")))
 
-/* Medium and large blocks: a call away from the small fast path. */
-static HH_NOINLINE void *alloc_big(size_t size, size_t alignment, bool zero) {
+void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
     if (size < HH_LARGE_MIN && alignment <= HH_UNIT) return _hh_medium_alloc(size, alignment, zero);
     return _hh_large_alloc(size, alignment, zero);
-}
-
-static inline __attribute__((always_inline)) void *alloc(size_t size, bool zero) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
-    if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero);
-    return alloc_big(size, 16, zero);
 }
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
@@ -51,9 +44,9 @@ static hh_region *region_or_large(const void *ptr, const char *what) {
     _hh_fatal(what, ptr);
 }
 
-HH_API void *hh_malloc(size_t size) { return alloc(size, false); }
+HH_API void *hh_malloc(size_t size) { return _hh_alloc(size, false); }
 
-HH_API void hh_free(void *ptr) { _hh_free_fast(ptr); }
+HH_API void hh_free(void *ptr) { _hh_free_fast(ptr, 0); }
 
 HH_API void *hh_calloc(size_t count, size_t size) {
     size_t bytes;
@@ -61,11 +54,11 @@ HH_API void *hh_calloc(size_t count, size_t size) {
         errno = ENOMEM;
         return NULL;
     }
-    return alloc(bytes, true);
+    return _hh_alloc(bytes, true);
 }
 
 static void *move_block(void *ptr, size_t old_usable, size_t size) {
-    void *moved = alloc(size, false);
+    void *moved = _hh_alloc(size, false);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, old_usable < size ? old_usable : size);
     hh_free(ptr);
@@ -73,7 +66,7 @@ static void *move_block(void *ptr, size_t old_usable, size_t size) {
 }
 
 HH_API void *hh_realloc(void *ptr, size_t size) {
-    if (ptr == NULL) return alloc(size, false);
+    if (ptr == NULL) return _hh_alloc(size, false);
     if (size == 0) { /* glibc frees and returns NULL */
         hh_free(ptr);
         return NULL;
@@ -109,7 +102,7 @@ HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
 
 /* alignment: a power of two. */
 static void *alloc_aligned(size_t alignment, size_t size) {
-    if (alignment <= 16) return alloc(size, false);
+    if (alignment <= 16) return _hh_alloc(size, false);
     _hh_init(); /* the class tables below */
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
         errno = ENOMEM;
@@ -120,11 +113,11 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
          * alignment divides gives aligned blocks. */
         unsigned c = _hh_size_class(rounded);
-        if (_hh_class_size[c] % alignment == 0) return alloc(rounded, false);
+        if (_hh_class_size[c] % alignment == 0) return _hh_alloc(rounded, false);
     }
     size_t padded = size + alignment - 16;
     if (alignment < HH_OS_PAGE && padded <= HH_SMALL_MAX) {
-        char *block = alloc(padded, false);
+        char *block = _hh_alloc(padded, false);
         if (block == NULL) return NULL;
         char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
         if (aligned != block) {
@@ -136,7 +129,7 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         }
         return aligned;
     }
-    return alloc_big(size > HH_SMALL_MAX ? size : HH_SMALL_MAX + 1, alignment, false);
+    return _hh_alloc_big(size > HH_SMALL_MAX ? size : HH_SMALL_MAX + 1, alignment, false);
 }
 
 static size_t next_power_of_two(size_t x) {
@@ -187,15 +180,11 @@ HH_API size_t hh_usable_size(void *ptr) {
     return _hh_medium_usable(region, ptr);
 }
 
-HH_API void hh_free_sized(void *ptr, size_t size) {
-    (void)size;
-    hh_free(ptr);
-}
+HH_API void hh_free_sized(void *ptr, size_t size) { _hh_free_fast(ptr, size); }
 
 HH_API void hh_free_aligned_sized(void *ptr, size_t alignment, size_t size) {
     (void)alignment;
-    (void)size;
-    hh_free(ptr);
+    _hh_free_fast(ptr, size);
 }
 
 HH_API int hh_trim(size_t pad) {
