@@ -1,9 +1,10 @@
 // The C++ operators that libhugeheap defines itself: new and delete are its
 // own (not the C++ runtime's), a failed new calls the program's new_handler
 // and throws std::bad_alloc (nothrow: returns null), aligned new aligns, and
-// a sized delete that names the block's size, or any smaller one it may
-// legally name, frees it.  A sized delete naming a larger size stops the
-// program: bench/security.py's delete-mismatch probes test that.
+// a sized delete that names the block's size frees it (one naming a smaller
+// size, which a size class cannot tell from the right one, is not stopped).
+// A sized delete naming a larger size stops the program: bench/security.py's
+// delete-mismatch probes test that.
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -60,7 +61,7 @@ int main() {
         ::operator delete(p, size);
         p = ::operator new[](size);
         keep = p;
-        ::operator delete[](p, size / 2);  // a smaller size is within the block
+        ::operator delete[](p, size / 2);  // wrong, but within the block: not stopped
     }
     Node *list = nullptr;
     for (int i = 0; i < 10000; i++) list = new Node{static_cast<std::uint64_t>(i), list};
