@@ -516,8 +516,9 @@ void _hh_free_size_mismatch(const void *ptr) {
 
 void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
     hh_block *block = _hh_page_checked_block(page, ptr, NOT_LIVE);
-    size_t usable = page->block_size - (size_t)((char *)ptr - (char *)block);
-    if (HH_UNLIKELY(size > usable)) _hh_free_size_mismatch(ptr);
+    if (size != 0 && size > page->block_size - (size_t)((char *)ptr - (char *)block)) {
+        _hh_free_size_mismatch(ptr); /* a sized free naming more than the block holds */
+    }
     hh_heap *heap = _hh_heap;
     if (_hh_page_heap(page) == heap) {
         _hh_free_local_slow(heap, page, block);
