@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Instructions per malloc and per free on each allocator's fast path, counted
-by callgrind, printed as one Markdown table.
+by callgrind, printed as one Markdown table, then the functions each malloc
+and free reached and the library each mode preloaded.
 
     python3 bench/fastpath.py [--modes system,hugeheap,mimalloc,jemalloc,tcmalloc]
                               [--steps N] [--size BYTES] [--build DIR]
@@ -150,7 +151,8 @@ def measure(program: Path, modes: Sequence[AllocatorMode], steps: int,
             for mode in modes for pattern in PATTERNS}
 
 
-def markdown(results: Mapping[tuple[str, str], PerCall], modes: Sequence[str], size: int) -> str:
+def markdown(results: Mapping[tuple[str, str], PerCall], modes: Sequence[str], size: int,
+             libraries: Mapping[str, str]) -> str:
     header = ["allocator", f"malloc ({size} B, same)", "free (same)", "malloc (window)",
               "free (window)", "rest of loop (same / window)"]
     rows = []
@@ -171,6 +173,12 @@ def markdown(results: Mapping[tuple[str, str], PerCall], modes: Sequence[str], s
         called = results[mode, "same"].callees
         lines.append(f"{mode} calls: malloc -> {', '.join(sorted(called['malloc']))}; "
                      f"free -> {', '.join(sorted(called['free']))}")
+    lines.append("")
+    # The program comes from --build, each library from its mode (for hugeheap,
+    # HUGEHEAP_LIBRARY or build/lib): say which, so a count is never read
+    # against the wrong build.
+    for mode in modes:
+        lines.append(f"{mode} library: {libraries[mode]}")
     return "\n".join(lines)
 
 
@@ -182,7 +190,8 @@ def main() -> int:
                         help="steps of the shorter run (default 200000; the longer has twice)")
     parser.add_argument("--size", type=int, default=32, help="bytes per block in `same`")
     parser.add_argument("--build", type=Path, default=ROOT / "build",
-                        help="where hh-micro-fastpath was built (default: build)")
+                        help="where hh-micro-fastpath was built (default: build); the "
+                             "libraries are the modes' (HUGEHEAP_LIBRARY names hugeheap's)")
     args = parser.parse_args()
     try:
         if shutil.which("valgrind") is None:
@@ -203,7 +212,8 @@ def main() -> int:
     except (HarnessError, OSError) as error:
         print(f"fastpath.py: {error}", file=sys.stderr)
         return 2
-    print(markdown(results, [m.name for m in modes], args.size))
+    libraries = {m.name: m.library or "the system's malloc (nothing preloaded)" for m in modes}
+    print(markdown(results, [m.name for m in modes], args.size, libraries))
     return 0
 
 
