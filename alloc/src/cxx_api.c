@@ -50,15 +50,20 @@ typedef void (*new_handler)(void);
 extern new_handler _ZSt15get_new_handlerv(void) __attribute__((weak));
 extern void _ZSt17__throw_bad_allocv(void) __attribute__((weak, noreturn));
 
+/* A block for new: alignment 0 is malloc's, any other memalign's (a power
+ * of two; anything else is undefined in C++). */
+static inline __attribute__((always_inline)) void *new_block(size_t size, size_t alignment) {
+    return alignment != 0 ? hh_memalign(alignment, size) : _hh_alloc(size, false);
+}
+
 /* A new that found no memory: the program's handler, as long as it sets one,
- * and allocation again; then std::bad_alloc, or NULL where nothrow.
- * alignment 0: malloc's. */
+ * and allocation again; then std::bad_alloc, or NULL where nothrow. */
 static HH_NOINLINE void *new_failed(size_t size, size_t alignment, bool nothrow) {
     for (;;) {
         new_handler handler = _ZSt15get_new_handlerv != NULL ? _ZSt15get_new_handlerv() : NULL;
         if (handler == NULL) break;
         handler();
-        void *p = alignment != 0 ? hh_memalign(alignment, size) : _hh_alloc(size, false);
+        void *p = new_block(size, alignment);
         if (p != NULL) return p;
     }
     if (nothrow) return NULL;
@@ -68,22 +73,26 @@ static HH_NOINLINE void *new_failed(size_t size, size_t alignment, bool nothrow)
               (const void *)(uintptr_t)size);
 }
 
+/* What every form of new does with what it is asked for. */
+static inline __attribute__((always_inline)) void *new_or_fail(size_t size, size_t alignment,
+                                                              bool nothrow) {
+    void *p = new_block(size, alignment);
+    return HH_LIKELY(p != NULL) ? p : new_failed(size, alignment, nothrow);
+}
+
 /* ------------------------------------------------------- the base forms */
 
 /* operator new(std::size_t) */
 HH_API void *_Znwm(size_t size) {
-    void *p = _hh_alloc(size, false);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, 0, false);
+    return new_or_fail(size, 0, false);
 }
 
 /* operator new[](std::size_t) */
 HH_API void *_Znam(size_t size);
 
-/* operator new(std::size_t, std::align_val_t), and new[]: memalign's
- * alignment (a power of two; anything else is undefined in C++). */
+/* operator new(std::size_t, std::align_val_t), and new[] */
 HH_API void *_ZnwmSt11align_val_t(size_t size, size_t alignment) {
-    void *p = hh_memalign(alignment, size);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, alignment, false);
+    return new_or_fail(size, alignment, false);
 }
 HH_API void *_ZnamSt11align_val_t(size_t size, size_t alignment);
 
@@ -139,28 +148,24 @@ static inline __attribute__((always_inline)) bool replaced(void) {
 
 HH_API void *_Znam(size_t size) {
     if (HH_UNLIKELY(replaced())) return _Znwm(size);
-    void *p = _hh_alloc(size, false);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, 0, false);
+    return new_or_fail(size, 0, false);
 }
 
 HH_API void *_ZnamSt11align_val_t(size_t size, size_t alignment) {
     if (HH_UNLIKELY(replaced())) return _ZnwmSt11align_val_t(size, alignment);
-    void *p = hh_memalign(alignment, size);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, alignment, false);
+    return new_or_fail(size, alignment, false);
 }
 
 /* operator new(std::size_t, const std::nothrow_t &), and new[] */
 HH_API void *_ZnwmRKSt9nothrow_t(size_t size, const nothrow_tag *tag) {
     (void)tag;
     if (HH_UNLIKELY(replaced())) return _Znwm(size);
-    void *p = _hh_alloc(size, false);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, 0, true);
+    return new_or_fail(size, 0, true);
 }
 HH_API void *_ZnamRKSt9nothrow_t(size_t size, const nothrow_tag *tag) {
     (void)tag;
     if (HH_UNLIKELY(replaced())) return _Znam(size);
-    void *p = _hh_alloc(size, false);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, 0, true);
+    return new_or_fail(size, 0, true);
 }
 
 /* operator new(std::size_t, std::align_val_t, const std::nothrow_t &), and new[] */
@@ -168,15 +173,13 @@ HH_API void *_ZnwmSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment,
                                                 const nothrow_tag *tag) {
     (void)tag;
     if (HH_UNLIKELY(replaced())) return _ZnwmSt11align_val_t(size, alignment);
-    void *p = hh_memalign(alignment, size);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, alignment, true);
+    return new_or_fail(size, alignment, true);
 }
 HH_API void *_ZnamSt11align_val_tRKSt9nothrow_t(size_t size, size_t alignment,
                                                 const nothrow_tag *tag) {
     (void)tag;
     if (HH_UNLIKELY(replaced())) return _ZnamSt11align_val_t(size, alignment);
-    void *p = hh_memalign(alignment, size);
-    return HH_LIKELY(p != NULL) ? p : new_failed(size, alignment, true);
+    return new_or_fail(size, alignment, true);
 }
 
 HH_API void _ZdaPv(void *p) {
