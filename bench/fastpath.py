@@ -151,8 +151,9 @@ def measure(program: Path, modes: Sequence[AllocatorMode], steps: int,
             for mode in modes for pattern in PATTERNS}
 
 
-def markdown(results: Mapping[tuple[str, str], PerCall], modes: Sequence[str], size: int,
-             libraries: Mapping[str, str]) -> str:
+def markdown(results: Mapping[tuple[str, str], PerCall], allocators: Sequence[AllocatorMode],
+             size: int) -> str:
+    modes = [allocator.name for allocator in allocators]
     header = ["allocator", f"malloc ({size} B, same)", "free (same)", "malloc (window)",
               "free (window)", "rest of loop (same / window)"]
     rows = []
@@ -177,8 +178,9 @@ def markdown(results: Mapping[tuple[str, str], PerCall], modes: Sequence[str], s
     # The program comes from --build, each library from its mode (for hugeheap,
     # HUGEHEAP_LIBRARY or build/lib): say which, so a count is never read
     # against the wrong build.
-    for mode in modes:
-        lines.append(f"{mode} library: {libraries[mode]}")
+    for allocator in allocators:
+        library = allocator.library or "the system's malloc (nothing preloaded)"
+        lines.append(f"{allocator.name} library: {library}")
     return "\n".join(lines)
 
 
@@ -212,8 +214,7 @@ def main() -> int:
     except (HarnessError, OSError) as error:
         print(f"fastpath.py: {error}", file=sys.stderr)
         return 2
-    libraries = {m.name: m.library or "the system's malloc (nothing preloaded)" for m in modes}
-    print(markdown(results, [m.name for m in modes], args.size, libraries))
+    print(markdown(results, modes, args.size))
     return 0
 
 
