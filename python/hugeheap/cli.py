@@ -102,16 +102,20 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--slurm-option", "slurm_options", multiple=True, metavar="OPT",
               help="passed to sbatch as is, after hugeheap's own (repeatable), e.g. "
               "--slurm-option=--qos=short")
+@click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache for instances "
+              "named by URL and hash (default: $HUGEHEAP_CACHE, else "
+              "~/.cache/hugeheap)")
 def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
           quick: bool, tools: str | None, executor: str, partition: str | None,
           account: str | None, max_array_tasks: int | None,
-          slurm_options: tuple[str, ...]) -> None:
+          slurm_options: tuple[str, ...], cache_dir: str | None) -> None:
     """Run a campaign: every instance under every tool and allocator mode."""
+    from .campaign.cache import default_directory as default_cache
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
     from .campaign.slurm.executor import DEFAULT_ARRAY_TASKS, SlurmExecutor
     from .campaign.suite import load
-    from .campaign.view import ProgressView, print_outcome, print_skipped
+    from .campaign.view import ProgressView, fetch_all, print_outcome, print_skipped
     try:
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
             if value is not None and value < 1:
@@ -135,9 +139,11 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
                           list(slurm_options)))
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
+        cache = fetch_all(suite.downloads, Path(cache_dir) if cache_dir else default_cache())[0] \
+            if suite.downloads else None
         with ProgressView(directory) as view:
             outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,
-                                   view.advanced, view.started, view.note, chosen)
+                                   view.advanced, view.started, view.note, chosen, cache)
     except HarnessError as error:
         _fail(str(error))
     except KeyboardInterrupt:  # outside the runs (e.g. while generating instances)
@@ -145,6 +151,59 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
                    "on)", err=True)
         sys.exit(130)
     sys.exit(print_outcome(outcome))
+
+
+@main.command()
+@click.argument("suite_files", metavar="SUITE.toml...", nargs=-1, required=True)
+@click.option("--quick", is_flag=True, help="only the instances the suites mark quick")
+@click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache (default: "
+              "$HUGEHEAP_CACHE, else ~/.cache/hugeheap)")
+def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> None:
+    """Fill the instance cache with what the suites name by URL and hash, without running."""
+    from .campaign.cache import default_directory as default_cache
+    from .campaign.suite import load
+    from .campaign.view import fetch_all, print_fetched
+    try:
+        files = {}
+        for suite_file in suite_files:
+            files.update({file.key: file for file in load(suite_file, quick).downloads})
+        if not files:
+            raise HarnessError(f"{', '.join(suite_files)}: names no instance by URL and hash "
+                               "(sets or [[instances.download]]); nothing to fetch")
+        cache, obtained = fetch_all(list(files.values()),
+                                    Path(cache_dir) if cache_dir else default_cache())
+    except HarnessError as error:
+        _fail(str(error))
+    except KeyboardInterrupt:
+        click.echo("hugeheap: interrupted; the files fetched whole are kept in the cache",
+                   err=True)
+        sys.exit(130)
+    print_fetched(obtained, cache)
+
+
+@main.group()
+def cache() -> None:
+    """The instance cache of files named by URL and hash."""
+
+
+@cache.command("add")
+@click.argument("files", metavar="FILE...", nargs=-1, required=True)
+@click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache (default: "
+              "$HUGEHEAP_CACHE, else ~/.cache/hugeheap)")
+def cache_add(files: tuple[str, ...], cache_dir: str | None) -> None:
+    """Put files one has (fetched another way) into the cache, by their hash."""
+    from .campaign.cache import InstanceCache
+    from .campaign.cache import default_directory as default_cache
+    try:
+        store = InstanceCache(Path(cache_dir) if cache_dir else default_cache())
+        for name in files:
+            path = Path(name)
+            if not path.is_file():
+                raise HarnessError(f"{name}: no such file")
+            for key, where in store.add(path):
+                click.echo(f"{key}  {name}  -> {where}")
+    except HarnessError as error:
+        _fail(str(error))
 
 
 @main.command(context_settings={"ignore_unknown_options": False})

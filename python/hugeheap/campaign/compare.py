@@ -77,7 +77,7 @@ def comparison_suite(command: list[str], modes: list[AllocatorMode], adapter: st
         ""])
     return Suite(path=CampaignFolder(folder).suite_copy, text=text, name=f"compare-{name}",
                  modes=modes, tools=[Tool(name, list(command), chosen, program)], skipped_tools=[],
-                 files=[instance], generators=[], cpu_s=cpu, wall_s=wall,
+                 files=[instance], generators=[], downloads=[], cpu_s=cpu, wall_s=wall,
                  memory_bytes=memory_bytes)
 
 

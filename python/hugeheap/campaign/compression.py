@@ -44,8 +44,18 @@ def open_binary(path: Path) -> IO[bytes]:
     return cast(IO[bytes], _OPENERS[compression_of(path)](path, "rb"))
 
 
-def open_text(path: Path) -> TextIO:
-    return cast(TextIO, _OPENERS[compression_of(path)](path, "rt"))
+def open_text(path: Path, compression: str | None = None) -> TextIO:
+    """The instance's text; compression: its format where its name does not
+    say it (a file of the instance cache), else by its suffix."""
+    return cast(TextIO, _OPENERS[compression or compression_of(path)](path, "rt"))
+
+
+def format_by_content(path: Path) -> str | None:
+    """The compression format a file is in by how it starts (not lzma's old
+    format, which has no magic number); None for anything else."""
+    with open(path, "rb") as f:
+        head = f.read(6)
+    return next((name for name, magic in _MAGIC.items() if head.startswith(magic)), None)
 
 
 def format_problem(path: Path) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..files import write_whole
 from .answers.verdicts import Disagreement, failed, judge, solved
+from .cache import InstanceCache
 from .executors import Executor, Sink
 from .folder import CampaignFolder, CampaignMeta
 from .instances import Instance, prepare
@@ -86,6 +87,8 @@ def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
     }
     if suite.files:
         found["files"] = {name: _digest(str(path)) for name, path in suite.files}
+    if suite.downloads:  # the hash that verified each is its content's name
+        found["downloads"] = {file.instance: file.key for file in suite.downloads}
     return found
 
 
@@ -96,10 +99,12 @@ def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
             if key in stored and stored[key] != mine.get(key)]
 
 
-def prepare_folder(suite: Suite, folder: CampaignFolder) -> tuple[Store, list[Instance]]:
+def prepare_folder(suite: Suite, folder: CampaignFolder, downloads: InstanceCache | None = None
+                   ) -> tuple[Store, list[Instance]]:
     """Opens (or starts) the campaign in the folder; refuses a folder that
-    holds a campaign of another suite."""
-    instances = prepare(suite, folder.instances)
+    holds a campaign of another suite. downloads: the instance cache the
+    suite's downloads come from."""
+    instances = prepare(suite, folder.instances, downloads)
     store = folder.open_store()
     try:
         mine = json.loads(json.dumps(identity(suite, instances)))  # as stored: lists, not tuples
@@ -133,12 +138,14 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
                  on_progress: Callable[[Progress], None] | None = None,
                  on_start: Callable[[Progress, int], None] | None = None,
                  on_note: Callable[[str], None] | None = None,
-                 tools: set[str] | None = None) -> Outcome:
+                 tools: set[str] | None = None,
+                 downloads: InstanceCache | None = None) -> Outcome:
     """Runs what is missing of the campaign on the executor; Ctrl-C
     (KeyboardInterrupt) or SIGTERM ends the runs in flight and keeps every
     finished one. on_note: an event of the executor worth a line of its own;
     tools: run only these tools' runs (the campaign stays the whole suite's:
-    a later run of the others, or of all, goes into the same folder)."""
+    a later run of the others, or of all, goes into the same folder);
+    downloads: the instance cache the suite's downloads come from."""
     folder = CampaignFolder(directory)
     lock = folder.lock()
     try:
@@ -146,7 +153,7 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
         leftovers = executor.end_leftovers(folder)
         folder.clear_partials()
         folder.sessions()  # a damaged machine record stops the campaign here
-        store, instances = prepare_folder(suite, folder)
+        store, instances = prepare_folder(suite, folder, downloads)
         try:
             _record_machine(suite, folder, executor)
             finished = store.finished()

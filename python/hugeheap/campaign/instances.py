@@ -1,7 +1,9 @@
-"""The instances of a campaign: the suite's files as they are, and the output
-of its generator commands, made once and cached in the campaign directory
-(a generated file is kept with the command that made it, and made again only
-when the command changes). A generated program (an ELF file or a script) is
+"""The instances of a campaign: the suite's files as they are, the files it
+names by URL and hash (fetched into the instance cache, cache.py, and linked
+into the campaign directory, so that the campaign holds what it ran on), and
+the output of its generator commands, made once and cached in the campaign
+directory (a generated file is kept with the command that made it, and made
+again only when the command changes). A generated program (an ELF file or a script) is
 made executable, so that a tool can run it. An instance may be compressed
 (compression.py): its name is without the compression's suffix, its path
 the file as it is."""
@@ -9,11 +11,13 @@ the file as it is."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from .cache import InstanceCache
 from .compression import compression_of, format_problem, plain_name
 from .suite import Suite
 
@@ -28,11 +32,23 @@ class Instance:
         return compression_of(self.path)
 
 
-def prepare(suite: Suite, cache: Path) -> list[Instance]:
+def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
+            ) -> list[Instance]:
     """Every instance, with an absolute path (a run starts in a directory of
-    its own)."""
+    its own). cache: the campaign's folder of instances; downloads: the
+    instance cache the suite's downloads come from (needed if it has any)."""
     cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
+    if suite.downloads:
+        if downloads is None:
+            raise HarnessError(f"{suite.path}: names instances by URL, and no instance cache "
+                               "was given for them")
+        for file in suite.downloads:
+            linked = _link(downloads.obtain(file).path, cache / file.name)
+            problem = format_problem(linked)
+            instances.append(Instance(file.instance, linked))
+            if problem:
+                raise HarnessError(f"{problem} ({file.origin}); name it as its format is")
     taken = {i.name for i in instances}
     for generator in suite.generators:
         for seed in generator.seeds:
@@ -79,3 +95,24 @@ def _generate(argv: list[str], program: str, target: Path, directory: Path) -> P
     recipe.write_text(command)
     return target
 
+
+
+def _link(cached: Path, target: Path) -> Path:
+    """The cached file at target, in the campaign's folder: a hard link where
+    both are on one filesystem, else a copy (a Slurm node may not see the
+    cache). Kept as it is when it is already that file."""
+    if target.exists() and target.samefile(cached):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
+    try:
+        try:
+            os.link(cached, partial)
+        except OSError:
+            shutil.copyfile(cached, partial)
+        os.replace(partial, target)
+    except OSError as error:
+        partial.unlink(missing_ok=True)
+        raise HarnessError(f"cannot put {cached.name} into {target.parent} "
+                           f"({error.strerror})") from None
+    return target

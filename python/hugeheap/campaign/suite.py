@@ -28,6 +28,17 @@ instances, under which limits, how often.
     files = ["cnf/*.cnf", "$SAT_BENCH/*.cnf.xz"]   # globs relative to this file, absolute,
                                        # or starting with an environment variable
 
+    sets = ["../sets/sat.toml",        # set files (remote.py): a manifest of files named by
+            { file = "track.uri", names = ["00*"], quick = ["00a*"] }]   # URL and hash, or a
+                                       # list of GBD URLs; names: which of its instances
+                                       # (globs, default all); quick: those in the quick size
+
+    [[instances.download]]             # one file named by URL and hash (cache.py fetches it)
+    name = "x.cnf.xz"                  # its file name (x.cnf.xz holds the instance x.cnf)
+    url = "https://example.org/x.cnf.xz"
+    sha256 = "..."                     # or gbd = "HASH" alone: a Global Benchmark Database file
+    quick = true                       # optional
+
     [[instances.generate]]
     name = "random-{seed}.cnf"
     command = "hh-randksat 5000 21000 3 {seed}"  # run in this file's directory
@@ -60,7 +71,7 @@ import re
 import shlex
 import shutil
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -69,6 +80,16 @@ from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
 from .answers.adapters import ADAPTERS, check_adapter_name
 from .compression import FORMATS, format_problem, plain_name
+from .gbd import gbd_url
+from .remote import (
+    RemoteFile,
+    check_gbd,
+    check_name,
+    check_sha256,
+    check_size,
+    check_url,
+    read_set,
+)
 
 PLACEHOLDERS = {"instance", "model"}
 _KEYS: dict[str, set[str]] = {
@@ -77,8 +98,10 @@ _KEYS: dict[str, set[str]] = {
     "limits": {"cpu_time", "wall_time", "memory"},
     "tool": {"command", "adapter", "optional", "instances", "reads_compressed"},
     "allocator": {"like", "library", "environment"},
-    "instances": {"files", "generate"},
+    "instances": {"files", "generate", "sets", "download"},
     "generate": {"name", "command", "seeds", "quick"},
+    "download": {"name", "url", "sha256", "gbd", "size", "quick"},
+    "set": {"file", "names", "quick"},
 }
 
 
@@ -115,6 +138,7 @@ class Suite:
     skipped_tools: list[tuple[str, str]]  # (name, why): optional tools not installed
     files: list[tuple[str, Path]]  # (instance name, path)
     generators: list[Generator]
+    downloads: list[RemoteFile]  # named by URL and hash, fetched into the instance cache
     cpu_s: float
     wall_s: float
     memory_bytes: int | None
@@ -270,19 +294,27 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     check.known_keys(instances, "instances", "instances")
     files = _files(check, instances, path.resolve().parent)
     generators = _generators(check, instances, path.resolve().parent)
+    downloads = _sets(check, instances, path.resolve().parent) + _downloads(check, instances)
     if quick:
         generators = [g for g in generators if g.quick]
-        if not generators:
-            raise check.fail("--quick: no [[instances.generate]] is marked quick = true",
-                             "mark the small ones quick = true, or leave out --quick",
-                             "instances")
-    if not files and not generators:
+        downloads = [d for d in downloads if d.quick]
+        if not generators and not downloads:
+            raise check.fail("--quick: no instance is marked quick",
+                             "mark the small ones quick = true (or list them in a set's "
+                             "quick), or leave out --quick", "instances")
+    if not files and not generators and not downloads:
         raise check.fail("the suite has no instances",
-                         'add files = ["*.cnf"] or [[instances.generate]] under [instances]',
-                         "instances")
+                         'add files = ["*.cnf"], sets, [[instances.download]] or '
+                         '[[instances.generate]] under [instances]', "instances")
     names = [name for name, _ in files] + [plain_name(generator.name.replace("{seed}", str(seed)))
                                            for generator in generators
                                            for seed in generator.seeds]
+    for download in downloads:
+        if download.instance in names:
+            raise check.fail(f"the instance '{download.instance}' ({download.origin}) has the "
+                             "name of another instance of the suite", "keep one of them",
+                             "instances")
+        names.append(download.instance)
     for tool in tools:
         for pattern in tool.instances or []:
             if not any(fnmatch.fnmatchcase(name, pattern) for name in names):
@@ -293,7 +325,8 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     name = str(campaign.get("name", path.stem)) + ("-quick" if quick else "")
     return Suite(path=path.resolve(), text=text, name=name,
                  modes=modes, tools=tools, skipped_tools=skipped, files=files,
-                 generators=generators, cpu_s=cpu_s, wall_s=wall_s, memory_bytes=memory,
+                 generators=generators, downloads=downloads, cpu_s=cpu_s, wall_s=wall_s,
+                 memory_bytes=memory,
                  repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
                  jobs=check.whole_number(campaign, "jobs", "campaign", 1),
                  seed=check.whole_number(campaign, "seed", "campaign", 0, minimum=0))
@@ -602,3 +635,96 @@ def _generators(check: _Checker, instances: dict[str, Any], directory: Path) -> 
                              where, "quick", index)
         generators.append(Generator(name, argv, list(seeds), program, quick))
     return generators
+
+
+def _globs(check: _Checker, value: object, where: str, key: str, index: int) -> list[str]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise check.fail(f"{where}.{key} must be a list of instance-name globs",
+                         f'write {key} = ["x*.cnf"]', "instances", "sets", index)
+    return value
+
+
+def _sets(check: _Checker, instances: dict[str, Any], directory: Path) -> list[RemoteFile]:
+    """The files of the set files the suite names (remote.py reads them),
+    those its names select, marked quick where its quick says."""
+    entries = instances.get("sets", [])
+    if not isinstance(entries, list):
+        raise check.fail("instances.sets must be a list of set files",
+                         'write sets = ["sets/sat.toml"]', "instances", "sets")
+    chosen: list[RemoteFile] = []
+    for index, entry in enumerate(entries):
+        where = f"instances.sets[{index}]"
+        if isinstance(entry, str):
+            entry = {"file": entry}
+        if not isinstance(entry, dict):
+            raise check.fail(f"{where} must be a path or a table",
+                             'write "sets/sat.toml" or { file = "sets/sat.toml", names = '
+                             '["x*"] }', "instances", "sets")
+        check.known_keys(entry, "set", "instances")
+        file = entry.get("file")
+        if not isinstance(file, str) or not file:
+            raise check.fail(f"{where} has no file", 'write { file = "sets/sat.toml" }',
+                             "instances", "sets")
+        set_path = Path(file) if Path(file).is_absolute() else directory / file
+        try:
+            members = read_set(set_path)
+        except HarnessError as error:
+            raise check.fail(str(error), "fix the set file or the path (relative to the suite "
+                             "file)", "instances", "sets") from None
+        names = _globs(check, entry.get("names", ["*"]), where, "names", index)
+        quick = _globs(check, entry.get("quick", []), where, "quick", index)
+        for pattern in names + quick:
+            if not any(fnmatch.fnmatchcase(m.instance, pattern) for m in members):
+                raise check.fail(f"{where}: '{pattern}' matches no instance of {file}",
+                                 "fix the pattern", "instances", "sets")
+        for member in members:
+            if any(fnmatch.fnmatchcase(member.instance, p) for p in names):
+                chosen.append(replace(member, quick=any(
+                    fnmatch.fnmatchcase(member.instance, p) for p in quick)))
+    return chosen
+
+
+def _downloads(check: _Checker, instances: dict[str, Any]) -> list[RemoteFile]:
+    entries = instances.get("download", [])
+    if isinstance(entries, dict):
+        entries = [entries]
+    if not isinstance(entries, list):
+        raise check.fail("instances.download must be tables", "write [[instances.download]]",
+                         "instances", "download")
+    files: list[RemoteFile] = []
+    for index, values in enumerate(entries):
+        where = "instances.download"
+        if not isinstance(values, dict):
+            raise check.fail("instances.download must be tables",
+                             "write [[instances.download]]", "instances", "download")
+        check.known_keys(values, "download", where, index)
+        line = check.locate.line(where, None, index)
+        origin = f"{check.path}:{line}" if line else str(check.path)
+        gbd = check_gbd(values["gbd"], origin) if "gbd" in values else None
+        if gbd is None and "sha256" not in values:
+            raise HarnessError(f"{origin}: [[instances.download]] has neither sha256 nor "
+                               "gbd, so nothing would verify what it downloads; add "
+                               "sha256 = \"...\" (the file's sha256sum)")
+        sha256 = check_sha256(values["sha256"], origin) if "sha256" in values else None
+        if "url" not in values and sha256 is not None:
+            raise HarnessError(f"{origin}: [[instances.download]] has no url; add url = "
+                               "\"https://...\"")
+        url = values.get("url") or gbd_url(str(gbd))
+        if not isinstance(url, str):
+            raise HarnessError(f"{origin}: url must be a string")
+        check_url(url, origin)
+        name = values.get("name") or (f"{gbd}.cnf.xz" if gbd else
+                                      Path(url.split("?")[0]).name)
+        if not isinstance(name, str):
+            raise HarnessError(f"{origin}: name must be a file name")
+        check_name(name, origin)
+        size = check_size(values.get("size"), origin)
+        quick = values.get("quick", False)
+        if not isinstance(quick, bool):
+            raise HarnessError(f"{origin}: quick must be true or false")
+        files.append(RemoteFile(name=name, url=url, sha256=sha256,
+                                gbd=gbd if sha256 is None else None, size=size,
+                                origin=origin, quick=quick))
+    return files

@@ -10,16 +10,20 @@ from typing import Any
 from rich.console import Console
 from rich.progress import (
     BarColumn,
+    DownloadColumn,
     MofNCompleteColumn,
     Progress,
     TaskID,
     TextColumn,
     TimeElapsedColumn,
     TimeRemainingColumn,
+    TransferSpeedColumn,
 )
 
+from .cache import InstanceCache, Obtained
 from .coordinator import Outcome
 from .coordinator import Progress as CampaignProgress
+from .remote import RemoteFile
 
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -68,6 +72,50 @@ class ProgressView:
 
     def note(self, line: str) -> None:
         err.print(f"[yellow]{line}[/yellow]")
+
+
+class DownloadView:
+    """A bar per file while the instance cache fetches it (bytes, speed,
+    time left); on_progress is the cache's callback."""
+
+    def __init__(self) -> None:
+        self.bar = Progress(TextColumn("[bold]{task.description}"), BarColumn(),
+                            DownloadColumn(), TransferSpeedColumn(), TimeRemainingColumn(),
+                            console=err, transient=False)
+        self.tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> DownloadView:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+    def on_progress(self, file: RemoteFile, done: int, total: int | None) -> None:
+        if file.key not in self.tasks:
+            self.tasks[file.key] = self.bar.add_task(file.name, total=total)
+        self.bar.update(self.tasks[file.key], completed=done, total=total)
+
+
+def fetch_all(files: list[RemoteFile], directory: Path) -> tuple[InstanceCache, list[Obtained]]:
+    """Every file into the instance cache in directory, with a bar per file
+    fetched; the cache (for the campaign to take them from) and what
+    happened to each. HarnessError at the first that cannot be had."""
+    with DownloadView() as view:
+        cache = InstanceCache(directory, view.on_progress)
+        return cache, [cache.obtain(file) for file in files]
+
+
+def print_fetched(obtained: list[Obtained], cache: InstanceCache) -> None:
+    """What `hugeheap fetch` did, a line a file, and where the cache is."""
+    for item in obtained:
+        size = item.path.stat().st_size
+        err.print(f"{item.how:>10}  {item.file.name}  ({size:,} bytes)")
+    counts = {how: sum(1 for item in obtained if item.how == how)
+              for how in ("downloaded", "vendored", "cached")}
+    err.print(f"{len(obtained)} instance files in the cache {cache.directory}: "
+              + ", ".join(f"{count} {how}" for how, count in counts.items() if count)
+              + "; campaigns on them run offline now")
 
 
 def print_skipped(skipped: list[tuple[str, str]], what: str = "tool",

@@ -1,0 +1,228 @@
+"""Instances named by where they come from rather than by a file here: a URL
+and the sha256 of the file behind it, as a user names a public benchmark
+file, or a Global Benchmark Database hash alone (gbd.py). The instance cache
+(cache.py) fetches each once and verifies it; this module only says what a
+suite asks for.
+
+Besides single entries in a suite, two kinds of set files name many at once:
+
+- a manifest (TOML), the form of the sets this repository ships: where each
+  file comes from (repository, commit, path, licence), its size and sha256,
+  optionally a copy vendored beside the manifest:
+
+      [sources.satcomp]
+      repository = "https://github.com/OWNER/NAME"
+      commit = "0123...abcd"                      # 40 hex digits
+      licence = "MIT (LICENSE)"                   # as the source states it
+      url = "https://raw.githubusercontent.com/OWNER/NAME/{commit}/{path}"
+
+      [[instances]]
+      name = "x.cnf.xz"                           # unique in the set
+      source = "satcomp"
+      path = "dir/x.cnf.xz"                       # in the repository
+      size = 123456
+      sha256 = "..."
+      vendored = "files/x.cnf.xz"                 # optional: a copy here, relative to the manifest
+
+- a list of URLs, one per line (`.uri`, as the SAT Competition publishes its
+  tracks): each must name a Global Benchmark Database file
+  (https://benchmark-database.de/file/HASH), whose hash verifies it.
+
+Every mistake is one HarnessError naming the file, the entry and the fix."""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from ..errors import HarnessError
+from .compression import plain_name
+from .gbd import gbd_url, hash_in_url, is_gbd_hash
+
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_SOURCE_KEYS = {"repository", "commit", "licence", "url"}
+_ENTRY_KEYS = {"name", "source", "path", "size", "sha256", "url", "gbd", "vendored", "answer"}
+
+
+@dataclass(frozen=True)
+class RemoteFile:
+    """One file the cache can fetch and verify."""
+    name: str  # the file's name, with its compression suffix (x.cnf.xz holds x.cnf)
+    url: str
+    sha256: str | None  # of the file as fetched; or, for a GBD instance, None
+    gbd: str | None = None  # the Global Benchmark Database hash, when that names it
+    size: int | None = None  # bytes, where the source says (a download of another size fails)
+    vendored: Path | None = None  # a copy in this repository, used before the network
+    origin: str = ""  # where it was named, for messages: "suite.toml:12", "sets/sat.toml"
+    quick: bool = False  # in the suite's quick size
+
+    @property
+    def key(self) -> str:
+        """Its place in the cache: the hash that verifies it."""
+        return f"sha256/{self.sha256}" if self.sha256 else f"gbd/{self.gbd}"
+
+    @property
+    def instance(self) -> str:
+        return plain_name(self.name)
+
+
+def check_name(name: str, origin: str) -> None:
+    if not name or "/" in name or name.startswith("."):
+        raise HarnessError(f"{origin}: the instance name '{name}' must be a plain file name; "
+                           "leave out directories")
+
+
+def check_url(url: str, origin: str) -> None:
+    scheme = urlparse(url).scheme
+    if scheme not in ("http", "https", "file"):
+        raise HarnessError(f"{origin}: '{url}' is not an http, https or file URL; give the "
+                           "address the file can be downloaded from")
+
+
+def check_sha256(value: object, origin: str) -> str:
+    if not isinstance(value, str) or not SHA256.match(value.lower()):
+        raise HarnessError(f"{origin}: sha256 {value!r} is not 64 hex digits; write the "
+                           "file's `sha256sum`")
+    return value.lower()
+
+
+def check_gbd(value: object, origin: str) -> str:
+    if not isinstance(value, str) or not is_gbd_hash(value.lower()):
+        raise HarnessError(f"{origin}: gbd {value!r} is not a Global Benchmark Database hash "
+                           "(32 hex digits)")
+    return value.lower()
+
+
+def check_size(value: object, origin: str) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or value < 0):
+        raise HarnessError(f"{origin}: size {value!r} is not a number of bytes")
+    return value
+
+
+def read_set(path: Path) -> list[RemoteFile]:
+    """The files a set file names: a manifest (.toml) or a list of GBD URLs
+    (any other suffix, e.g. .uri)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise HarnessError(f"{path}: cannot read the set file ({error.strerror})") from None
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path}: not a set file (not UTF-8 text); a set is a manifest "
+                           "(.toml) or a list of URLs, one a line") from None
+    files = _read_manifest(path, text) if path.suffix == ".toml" else _read_url_list(path, text)
+    if not files:
+        raise HarnessError(f"{path}: the set names no instance; add [[instances]] entries "
+                           "(a manifest) or URL lines")
+    seen: dict[str, str] = {}
+    for file in files:
+        if file.instance in seen:
+            raise HarnessError(f"{file.origin}: the instance '{file.instance}' is named twice "
+                               f"in {path.name} (also {seen[file.instance]}); keep one")
+        seen[file.instance] = file.origin
+    return files
+
+
+def _read_url_list(path: Path, text: str) -> list[RemoteFile]:
+    files = []
+    for number, line in enumerate(text.splitlines(), 1):
+        url = line.strip()
+        if not url or url.startswith("#"):
+            continue
+        origin = f"{path}:{number}"
+        check_url(url, origin)
+        digest = hash_in_url(url)
+        if digest is None:
+            raise HarnessError(f"{origin}: '{url}' names no Global Benchmark Database file "
+                               "(.../file/HASH), so nothing verifies what it downloads; name "
+                               "such files in a manifest (.toml) with their sha256")
+        files.append(RemoteFile(name=f"{digest}.cnf.xz", url=gbd_url(digest), sha256=None,
+                                gbd=digest, origin=origin))
+    return files
+
+
+def _read_manifest(path: Path, text: str) -> list[RemoteFile]:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise HarnessError(f"{path}: not valid TOML: {error}") from None
+    sources = data.get("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(v, dict) for v in sources.values()):
+        raise HarnessError(f"{path}: [sources.NAME] must be tables; write [sources.mine] with "
+                           "repository, commit, licence and url")
+    for name, source in sources.items():
+        _check_source(path, name, source)
+    entries = data.get("instances", [])
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise HarnessError(f"{path}: instances must be [[instances]] tables")
+    return [_manifest_entry(path, index, entry, sources) for index, entry in enumerate(entries)]
+
+
+def _check_source(path: Path, name: str, source: dict[str, Any]) -> None:
+    where = f"{path}: [sources.{name}]"
+    unknown = sorted(set(source) - _SOURCE_KEYS)
+    if unknown:
+        raise HarnessError(f"{where}: unknown key '{unknown[0]}'; the keys there are "
+                           f"{', '.join(sorted(_SOURCE_KEYS))}")
+    for key in sorted(_SOURCE_KEYS):
+        if not isinstance(source.get(key), str) or not source[key].strip():
+            raise HarnessError(f"{where} has no {key}; every source says its repository, "
+                               "commit, licence (as the source states it) and url template")
+    if not _COMMIT.match(source["commit"]):
+        raise HarnessError(f"{where}: commit '{source['commit']}' is not 40 hex digits; name "
+                           "the exact commit the files were taken from")
+
+
+def _manifest_entry(path: Path, index: int, entry: dict[str, Any],
+                    sources: dict[str, dict[str, Any]]) -> RemoteFile:
+    name = entry.get("name")
+    origin = f"{path}: instance {name!r}" if isinstance(name, str) else \
+        f"{path}: [[instances]] number {index + 1}"
+    unknown = sorted(set(entry) - _ENTRY_KEYS)
+    if unknown:
+        raise HarnessError(f"{origin}: unknown key '{unknown[0]}'; the keys there are "
+                           f"{', '.join(sorted(_ENTRY_KEYS))}")
+    if not isinstance(name, str):
+        raise HarnessError(f"{origin} has no name; add name = \"file.cnf.xz\"")
+    check_name(name, origin)
+    size = check_size(entry.get("size"), origin)
+    vendored = entry.get("vendored")
+    if vendored is not None and not isinstance(vendored, str):
+        raise HarnessError(f"{origin}: vendored must be a path relative to the manifest")
+    gbd = check_gbd(entry["gbd"], origin) if "gbd" in entry else None
+    sha256 = check_sha256(entry["sha256"], origin) if "sha256" in entry or gbd is None \
+        else None
+    url = entry.get("url")
+    if url is None:
+        url = _url_from_source(origin, entry, sources) if "source" in entry or gbd is None \
+            else gbd_url(gbd)
+    if not isinstance(url, str):
+        raise HarnessError(f"{origin}: url must be a string")
+    check_url(url, origin)
+    return RemoteFile(name=name, url=url, sha256=sha256, gbd=gbd if sha256 is None else None,
+                      size=size, vendored=path.parent / vendored if vendored else None,
+                      origin=origin)
+
+
+def _url_from_source(origin: str, entry: dict[str, Any],
+                     sources: dict[str, dict[str, Any]]) -> str:
+    source = entry.get("source")
+    if not isinstance(source, str) or source not in sources:
+        known = ", ".join(sorted(sources)) or "none"
+        raise HarnessError(f"{origin}: source {source!r} is no [sources.NAME] of the manifest "
+                           f"(its sources: {known}); or give the entry its own url")
+    file_path = entry.get("path")
+    if not isinstance(file_path, str) or not file_path:
+        raise HarnessError(f"{origin} has no path (where the file is in the source's "
+                           "repository)")
+    template = sources[source]["url"]
+    try:
+        return str(template.format(commit=sources[source]["commit"], path=file_path))
+    except (KeyError, IndexError, ValueError):
+        raise HarnessError(f"{origin}: the url template of [sources.{source}] may hold only "
+                           "{commit} and {path}") from None

@@ -1,0 +1,340 @@
+"""Instances named by URL and hash: fetched once from a real HTTP server on
+loopback into the instance cache, verified, run from the cache, and run
+again with the server gone; every way a fetch can fail is one line, exit 2,
+and leaves nothing half-written in the cache."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import http.server
+import lzma
+import os
+import shutil
+import socket
+import subprocess
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+from campaign_helpers import TOOL, rows
+from hugeheap_cli import CLI, cli
+
+from hugeheap.campaign.gbd import gbd_hash
+
+SAT = b"c sat\np cnf 2 1\n1 -2 0\n"
+UNSAT = b"c unsat\np cnf 1 2\n1 0\n-1 0\n"
+
+
+@dataclass
+class Served:
+    """What the loopback server answers for a path: the bytes, and how."""
+    body: bytes
+    how: str = "whole"  # "whole", or "cut": a Content-Length of all, half the bytes, close
+
+
+@dataclass
+class Server:
+    port: int
+    files: dict[str, Served] = field(default_factory=dict)
+    requests: list[str] = field(default_factory=list)
+
+    def url(self, path: str) -> str:
+        return f"http://127.0.0.1:{self.port}/{path}"
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    state = Server(port=0)
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (the standard library's name)
+            path = self.path.lstrip("/").split("?")[0]
+            state.requests.append(path)
+            served = state.files.get(path)
+            if served is None:
+                self.send_error(404, "Not Found")
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(served.body)))
+            self.end_headers()
+            if served.how == "cut":
+                self.wfile.write(served.body[:len(served.body) // 2])
+                self.wfile.flush()
+                self.close_connection = True
+                return
+            self.wfile.write(served.body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    state.port = httpd.server_address[1]
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+def sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+SUITE_HEAD = """
+[campaign]
+modes = ["system", "hugeheap"]
+seed = 3
+
+[limits]
+cpu_time = "20s"
+
+[tools.fake]
+command = "./tool.sh {instance}"
+adapter = "sat"
+
+[instances]
+"""
+
+
+def write_suite(folder: Path, instances: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    tool = folder / "tool.sh"
+    tool.write_text(TOOL)
+    tool.chmod(0o755)
+    suite = folder / "suite.toml"
+    suite.write_text(SUITE_HEAD + instances)
+    return suite
+
+
+def manifest(server: Server, entries: dict[str, bytes], sha_of: dict[str, str] | None = None
+             ) -> str:
+    """A set file naming each entry by the loopback URL and its sha256."""
+    lines = ['[sources.loop]', 'repository = "https://example.org/loop"',
+             f'commit = "{"ab" * 20}"', 'licence = "CC0 (stated by the test)"',
+             f'url = "{server.url("{commit}/{path}")}"']
+    for name, body in entries.items():
+        lines += ["[[instances]]", f'name = "{name}"', 'source = "loop"', f'path = "set/{name}"',
+                  f"size = {len(body)}", f'sha256 = "{(sha_of or {}).get(name, sha(body))}"']
+    return "\n".join(lines) + "\n"
+
+
+def serve_set(server: Server, entries: dict[str, bytes]) -> None:
+    for name, body in entries.items():
+        server.files[f"{'ab' * 20}/set/{name}"] = Served(body)
+
+
+def cache_files(cache: Path) -> list[Path]:
+    return sorted(p for p in cache.rglob("*") if p.is_file())
+
+
+def fails_in_one_line(*args: str, env: dict[str, str] | None = None) -> str:
+    done = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, **(env or {})})
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    return lines[-1]
+
+
+def test_a_set_runs_from_a_cold_cache_then_offline(tmp_path: Path, server: Server,
+                                                    cgroups_usable: str) -> None:
+    entries = {"a.cnf": SAT, "b.cnf.xz": lzma.compress(UNSAT), "c.cnf.gz": gzip.compress(SAT)}
+    serve_set(server, entries)
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    (tmp_path / "suite" / "sat.toml").write_text(manifest(server, entries))
+    cache = tmp_path / "cache"
+
+    done = cli("bench", str(suite), "--out", str(tmp_path / "one"), "--cache", str(cache),
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted(server.requests) == sorted(f"{'ab' * 20}/set/{n}" for n in entries)
+    stored = {(r[1], r[2]): (r[4], r[5]) for r in rows(tmp_path / "one")}
+    assert stored[("a.cnf", "system")] == ("ok", "sat")
+    assert stored[("b.cnf", "hugeheap")] == ("ok", "unsat")  # decompressed for the tool
+    assert stored[("c.cnf", "system")] == ("ok", "sat")
+    assert not list((cache / "partial").iterdir())
+
+    # The server gone, a campaign of the same suite and a fetch run from the cache alone.
+    server.files.clear()
+    done = cli("bench", str(suite), "--out", str(tmp_path / "two"), "--cache", str(cache),
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert len(rows(tmp_path / "two")) == 6
+    done = cli("fetch", str(suite), "--cache", str(cache))
+    assert done.returncode == 0 and "3 cached" in done.stderr, done.stderr
+    assert len(server.requests) == 3
+
+
+def test_fetch_alone_fills_the_cache_and_a_gbd_hash_is_enough(tmp_path: Path,
+                                                              server: Server) -> None:
+    formula = b"c a comment\np cnf 3 2\n1  -2 0\n2 3\n 0\n"
+    digest = gbd_hash_of(tmp_path, formula)
+    server.files[f"file/{digest}"] = Served(lzma.compress(formula))
+    suite = write_suite(tmp_path / "suite", f'[[instances.download]]\ngbd = "{digest}"\n')
+    env = {"HUGEHEAP_GBD_URL": server.url("file/{hash}")}
+    done = cli("fetch", str(suite), "--cache", str(tmp_path / "cache"), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "downloaded" in done.stderr and f"{digest}.cnf.xz" in done.stderr
+    kept = tmp_path / "cache" / "gbd" / digest / f"{digest}.cnf.xz"
+    assert lzma.decompress(kept.read_bytes()) == formula
+
+    # Another formula served under that hash fails.
+    server.files[f"file/{digest}"] = Served(lzma.compress(formula.replace(b"2 3", b"2 4")))
+    line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "other"), env=env)
+    assert "GBD hash is" in line and digest in line
+    assert not cache_files(tmp_path / "other")
+
+
+def gbd_hash_of(tmp_path: Path, formula: bytes) -> str:
+    probe = tmp_path / "probe.cnf"
+    probe.write_bytes(formula)
+    return gbd_hash(probe)
+
+
+def test_the_gbd_hash_ignores_comments_header_spacing_and_compression(tmp_path: Path) -> None:
+    reference = hashlib.md5(b"1 2 0 3 0").hexdigest()
+    variants = [b"1 2 0 3 0", b"p cnf 3 2\n1 2 0 3 0", b"p cnf 3 2\n1 2 0\r\n 3 0",
+                b"\nc x\np cnf 3 2\n1 2 0\r\n 3 0\n", b" c test\np cnf 3 2 \n1 2 0    \r\n 3 0 \n",
+                b"p cnf 3 2\n1\n2\n0\n3 0\n%\n0\n"]
+    for number, variant in enumerate(variants):
+        plain = tmp_path / f"v{number}.cnf"
+        plain.write_bytes(variant)
+        packed = tmp_path / f"v{number}.cnf.xz"  # by content, whatever the name
+        packed.write_bytes(lzma.compress(variant))
+        assert gbd_hash(plain) == reference == gbd_hash(packed), variant
+    other = tmp_path / "other.cnf"
+    other.write_bytes(b"1 2 0 -3 0")
+    assert gbd_hash(other) != reference
+
+
+def test_cache_add_makes_a_file_one_has_count(tmp_path: Path, server: Server) -> None:
+    body = lzma.compress(SAT)
+    mine = tmp_path / "mine" / "x.cnf.xz"
+    mine.parent.mkdir()
+    mine.write_bytes(body)
+    cache = tmp_path / "cache"
+    done = cli("cache", "add", str(mine), "--cache", str(cache))
+    assert done.returncode == 0, done.stderr
+    assert f"sha256:{sha(body)}" in done.stdout and "gbd:" in done.stdout
+    suite = write_suite(tmp_path / "suite", f"""[[instances.download]]
+name = "x.cnf.xz"
+url = "{server.url('nowhere/x.cnf.xz')}"
+sha256 = "{sha(body)}"
+""")
+    done = cli("fetch", str(suite), "--cache", str(cache))
+    assert done.returncode == 0 and "1 cached" in done.stderr, done.stderr
+    assert server.requests == []
+    assert "no such file" in fails_in_one_line("cache", "add", str(tmp_path / "absent.cnf"))
+
+
+def test_a_vendored_copy_is_taken_before_the_network(tmp_path: Path, server: Server) -> None:
+    entries = {"v.cnf": SAT}
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    (tmp_path / "suite" / "files").mkdir()
+    (tmp_path / "suite" / "files" / "v.cnf").write_bytes(SAT)
+    (tmp_path / "suite" / "sat.toml").write_text(
+        manifest(server, entries) + 'vendored = "files/v.cnf"\n')
+    done = cli("fetch", str(suite), "--cache", str(tmp_path / "cache"))
+    assert done.returncode == 0 and "1 vendored" in done.stderr, done.stderr
+    assert server.requests == []
+
+
+def test_a_hash_mismatch(tmp_path: Path, server: Server) -> None:
+    entries = {"a.cnf": SAT}
+    serve_set(server, entries)
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    (tmp_path / "suite" / "sat.toml").write_text(manifest(server, entries, {"a.cnf": "0" * 64}))
+    cache = tmp_path / "cache"
+    line = fails_in_one_line("bench", str(suite), "--out", str(tmp_path / "camp"), "--cache",
+                             str(cache))
+    assert f"sha256 is {sha(SAT)}" in line and "0" * 64 in line and "nothing was kept" in line
+    assert not cache_files(cache)
+    assert not (tmp_path / "camp").exists()
+
+
+def test_an_unreachable_url_and_a_missing_file(tmp_path: Path, server: Server) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        closed = probe.getsockname()[1]
+    suite = write_suite(tmp_path / "suite", f"""[[instances.download]]
+url = "http://127.0.0.1:{closed}/a.cnf"
+sha256 = "{sha(SAT)}"
+""")
+    line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "cache"))
+    assert f"127.0.0.1:{closed}/a.cnf: cannot download it" in line and "refused" in line
+    suite.write_text(suite.read_text().replace(f"127.0.0.1:{closed}", f"127.0.0.1:{server.port}"))
+    line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "cache"))
+    assert "the server answered 404" in line and "suite.toml:" in line
+    assert not cache_files(tmp_path / "cache")
+
+
+def test_a_download_that_stops_midway(tmp_path: Path, server: Server) -> None:
+    body = os.urandom(300_000)
+    server.files["big.cnf"] = Served(body, how="cut")
+    suite = write_suite(tmp_path / "suite", f"""[[instances.download]]
+url = "{server.url('big.cnf')}"
+sha256 = "{sha(body)}"
+""")
+    line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "cache"))
+    assert "big.cnf: the download stopped after" in line and "of 300,000 bytes" in line
+    assert not cache_files(tmp_path / "cache")
+
+
+def test_a_full_disk(tmp_path: Path, server: Server) -> None:
+    """A cache on a real filesystem too small for the file (a tmpfs of
+    64 KiB in a mount namespace of the command's own)."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to mount a small tmpfs")
+    body = os.urandom(400_000)
+    server.files["big.cnf"] = Served(body)
+    suite = write_suite(tmp_path / "suite", f"""[[instances.download]]
+url = "{server.url('big.cnf')}"
+sha256 = "{sha(body)}"
+""")
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    script = (f"mount -t tmpfs -o size=64k hh-test-cache {cache} && "
+              f"{' '.join(CLI)} fetch {suite} --cache {cache}; status=$?; "
+              f"find {cache} -type f | wc -l; exit $status")
+    done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert "is full: no room for big.cnf" in lines[-1] and "--cache" in lines[-1]
+    assert "Traceback" not in done.stderr
+    assert done.stdout.strip() == "0"  # nothing half-written left in the cache
+
+
+@pytest.mark.parametrize(("instances", "expected"), [
+    ('[[instances.download]]\nurl = "https://example.org/a.cnf"\n', "neither sha256 nor gbd"),
+    ('[[instances.download]]\nurl = "ftp://example.org/a.cnf"\nsha256 = "' + "a" * 64 + '"\n',
+     "not an http, https or file URL"),
+    ('[[instances.download]]\nurl = "https://example.org/a.cnf"\nsha256 = "abc"\n',
+     "is not 64 hex digits"),
+    ('[[instances.download]]\ngbd = "xyz"\n', "not a Global Benchmark Database hash"),
+    ('sets = ["absent.toml"]\n', "cannot read the set file"),
+    ('sets = ["list.uri"]\n', "names no Global Benchmark Database file"),
+])
+def test_suite_mistakes_about_downloads(tmp_path: Path, instances: str, expected: str) -> None:
+    suite = write_suite(tmp_path / "suite", instances)
+    (tmp_path / "suite" / "list.uri").write_text("https://example.org/x.cnf\n")
+    line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "cache"))
+    assert expected in line and "suite.toml" in line
+
+
+def test_a_uri_list_names_gbd_files(tmp_path: Path, server: Server) -> None:
+    formula = b"p cnf 2 2\n1 2 0\n-1 0\n"
+    digest = gbd_hash_of(tmp_path, formula)
+    server.files[f"file/{digest}"] = Served(lzma.compress(formula))
+    suite = write_suite(tmp_path / "suite", 'sets = ["track.uri"]\n')
+    (tmp_path / "suite" / "track.uri").write_text(
+        f"# a track\nhttps://benchmark-database.de/file/{digest}?context=cnf\n")
+    done = cli("fetch", str(suite), "--cache", str(tmp_path / "cache"),
+               env={"HUGEHEAP_GBD_URL": server.url("file/{hash}")})
+    assert done.returncode == 0, done.stderr
+    assert server.requests == [f"file/{digest}"]
