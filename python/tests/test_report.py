@@ -17,9 +17,11 @@ from hugeheap_cli import cli
 
 from hugeheap.campaign.folder import CampaignMeta
 from hugeheap.campaign.store import RunRecord, Store
-from hugeheap.report.analysis import analyse
+from hugeheap.report.analysis import ModeSummary, analyse
 from hugeheap.report.export import write_benchexec, write_csv
 from hugeheap.report.html_page import write_html
+from hugeheap.report.stats import Speedup
+from hugeheap.report.tables import standing
 
 LIMIT = 100.0
 # CPU seconds per instance: `fast` takes half of `base` everywhere it solves;
@@ -161,3 +163,24 @@ def test_report_command(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     empty = cli("report", str(tmp_path / "empty"))
     assert empty.returncode == 2 and "no campaign here" in empty.stderr
+
+
+def _summary(mode: str, speedup: float | None) -> ModeSummary:
+    return ModeSummary(tool="minisat", mode=mode, instances=3, solved=3, wrong=0, par2=1.0,
+                       common=3, common_time=1.0, common_user=1.0, common_system=0.0,
+                       saved_percent=None, wilcoxon_p=None, memory_ratio=1.0, huge_share=None,
+                       tlb_ratio=None, tlb_note=None,
+                       speedup=None if speedup is None else Speedup(speedup, speedup, speedup, 3))
+
+
+def test_the_standing_line_names_the_fastest_mode_and_how_far_hugeheap_is() -> None:
+    rows = [_summary("system", None), _summary("hugeheap", 1.10), _summary("mimalloc", 1.21)]
+    line = standing(rows, "system")
+    assert line is not None and "hugeheap is NOT the fastest" in line
+    assert "mimalloc is (1.210 against hugeheap's 1.100, 9.1% faster than hugeheap)" in line
+    rows[1] = _summary("hugeheap", 1.30)
+    assert standing(rows, "system") == ("minisat: hugeheap is the fastest mode here (1.300; "
+                                        "next mimalloc, 1.210)")
+    slower = [_summary("system", None), _summary("hugeheap", 0.9)]
+    assert "system is (1.000 against hugeheap's 0.900" in (standing(slower, "system") or "")
+    assert standing([_summary("system", None)], "system") is None

@@ -147,6 +147,9 @@ def _summary_tables(analysis: Analysis) -> str:
                      f"{rows[0].common} solved by every mode</h3>" + _plain_table(
                          tables.SUMMARY_HEADERS,
                          [tables.summary_row(s, analysis.baseline) for s in rows], "summary"))
+        line = tables.standing(rows, analysis.baseline)
+        if line:
+            parts.append(f"<p class='standing'>{_escaped(line)}</p>")
     parts.append(f"<p class='legend'>{_escaped(tables.LEGEND)}</p>")
     return "\n".join(parts)
 

@@ -31,6 +31,30 @@ def summary_row(s: ModeSummary, baseline: str) -> list[str]:
     ]
 
 
+def standing(rows: list[ModeSummary], baseline: str, ours: str = "hugeheap") -> str | None:
+    """One line under a tool's summary: which mode was the fastest (by the
+    speed-up's geometric mean; the baseline counts as 1), and, when that is
+    not hugeheap, how far behind hugeheap is, so that a reader sees it
+    without comparing columns. None when there is nothing to rank."""
+    ranked = {s.mode: s.speedup.geomean for s in rows if s.speedup is not None}
+    if any(s.mode == baseline for s in rows):
+        ranked[baseline] = 1.0
+    if len(ranked) < 2:
+        return None
+    fastest = max(ranked, key=lambda mode: ranked[mode])
+    tool = rows[0].tool
+    if ours not in ranked:
+        return f"{tool}: the fastest mode here is {fastest} ({ranked[fastest]:.3f} of the " \
+            "baseline's speed)"
+    if fastest == ours:
+        runner_up = max((m for m in ranked if m != ours), key=lambda mode: ranked[mode])
+        return (f"{tool}: {ours} is the fastest mode here ({ranked[ours]:.3f}; next "
+                f"{runner_up}, {ranked[runner_up]:.3f})")
+    behind = 1 - ranked[ours] / ranked[fastest]
+    return (f"{tool}: {ours} is NOT the fastest mode here: {fastest} is ({ranked[fastest]:.3f} "
+            f"against {ours}'s {ranked[ours]:.3f}, {behind:.1%} faster than {ours})")
+
+
 SUMMARY_HEADERS = ["mode", "solved", "PAR-2 s", "common s", "user/sys s", "saved",
                    "speed-up [95% CI]", "Wilcoxon p", "peak mem", "huge", "TLB"]
 

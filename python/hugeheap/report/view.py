@@ -54,6 +54,9 @@ def print_summary(analysis: Analysis) -> None:
                          f"every mode; CPU limit {analysis.cpu_limit:g} s; baseline "
                          f"{analysis.baseline}", tables.SUMMARY_HEADERS,
                          [tables.summary_row(s, analysis.baseline) for s in rows]))
+        line = tables.standing(rows, analysis.baseline)
+        if line:
+            out.print(line)
     out.print(tables.LEGEND)
     notes = {s.tlb_note for s in analysis.summaries if s.tlb_note}
     if notes:
