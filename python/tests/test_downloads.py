@@ -338,3 +338,30 @@ def test_a_uri_list_names_gbd_files(tmp_path: Path, server: Server) -> None:
                env={"HUGEHEAP_GBD_URL": server.url("file/{hash}")})
     assert done.returncode == 0, done.stderr
     assert server.requests == [f"file/{digest}"]
+
+
+def test_a_support_file_reaches_the_tool_and_is_no_instance(tmp_path: Path, server: Server,
+                                                             cgroups_usable: str) -> None:
+    """An ASP encoding or a logic program's rules: fetched and verified like
+    an instance, given to the tools as {file:NAME}, never run on itself."""
+    entries = {"rules.txt": b"rules v1\n", "a.cnf": SAT}
+    serve_set(server, entries)
+    suite = write_suite(tmp_path / "suite", 'sets = [{ file = "set.toml", support = '
+                        '["rules.txt"] }]\n')
+    (tmp_path / "suite" / "set.toml").write_text(manifest(server, entries))
+    wrapper = tmp_path / "suite" / "with-rules.sh"
+    wrapper.write_text('#!/bin/sh\ngrep -q "^rules v1$" "$1" || exit 3\nexec "$(dirname "$0")'
+                       '/tool.sh" "$2"\n')
+    wrapper.chmod(0o755)
+    suite.write_text(suite.read_text().replace('"./tool.sh {instance}"',
+                                               '"./with-rules.sh {file:rules.txt} {instance}"'))
+    done = cli("bench", str(suite), "--out", str(tmp_path / "camp"), "--cache",
+               str(tmp_path / "cache"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted((r[1], r[4], r[5]) for r in rows(tmp_path / "camp")) == \
+        [("a.cnf", "ok", "sat")] * 2
+
+    suite.write_text(suite.read_text().replace("{file:rules.txt}", "{file:other.txt}"))
+    line = fails_in_one_line("bench", str(suite), "--out", str(tmp_path / "camp2"))
+    assert "{file:other.txt}, which is no support file of the suite" in line
+    assert "rules.txt" in line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import hashlib
 import lzma
 import re
 import tomllib
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.remote import read_set
 from hugeheap.campaign.suite import load
 from hugeheap.errors import HarnessError
 
@@ -237,7 +239,8 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("suite_file", sorted([*(REPO / "suites").glob("*.toml"),
-                                               *(REPO / "suites" / "paper").glob("*.toml")]),
+                                               *(REPO / "suites" / "paper").glob("*.toml"),
+                                               *(REPO / "suites" / "real").glob("*.toml")]),
                          ids=lambda path: str(path.relative_to(REPO / "suites")))
 def test_the_committed_suites_load(suite_file: Path) -> None:
     """`make demo`, `make bench` and `make paper` start from these: they must
@@ -254,3 +257,33 @@ def test_the_committed_suites_load(suite_file: Path) -> None:
     assert suite.tools and suite.modes
     if suite_file.parent.name == "paper":
         assert load(suite_file, quick=True).generators
+    if suite_file.parent.name == "real":
+        assert suite.downloads and load(suite_file, quick=True).downloads
+
+
+SETS = sorted((REPO / "suites" / "real" / "sets").glob("*.toml"))
+
+
+@pytest.mark.parametrize("set_file", SETS, ids=lambda path: path.name)
+def test_the_committed_sets_name_their_sources(set_file: Path) -> None:
+    """Each real set says, per file, where it comes from (repository, exact
+    commit, path, licence), its size and sha256; a copy vendored beside it
+    is that file, byte for byte."""
+    files = read_set(set_file)
+    manifest = tomllib.loads(set_file.read_text())
+    assert 10 <= len(files) <= 30 or manifest["set"].get("why_fewer"), set_file.name
+    for entry in manifest["instances"]:
+        assert entry["size"] > 0 and entry["path"] and entry["source"] in manifest["sources"]
+    for file in files:
+        assert file.sha256 and file.url.startswith("https://")
+        if file.vendored is not None:
+            data = file.vendored.read_bytes()
+            assert len(data) == file.size and hashlib.sha256(data).hexdigest() == file.sha256
+
+
+def test_the_vendored_instances_stay_small() -> None:
+    """What the repository carries of the real sets (the demo's and the
+    tests'): at most 30 MiB, compressed."""
+    vendored = [f.vendored for s in SETS for f in read_set(s) if f.vendored is not None]
+    assert all(p.suffix in (".xz", ".gz", ".bz2") for p in vendored if p)
+    assert sum(p.stat().st_size for p in vendored if p) <= 30 * 2**20

@@ -46,7 +46,8 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
         for file in suite.downloads:
             linked = _link(downloads.obtain(file).path, cache / file.name)
             problem = format_problem(linked)
-            instances.append(Instance(file.instance, linked))
+            if not file.support:  # a support file is there for the tools, not run on
+                instances.append(Instance(file.instance, linked))
             if problem:
                 raise HarnessError(f"{problem} ({file.origin}); name it as its format is")
     taken = {i.name for i in instances}

@@ -10,7 +10,9 @@ one across machines or cores."""
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..measure.allocators import AllocatorMode
 from .folder import CampaignFolder
@@ -50,6 +52,12 @@ class RunSpec:
         return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
 
 
+def _support_filled(word: str, instances: Path) -> str:
+    """A word of a tool's command with each {file:NAME} (a support file of
+    the suite's sets) made the file's path in the campaign's instances."""
+    return re.sub(r"\{file:([^}]*)\}", lambda m: str((instances / m[1]).resolve()), word)
+
+
 def planned_runs(suite: Suite, instances: list[Instance], repetitions: int,
                  tools: set[str] | None = None) -> int:
     """How many runs the campaign has (of the tools named, or of all)."""
@@ -74,7 +82,8 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: Camp
                 modes = list(suite.modes)
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
-                argv = (tool.program, *tool.argv[1:])
+                argv = (tool.program, *(_support_filled(word, folder.instances)
+                                        for word in tool.argv[1:]))
                 # (A command that names no {instance}, as `hugeheap compare` runs
                 # one, is run as given.)
                 decompress = instance.compression not in (None, *tool.reads_compressed) \

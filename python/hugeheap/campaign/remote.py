@@ -10,6 +10,9 @@ Besides single entries in a suite, two kinds of set files name many at once:
   file comes from (repository, commit, path, licence), its size and sha256,
   optionally a copy vendored beside the manifest:
 
+      [set]                                       # what the set is, free-form:
+      family = "sat"                              # family, tools, why_fewer, ...
+
       [sources.satcomp]
       repository = "https://github.com/OWNER/NAME"
       commit = "0123...abcd"                      # 40 hex digits
@@ -23,6 +26,7 @@ Besides single entries in a suite, two kinds of set files name many at once:
       size = 123456
       sha256 = "..."
       vendored = "files/x.cnf.xz"                 # optional: a copy here, relative to the manifest
+      answer = "unsat"                            # optional: what the tools answered
 
 - a list of URLs, one per line (`.uri`, as the SAT Competition publishes its
   tracks): each must name a Global Benchmark Database file
@@ -60,6 +64,7 @@ class RemoteFile:
     vendored: Path | None = None  # a copy in this repository, used before the network
     origin: str = ""  # where it was named, for messages: "suite.toml:12", "sets/sat.toml"
     quick: bool = False  # in the suite's quick size
+    support: bool = False  # not an instance: a file the tools read beside it ({file:NAME})
 
     @property
     def key(self) -> str:
@@ -151,6 +156,10 @@ def _read_manifest(path: Path, text: str) -> list[RemoteFile]:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:
         raise HarnessError(f"{path}: not valid TOML: {error}") from None
+    unknown = sorted(set(data) - {"set", "sources", "instances"})
+    if unknown:
+        raise HarnessError(f"{path}: unknown table '{unknown[0]}'; a manifest has [set] (what "
+                           "it is), [sources.NAME] and [[instances]]")
     sources = data.get("sources", {})
     if not isinstance(sources, dict) or not all(isinstance(v, dict) for v in sources.values()):
         raise HarnessError(f"{path}: [sources.NAME] must be tables; write [sources.mine] with "

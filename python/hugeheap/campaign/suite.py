@@ -13,7 +13,8 @@ instances, under which limits, how often.
     memory = "4GiB"                    # optional
 
     [tools.minisat]
-    command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model
+    command = "minisat -verb=0 {instance} {model}"   # {model}: a file for the model;
+                                       # {file:NAME}: a support file of the sets (below)
     adapter = "sat"                    # how to read its answer: adapters.py lists them
     optional = true                    # if it is not installed: named, then skipped
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
@@ -31,7 +32,10 @@ instances, under which limits, how often.
     sets = ["../sets/sat.toml",        # set files (remote.py): a manifest of files named by
             { file = "track.uri", names = ["00*"], quick = ["00a*"] }]   # URL and hash, or a
                                        # list of GBD URLs; names: which of its instances
-                                       # (globs, default all); quick: those in the quick size
+                                       # (globs, default all); quick: those in the quick size;
+                                       # support: files that are no instance but that the
+                                       # tools read beside each, as {file:NAME} (an ASP
+                                       # encoding, a logic program's rules)
 
     [[instances.download]]             # one file named by URL and hash (cache.py fetches it)
     name = "x.cnf.xz"                  # its file name (x.cnf.xz holds the instance x.cnf)
@@ -100,8 +104,8 @@ _KEYS: dict[str, set[str]] = {
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate", "sets", "download"},
     "generate": {"name", "command", "seeds", "quick"},
-    "download": {"name", "url", "sha256", "gbd", "size", "quick"},
-    "set": {"file", "names", "quick"},
+    "download": {"name", "url", "sha256", "gbd", "size", "quick", "support"},
+    "set": {"file", "names", "quick", "support"},
 }
 
 
@@ -295,14 +299,15 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     files = _files(check, instances, path.resolve().parent)
     generators = _generators(check, instances, path.resolve().parent)
     downloads = _sets(check, instances, path.resolve().parent) + _downloads(check, instances)
+    _check_support(check, tools, downloads)
     if quick:
         generators = [g for g in generators if g.quick]
-        downloads = [d for d in downloads if d.quick]
-        if not generators and not downloads:
+        downloads = [d for d in downloads if d.quick or d.support]
+        if not generators and not any(not d.support for d in downloads):
             raise check.fail("--quick: no instance is marked quick",
                              "mark the small ones quick = true (or list them in a set's "
                              "quick), or leave out --quick", "instances")
-    if not files and not generators and not downloads:
+    if not files and not generators and all(d.support for d in downloads):
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"], sets, [[instances.download]] or '
                          '[[instances.generate]] under [instances]', "instances")
@@ -310,6 +315,8 @@ def load(path: str | Path, quick: bool = False) -> Suite:
                                            for generator in generators
                                            for seed in generator.seeds]
     for download in downloads:
+        if download.support:
+            continue
         if download.instance in names:
             raise check.fail(f"the instance '{download.instance}' ({download.origin}) has the "
                              "name of another instance of the suite", "keep one of them",
@@ -422,7 +429,8 @@ def _split_template(check: _Checker, command: str, table: str, allowed: set[str]
         raise check.fail(f"{table}.command cannot be split into words ({error})",
                          "close the quote", table, "command", index) from None
     for name in re.findall(r"\{([^}]*)\}", command):
-        if name not in allowed:
+        # {file:NAME} is a tool's (PLACEHOLDERS); _check_support checks the NAME.
+        if name not in allowed and not (allowed is PLACEHOLDERS and name.startswith("file:")):
             raise check.fail(f"{table}.command has an unknown placeholder {{{name}}}",
                              f"the placeholders there are {', '.join(sorted(allowed))}",
                              table, "command", index)
@@ -675,15 +683,34 @@ def _sets(check: _Checker, instances: dict[str, Any], directory: Path) -> list[R
                              "file)", "instances", "sets") from None
         names = _globs(check, entry.get("names", ["*"]), where, "names", index)
         quick = _globs(check, entry.get("quick", []), where, "quick", index)
-        for pattern in names + quick:
+        support = _globs(check, entry.get("support", []), where, "support", index)
+        for pattern in names + quick + support:
             if not any(fnmatch.fnmatchcase(m.instance, pattern) for m in members):
                 raise check.fail(f"{where}: '{pattern}' matches no instance of {file}",
                                  "fix the pattern", "instances", "sets")
         for member in members:
-            if any(fnmatch.fnmatchcase(member.instance, p) for p in names):
+            if any(fnmatch.fnmatchcase(member.instance, p) for p in support):
+                chosen.append(replace(member, support=True))
+            elif any(fnmatch.fnmatchcase(member.instance, p) for p in names):
                 chosen.append(replace(member, quick=any(
                     fnmatch.fnmatchcase(member.instance, p) for p in quick)))
     return chosen
+
+
+def _check_support(check: _Checker, tools: list[Tool], downloads: list[RemoteFile]) -> None:
+    """Every {file:NAME} of a tool's command names a support file of the
+    suite (a file of its sets listed under support, or a download marked
+    support = true)."""
+    support = sorted(d.name for d in downloads if d.support)
+    for tool in tools:
+        for word in tool.argv:
+            for name in re.findall(r"\{file:([^}]*)\}", word):
+                if name not in support:
+                    raise check.fail(
+                        f"tools.{tool.name}.command names {{file:{name}}}, which is no support "
+                        f"file of the suite (its support files: {', '.join(support) or 'none'})",
+                        "list it under support in its set's entry of sets, or mark its "
+                        "[[instances.download]] support = true", f"tools.{tool.name}", "command")
 
 
 def _downloads(check: _Checker, instances: dict[str, Any]) -> list[RemoteFile]:
@@ -721,10 +748,11 @@ def _downloads(check: _Checker, instances: dict[str, Any]) -> list[RemoteFile]:
             raise HarnessError(f"{origin}: name must be a file name")
         check_name(name, origin)
         size = check_size(values.get("size"), origin)
-        quick = values.get("quick", False)
-        if not isinstance(quick, bool):
-            raise HarnessError(f"{origin}: quick must be true or false")
+        flags = {key: values.get(key, False) for key in ("quick", "support")}
+        for key, flag in flags.items():
+            if not isinstance(flag, bool):
+                raise HarnessError(f"{origin}: {key} must be true or false")
         files.append(RemoteFile(name=name, url=url, sha256=sha256,
                                 gbd=gbd if sha256 is None else None, size=size,
-                                origin=origin, quick=quick))
+                                origin=origin, quick=flags["quick"], support=flags["support"]))
     return files
