@@ -300,6 +300,13 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     generators = _generators(check, instances, path.resolve().parent)
     downloads = _sets(check, instances, path.resolve().parent) + _downloads(check, instances)
     _check_support(check, tools, downloads)
+    if not files and not generators and all(d.support for d in downloads):
+        raise check.fail("the suite has no instances",
+                         'add files = ["*.cnf"], sets, [[instances.download]] or '
+                         '[[instances.generate]] under [instances]', "instances")
+    # The tools' instance globs are checked against the whole suite: the quick
+    # size may leave a pattern's instances out.
+    _check_instance_names(check, tools, files, generators, downloads)
     if quick:
         generators = [g for g in generators if g.quick]
         downloads = [d for d in downloads if d.quick or d.support]
@@ -307,10 +314,20 @@ def load(path: str | Path, quick: bool = False) -> Suite:
             raise check.fail("--quick: no instance is marked quick",
                              "mark the small ones quick = true (or list them in a set's "
                              "quick), or leave out --quick", "instances")
-    if not files and not generators and all(d.support for d in downloads):
-        raise check.fail("the suite has no instances",
-                         'add files = ["*.cnf"], sets, [[instances.download]] or '
-                         '[[instances.generate]] under [instances]', "instances")
+    name = str(campaign.get("name", path.stem)) + ("-quick" if quick else "")
+    return Suite(path=path.resolve(), text=text, name=name,
+                 modes=modes, tools=tools, skipped_tools=skipped, files=files,
+                 generators=generators, downloads=downloads, cpu_s=cpu_s, wall_s=wall_s,
+                 memory_bytes=memory,
+                 repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
+                 jobs=check.whole_number(campaign, "jobs", "campaign", 1),
+                 seed=check.whole_number(campaign, "seed", "campaign", 0, minimum=0))
+
+
+def _check_instance_names(check: _Checker, tools: list[Tool], files: list[tuple[str, Path]],
+                          generators: list[Generator], downloads: list[RemoteFile]) -> None:
+    """Every instance has a name of its own, and every glob of a tool's
+    instances matches one."""
     names = [name for name, _ in files] + [plain_name(generator.name.replace("{seed}", str(seed)))
                                            for generator in generators
                                            for seed in generator.seeds]
@@ -329,14 +346,6 @@ def load(path: str | Path, quick: bool = False) -> Suite:
                                  f"(the instances: {', '.join(names[:5])}"
                                  f"{', ...' if len(names) > 5 else ''})",
                                  "fix the pattern", f"tools.{tool.name}", "instances")
-    name = str(campaign.get("name", path.stem)) + ("-quick" if quick else "")
-    return Suite(path=path.resolve(), text=text, name=name,
-                 modes=modes, tools=tools, skipped_tools=skipped, files=files,
-                 generators=generators, downloads=downloads, cpu_s=cpu_s, wall_s=wall_s,
-                 memory_bytes=memory,
-                 repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
-                 jobs=check.whole_number(campaign, "jobs", "campaign", 1),
-                 seed=check.whole_number(campaign, "seed", "campaign", 0, minimum=0))
 
 
 def _modes(check: _Checker, campaign: dict[str, Any],
