@@ -82,7 +82,7 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 @main.command()
-@click.argument("suite_file", metavar="SUITE.toml")
+@click.argument("suite_file", metavar="SUITE.toml|BENCHMARK.xml")
 @click.option("--out", "out_dir", metavar="DIR", help="campaign directory (default: "
               "results/NAME); the same command on the same DIR resumes")
 @click.option("--jobs", type=int, metavar="N", help="parallel runs, each on its own physical "
@@ -105,11 +105,21 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache for instances "
               "named by URL and hash (default: $HUGEHEAP_CACHE, else "
               "~/.cache/hugeheap)")
+@click.option("--modes", metavar="A,B,...", help="for a BenchExec benchmark definition: the "
+              "allocator modes, the first the baseline (default: system and every other "
+              "built-in mode this machine has but hugeheap-nothp)")
+@click.option("--tool-directory", metavar="DIR", help="for a BenchExec benchmark definition: "
+              "where its tool-info module finds the tool (default: PATH)")
 def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | None,
           quick: bool, tools: str | None, executor: str, partition: str | None,
           account: str | None, max_array_tasks: int | None,
-          slurm_options: tuple[str, ...], cache_dir: str | None) -> None:
-    """Run a campaign: every instance under every tool and allocator mode."""
+          slurm_options: tuple[str, ...], cache_dir: str | None, modes: str | None,
+          tool_directory: str | None) -> None:
+    """Run a campaign: every instance under every tool and allocator mode.
+
+    A BenchExec benchmark definition (.xml) runs as BenchExec would run it,
+    with the allocator modes as one more dimension: its run definitions are
+    the tools, its tasks the instances."""
     from .campaign.cache import default_directory as default_cache
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
@@ -130,7 +140,20 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         if executor == "slurm" and jobs is not None:
             raise HarnessError("--jobs is for the local executor; on Slurm every array task "
                                "is one job (--max-array-tasks bounds how many)")
-        suite = load(suite_file, quick)
+        if suite_file.endswith(".xml"):
+            from .campaign.definition import load_definition
+            from .campaign.view import print_notes
+            if quick:
+                raise HarnessError("--quick is for a suite's generated instances; a benchmark "
+                                   "definition has none")
+            suite, notes = load_definition(suite_file, modes, tool_directory)
+            print_notes(notes)
+        elif modes is not None or tool_directory is not None:
+            raise HarnessError(f"--{'modes' if modes is not None else 'tool-directory'} is for "
+                               "a BenchExec benchmark definition (.xml); a suite names its "
+                               "modes in [campaign] and a tool's folder as tool_directory")
+        else:
+            suite = load(suite_file, quick)
         chosen = suite.choose_tools(tools) if tools is not None else None
         runner: Executor = (
             LocalExecutor(jobs or suite.jobs) if executor == "local" else

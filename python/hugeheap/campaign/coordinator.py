@@ -14,6 +14,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from .folder import CampaignFolder, CampaignMeta
 from .instances import Instance, prepare
 from .plan import plan, planned_runs
 from .store import RunRecord, Store
-from .suite import Suite
+from .suite import Suite, Tool
 from .versions import describe_campaign_machine
 from .worker import RunFailure, RunOutcome
 
@@ -76,6 +77,7 @@ def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
     found: dict[str, Any] = {
         "tools": {t.name: [t.argv, t.adapter, _digest(t.program), t.instances]
                   + ([list(t.reads_compressed)] if t.reads_compressed else [])
+                  + ([_tool_info_identity(t)] if t.tool_info or t.tasks else [])
                   for t in suite.tools},
         "modes": [m.name for m in suite.modes],
         "libraries": {m.name: _digest(m.library) for m in suite.modes},
@@ -90,6 +92,18 @@ def identity(suite: Suite, instances: list[Instance]) -> dict[str, Any]:
     if suite.downloads:  # the hash that verified each is its content's name
         found["downloads"] = {file.instance: file.key for file in suite.downloads}
     return found
+
+
+def _tool_info_identity(tool: Tool) -> dict[str, Any]:
+    """A tool a BenchExec tool-info module reads: the module, and where it
+    composed each task's command, the command, the expected verdict and the
+    checksums of the task's input and property files."""
+    if tool.tasks is None:
+        return {"module": tool.tool_info.module if tool.tool_info else None}
+    return {name: [list(task.argv), task.run.expected,
+                   {path: _digest(path) for path in (*task.run.inputs, task.run.property_file)
+                    if path and os.path.isfile(path)}]
+            for name, task in sorted(tool.tasks.items())}
 
 
 def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..measure.allocators import AllocatorMode
+from .answers.toolinfo import ToolInfoRun
 from .folder import CampaignFolder
 from .instances import Instance
 from .store import RunKey
@@ -39,6 +40,8 @@ class RunSpec:
     # The instance is compressed in a format the tool does not read: the
     # worker decompresses it for the run, before the run starts.
     decompress: bool = False
+    # A tool-info module reads the answer (answers/toolinfo.py): what it needs.
+    tool_info: ToolInfoRun | None = None
 
     @property
     def mode(self) -> str:
@@ -82,8 +85,8 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: Camp
                 modes = list(suite.modes)
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
-                argv = (tool.program, *(_support_filled(word, folder.instances)
-                                        for word in tool.argv[1:]))
+                argv, tool_info = tool.command_for(instance.name)
+                argv = (argv[0], *(_support_filled(word, folder.instances) for word in argv[1:]))
                 # (A command that names no {instance}, as `hugeheap compare` runs
                 # one, is run as given.)
                 decompress = instance.compression not in (None, *tool.reads_compressed) \
@@ -94,7 +97,7 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: Camp
                                  cpu_s=suite.cpu_s, wall_s=suite.wall_s,
                                  memory_bytes=suite.memory_bytes, cores=None,
                                  group_prefix=prefix, output_dir=str(folder.outputs),
-                                 decompress=decompress)
+                                 decompress=decompress, tool_info=tool_info)
                          for mode in modes]
                 block = [spec for spec in block if spec.key not in finished]
                 if block:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "3"
-READABLE_VERSIONS = ("1", "2", SCHEMA_VERSION)
+SCHEMA_VERSION = "4"
+READABLE_VERSIONS = ("1", "2", "3", SCHEMA_VERSION)
 
 RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
@@ -52,6 +52,11 @@ class RunRecord:
     # value}, "withheld": [name]} (measure.runner.tool_environment); None in
     # campaigns stored before hugeheap recorded it
     environment: str | None = None
+    # JSON: where a BenchExec tool-info module read the answer
+    # (answers/toolinfo.py), BenchExec's status, category, score and max_score,
+    # the expected verdict, the property and its file, the task and its input
+    # files; None for other runs and in campaigns stored before
+    benchexec: str | None = None
 
     @property
     def key(self) -> RunKey:
@@ -68,8 +73,9 @@ _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores
 # it is opened to write (and becomes the current schema), and reads them as
 # NULL when only read. answer_value (schema 2): the value an answer claims (an
 # optimum's cost, the states stored); node: where the run ran; environment
-# (schema 3): what the harness did to the tool's environment.
-LATER_COLUMNS = ["answer_value", "node", "environment"]
+# (schema 3): what the harness did to the tool's environment; benchexec
+# (schema 4): what BenchExec made of the answer.
+LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec"]
 
 
 class Store:

@@ -20,6 +20,12 @@ instances, under which limits, how often.
     instances = ["*.cnf"]              # optional: the instances it runs on (default all)
     reads_compressed = ["gzip"]        # optional: formats it is given compressed
 
+    [tools.cbmc]
+    command = "cbmc --32 {instance}"
+    tool_info = "cbmc"                 # instead of adapter: BenchExec's tool-info module
+                                       # reads its answers (answers/toolinfo.py)
+    tool_directory = "tools/cbmc"      # optional: where the module finds the tool first
+
     [allocators.hugeheap-old]          # optional: modes of one's own, named in modes
     like = "hugeheap"                  # a built-in mode
     library = "old/libhugeheap.so"     # another library (relative to this file)
@@ -83,6 +89,7 @@ from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
 from ..measure.units import parse_duration, parse_size
 from .answers.adapters import ADAPTERS, check_adapter_name
+from .answers.toolinfo import Prepared, Task, ToolInfoRun, ToolNotFound, load_prepared
 from .compression import FORMATS, format_problem, plain_name
 from .gbd import gbd_url
 from .remote import (
@@ -100,7 +107,8 @@ _KEYS: dict[str, set[str]] = {
     "": {"campaign", "limits", "tools", "instances", "allocators"},
     "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
     "limits": {"cpu_time", "wall_time", "memory"},
-    "tool": {"command", "adapter", "optional", "instances", "reads_compressed"},
+    "tool": {"command", "adapter", "optional", "instances", "reads_compressed", "tool_info",
+             "tool_directory"},
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate", "sets", "download"},
     "generate": {"name", "command", "seeds", "quick"},
@@ -117,10 +125,27 @@ class Tool:
     program: str  # the executable, resolved
     instances: list[str] | None = None  # globs of the instance names it runs on; None: all
     reads_compressed: tuple[str, ...] = ()  # formats it is given compressed (compression.py)
+    # Where a BenchExec tool-info module reads its answers (answers/toolinfo.py):
+    # what its runs carry, and its version as the module says it; and where
+    # the module composed the command of each instance (a benchmark
+    # definition, definition.py), each instance's task: the tool runs on those.
+    tool_info: ToolInfoRun | None = None
+    version: str | None = None
+    tasks: dict[str, Task] | None = None
 
     def runs_on(self, instance: str) -> bool:
+        if self.tasks is not None:
+            return instance in self.tasks
         return self.instances is None or any(fnmatch.fnmatchcase(instance, pattern)
                                              for pattern in self.instances)
+
+    def command_for(self, instance: str) -> tuple[tuple[str, ...], ToolInfoRun | None]:
+        """The command of the tool's run on an instance ({instance} and {model}
+        still to fill in), and what the run carries for a tool-info module."""
+        if self.tasks is not None:
+            task = self.tasks[instance]
+            return task.argv, task.run
+        return (self.program, *self.argv[1:]), self.tool_info
 
 
 @dataclass
@@ -464,7 +489,9 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
         if "{instance}" not in command:
             raise check.fail(f"{where}.command does not say where the instance goes",
                              "put {instance} in it", where, "command")
-        adapter = values.get("adapter", "exitcode")
+        module = _tool_info(check, values, where)
+        adapter = module.adapter if isinstance(module, Prepared) else values.get("adapter",
+                                                                                 "exitcode")
         try:
             check_adapter_name(str(adapter))
         except HarnessError as error:
@@ -476,8 +503,8 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
             raise check.fail(f"{where}.optional must be true or false", "write optional = true",
                              where, "optional")
         program = _find_program(argv[0], check.path.parent)
-        if program is None:
-            why = _not_found(argv[0], check.path.parent)
+        if program is None or isinstance(module, str):
+            why = _not_found(argv[0], check.path.parent) if program is None else str(module)
             if optional:
                 skipped.append((name, why))
                 continue
@@ -501,12 +528,48 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
             raise check.fail(f"{where}.reads_compressed must list formats among "
                              f"{', '.join(formats)}", 'write e.g. reads_compressed = ["gzip"]',
                              where, "reads_compressed")
-        tools.append(Tool(name, argv, str(adapter), program, selection, tuple(sorted(reads))))
+        prepared = module if isinstance(module, Prepared) else None
+        tools.append(Tool(name, argv, str(adapter), program, selection, tuple(sorted(reads)),
+                          tool_info=prepared.run if prepared else None,
+                          version=prepared.version if prepared else None))
     if not tools:
         raise check.fail("none of the suite's tools is installed: "
                          + "; ".join(f"{n}: {why}" for n, why in skipped),
                          "install at least one of them", "tools")
     return tools, skipped
+
+
+def _tool_info(check: _Checker, values: dict[str, Any], where: str) -> Prepared | str | None:
+    """The tool-info module a tool names (tool_info), ready; why it cannot
+    run here (its tool is not found, for an optional tool to be skipped);
+    None where the tool names none."""
+    name = values.get("tool_info")
+    if name is None:
+        if "tool_directory" in values:
+            raise check.fail(f"{where}.tool_directory is for a tool with tool_info",
+                             'add tool_info = "NAME" (a BenchExec tool-info module)', where,
+                             "tool_directory")
+        return None
+    if not isinstance(name, str) or not name.strip():
+        raise check.fail(f"{where}.tool_info must name a BenchExec tool-info module",
+                         'write e.g. tool_info = "cbmc"', where, "tool_info")
+    if "adapter" in values:
+        raise check.fail(f"{where} has both adapter and tool_info", "keep one: the "
+                         "tool-info module reads the answers instead of an adapter", where,
+                         "adapter")
+    directory = values.get("tool_directory")
+    if directory is not None and (not isinstance(directory, str) or not directory):
+        raise check.fail(f"{where}.tool_directory must be a folder", 'write tool_directory = '
+                         '"tools/NAME" (relative to the suite file)', where, "tool_directory")
+    try:
+        return load_prepared(name, str(check.path.parent / directory) if directory else None)
+    except ToolNotFound as error:
+        if values.get("optional") is True:
+            return str(error)
+        raise check.fail(str(error), "or mark the tool optional = true", where,
+                         "tool_info") from None
+    except HarnessError as error:
+        raise check.fail(str(error), "or fix tool_info", where, "tool_info") from None
 
 
 def _candidate(program: str, directory: Path) -> Path:

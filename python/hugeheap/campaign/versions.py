@@ -85,7 +85,9 @@ def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
     info["allocators"] = allocators
     info["tools"] = {tool.name: {"program": tool.program, "command": " ".join(tool.argv),
                                  **(debian_package(tool.program)
-                                    or {"version": "not from a Debian package"})}
+                                    or {"version": "not from a Debian package"}),
+                                 # the tool's own word, where its tool-info module reads it
+                                 **({"version": tool.version} if tool.version else {})}
                      for tool in suite.tools}
     info["skipped_tools"] = dict(suite.skipped_tools)
     return info

@@ -124,6 +124,12 @@ def print_skipped(skipped: list[tuple[str, str]], what: str = "tool",
         err.print(f"[yellow]skipping {what} {name}:[/yellow] {why} ({because})")
 
 
+def print_notes(notes: list[str]) -> None:
+    """What a benchmark definition asks for that hugeheap does not do, one line each."""
+    for note in notes:
+        err.print(f"[yellow]note:[/yellow] {note}")
+
+
 def print_outcome(outcome: Outcome, kept: bool = True) -> int:
     """What came of the campaign; returns the exit code of `hugeheap bench`.
     kept: whether the campaign folder stays (not a comparison's scratch)."""

@@ -27,6 +27,7 @@ from ..measure import machine
 from ..measure.runner import Limits, die_with_parent, run
 from .answers.adapters import Answer, classify
 from .answers.checks import check
+from .answers.toolinfo import answer as tool_info_answer
 from .compression import decompress, plain_name
 from .folder import model_name, output_name
 from .plan import RunSpec
@@ -99,12 +100,22 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
                                       cores=list(spec.cores) if spec.cores else None),
                          alloc=spec.alloc, output=str(output_file),
                          group_prefix=spec.group_prefix, end_with_parent=True,
-                         cwd=str(workdir))
+                         cwd=(spec.tool_info and spec.tool_info.workdir) or str(workdir),
+                         extra_env=dict(spec.tool_info.environment) if spec.tool_info else None)
         except HarnessError as error:
             return RunFailure(spec.key, str(error))
         with open(output_file, "rb") as f:
             output = f.read(OUTPUT_LIMIT).decode(errors="replace")
-        answer = _answer(spec, result.exit_code, output, model_file)
+        benchexec = None
+        if spec.tool_info:
+            try:
+                answer, benchexec = tool_info_answer(spec.tool_info, argv, result.exit_code,
+                                                     result.signal, result.termination_reason,
+                                                     output)
+            except HarnessError as error:  # the module raised: no verdict, run it again later
+                return RunFailure(spec.key, str(error))
+        else:
+            answer = _answer(spec, result.exit_code, output, model_file)
         kept = output_name(spec.key)
         _compress(output_file, Path(spec.output_dir) / kept)
         if model_file.exists():
@@ -126,7 +137,7 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
         cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept,
         node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
                          **(placement or {})}),
-        environment=json.dumps(result.environment))
+        environment=json.dumps(result.environment), benchexec=benchexec)
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

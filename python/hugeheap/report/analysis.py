@@ -8,6 +8,7 @@ mode of the tool solved, as the THP-for-reasoners paper does."""
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections import defaultdict
@@ -39,6 +40,10 @@ class Cell:
     huge_share: float | None
     tlb_misses: float | None
     status: str
+    # What BenchExec made of a run with the cell's verdict where a tool-info
+    # module read it (status, category, score, expected verdict, property,
+    # task: campaign/answers/toolinfo.py); None for other tools.
+    benchexec: dict[str, Any] | None = None
 
 
 @dataclass
@@ -104,7 +109,9 @@ def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell
         _median_int([r.memory_peak for r in records if r.memory_peak is not None]),
         _median([r.huge_share for r in records if r.huge_share is not None]),
         _median([float(r.tlb_misses) for r in records if r.tlb_misses is not None]),
-        max(set(statuses), key=statuses.count))
+        max(set(statuses), key=statuses.count),
+        next((json.loads(r.benchexec) for r in records if r.benchexec and r.verdict == verdict),
+             None))
 
 
 def _median_int(values: list[int]) -> int | None:

@@ -7,10 +7,12 @@ from __future__ import annotations
 import csv
 import datetime
 import io
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import asdict, fields
 from pathlib import Path
 
+from ..campaign.answers.adapters import TOOL_INFO
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..files import check_writable, write_whole
@@ -31,7 +33,12 @@ def write_csv(analysis: Analysis, path: Path) -> None:
 
 
 def _status(cell: Cell) -> tuple[str, str]:
-    """BenchExec's status and category of a cell."""
+    """BenchExec's status and category of a cell: as BenchExec gave them where
+    a tool-info module read the runs (unless hugeheap found its answer wrong
+    against another mode's)."""
+    if cell.benchexec and not (cell.verdict == "wrong" and
+                               cell.benchexec["category"] != "wrong"):
+        return cell.benchexec["status"], cell.benchexec["category"]
     if cell.verdict == "wrong":
         return cell.verdict, "wrong"
     if cell.status == "timeout":
@@ -44,6 +51,25 @@ def _status(cell: Cell) -> tuple[str, str]:
         return cell.verdict, "unknown"
     # Solved; BenchExec calls a result without an expected verdict "missing".
     return cell.verdict, "missing"
+
+
+def _task(cell: Cell, directory: Path) -> dict[str, str]:
+    """A run's task as BenchExec's result files name it: its file and input
+    files relative to the result file, its property and expected verdict,
+    so that table-generator finds them and computes the score."""
+    task = cell.benchexec or {}
+    where = directory.resolve()
+    if not task.get("task"):
+        attributes = {"name": cell.instance, "files": "[]"}
+    else:
+        inputs = ", ".join(os.path.relpath(f, where) for f in task.get("inputs", []))
+        attributes = {"name": os.path.relpath(task["task"], where), "files": f"[{inputs}]"}
+    if task.get("property"):
+        attributes["properties"] = task["property"]
+        attributes["propertyFile"] = os.path.relpath(task["property_file"], where)
+        if task.get("expected"):
+            attributes["expectedVerdict"] = task["expected"]
+    return attributes
 
 
 def check_benchexec_folder(directory: Path, option: str) -> None:
@@ -72,10 +98,13 @@ def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
             if not cells:
                 continue
             version = latest.get("tools", {}).get(tool, {}).get("version", "")
+            # A tool-info module's tool: table-generator may load the module.
+            adapter = analysis.commands.get(tool, ([], ""))[1]
+            module = adapter[len(TOOL_INFO):] if adapter.startswith(TOOL_INFO) else "hugeheap"
             result = ET.Element("result", {
                 "benchmarkname": analysis.name, "name": f"{analysis.name}.{tool}.{mode}",
                 "date": started, "starttime": started, "tool": tool, "version": str(version),
-                "generator": "hugeheap report", "toolmodule": "hugeheap",
+                "generator": "hugeheap report", "toolmodule": module,
                 "options": f"allocator mode {mode}",
                 "timelimit": f"{analysis.cpu_limit:g}s", "cpuCores": str(latest.get("cpu_count",
                                                                                     "-"))})
@@ -90,7 +119,7 @@ def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
             ET.SubElement(system, "ram", {"size": f"{latest.get('memory_bytes') or 0}B"})
             for cell in cells:
                 status, category = _status(cell)
-                run = ET.SubElement(result, "run", {"name": cell.instance, "files": "[]"})
+                run = ET.SubElement(result, "run", _task(cell, directory))
                 values = {"status": status, "category": category,
                           "cputime": f"{cell.cputime}s" if cell.cputime is not None
                           else f"{analysis.cpu_limit:g}s",

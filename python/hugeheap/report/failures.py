@@ -10,7 +10,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..campaign.answers.adapters import suggested_adapter
+from ..campaign.answers.adapters import TOOL_INFO, suggested_adapter
 from ..campaign.answers.verdicts import solved
 from ..campaign.folder import CampaignFolder
 from ..campaign.store import RunRecord
@@ -80,10 +80,12 @@ def _advice(analysis: Analysis, tool: str, kind: str, cause: str | None,
             runs: list[RunRecord]) -> str:
     argv, adapter = analysis.commands.get(tool, ([tool], "?"))
     program = Path(argv[0]).name if argv else tool
-    suggested = suggested_adapter(program)
+    # A tool-info module reads the answers of its tool: no adapter to suggest.
+    suggested = None if adapter.startswith(TOOL_INFO) else suggested_adapter(program)
     if kind == "error" and cause and cause.startswith("exit code "):
         code = int(cause.split()[-1]) if cause.split()[-1].isdigit() else None
-        if code in _EXIT_MEANING and adapter not in ("sat", "asp", "maxsat"):
+        if code in _EXIT_MEANING and adapter not in ("sat", "asp", "maxsat") and \
+                not adapter.startswith(TOOL_INFO):
             better = suggested if suggested in ("asp", "sat") else "sat"
             return (f"is the adapter right? {program} reports {_EXIT_MEANING[code]} with exit "
                     f"code {code}; try adapter = \"{better}\"")
@@ -96,6 +98,9 @@ def _advice(analysis: Analysis, tool: str, kind: str, cause: str | None,
                 "cpu_time in [limits], or use smaller instances")
     if kind == "memout":
         return "raise memory in [limits], or use smaller instances"
+    if kind == "wrong" and adapter.startswith(TOOL_INFO):
+        return ("its answers contradict the tasks' expected verdicts (see BenchExec's "
+                "categories) or each other (see WRONG ANSWERS)")
     if kind == "wrong":
         return "its answers were contradicted (see WRONG ANSWERS)"
     if kind == "unsolved" and suggested and suggested != adapter:

@@ -18,6 +18,7 @@ from plotly.offline import get_plotlyjs
 from ..files import write_whole
 from . import tables
 from .analysis import Analysis, memory_note
+from .categories import count_categories
 from .failures import count_outcomes, explain
 from .paper import PairRow
 
@@ -161,12 +162,31 @@ def _plain_table(headers: list[str], rows: list[list[str]], css: str) -> str:
                       for row in rows) + "</tbody></table>")
 
 
+def _per_tool(analysis: Analysis, headers: list[str], rows: list[tuple[str, list[str]]]
+              ) -> list[str]:
+    """A table of each tool that has rows, under its name; rows: (tool, cells)."""
+    return [f"<h3>{_escaped(tool)}</h3>" + _plain_table(
+        headers, [cells for owner, cells in rows if owner == tool], "outcomes")
+        for tool in analysis.tools if any(owner == tool for owner, _ in rows)]
+
+
 def _outcomes(analysis: Analysis) -> str:
     counts = count_outcomes(analysis)
-    parts = [f"<h3>{_escaped(tool)}</h3>" + _plain_table(
-        tables.OUTCOME_HEADERS, [tables.outcome_row(c) for c in counts if c.tool == tool],
-        "outcomes") for tool in analysis.tools if any(c.tool == tool for c in counts)]
+    parts = _per_tool(analysis, tables.OUTCOME_HEADERS,
+                      [(c.tool, tables.outcome_row(c)) for c in counts])
     parts += [f"<p class='explain'>{_escaped(line)}</p>" for line in explain(analysis, counts)]
+    return "\n".join(parts)
+
+
+def _categories(analysis: Analysis) -> str:
+    """BenchExec's categories and score, where the tasks have expected verdicts."""
+    counts = count_categories(analysis)
+    if not counts:
+        return ""
+    parts = ["<h2 id='categories'>BenchExec's categories</h2>"]
+    parts += _per_tool(analysis, tables.CATEGORY_HEADERS,
+                       [(c.tool, tables.category_row(c)) for c in counts])
+    parts.append(f"<p class='legend'>{_escaped(tables.CATEGORY_LEGEND)}</p>")
     return "\n".join(parts)
 
 
@@ -278,6 +298,7 @@ CPU limit {analysis.cpu_limit:g} s (PAR-2 counts an unsolved instance as
 {_summary_tables(analysis)}
 <h2 id="outcomes">How the runs ended</h2>
 {_outcomes(analysis)}
+{_categories(analysis)}
 {tables}
 <h2 id="plots">Plots</h2>
 {"".join(plots)}

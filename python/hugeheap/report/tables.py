@@ -5,6 +5,7 @@ paper's Tables 2 and 3."""
 from __future__ import annotations
 
 from .analysis import ModeSummary
+from .categories import COLUMNS, CategoryCounts
 from .failures import OutcomeCounts
 from .paper import PairRow
 
@@ -76,6 +77,19 @@ def outcome_row(c: OutcomeCounts) -> list[str]:
                                       c.error_cause else "")
     return [c.mode, str(c.runs), str(c.counts["solved"]), str(c.counts["unsolved"]),
             str(c.counts["timeout"]), str(c.counts["memout"]), error, str(c.counts["wrong"])]
+
+
+CATEGORY_HEADERS = ["mode", *COLUMNS, "score"]
+CATEGORY_LEGEND = ("BenchExec's categories of each task's result against its expected verdict "
+                   "(correct and wrong split by the answer, true or false; missing: the task "
+                   "has no expected verdict for the property); score: SV-COMP's, of the most "
+                   "the tasks allow, where the property is one of SV-COMP's.")
+
+
+def category_row(c: CategoryCounts) -> list[str]:
+    """BenchExec's categories of one tool's results under one mode."""
+    score = "-" if c.score is None else f"{c.score} of {c.max_score}"
+    return [c.mode, *(str(c.counts[column]) for column in COLUMNS), score]
 
 
 def table2_headers(pair: tuple[str, str]) -> list[str]:

@@ -13,6 +13,7 @@ from ..errors import HarnessError
 from ..files import check_writable
 from . import tables
 from .analysis import Analysis, memory_note
+from .categories import count_categories
 from .compare import Comparison
 from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
@@ -35,14 +36,30 @@ def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
     return table
 
 
+def _print_per_tool(analysis: Analysis, what: str, headers: list[str],
+                    rows: list[tuple[str, list[str]]]) -> None:
+    """A table of each tool that has rows; rows: (tool, cells)."""
+    for tool in analysis.tools:
+        mine = [cells for owner, cells in rows if owner == tool]
+        if mine:
+            out.print(_table(f"{tool}: {what}", headers, mine))
+
+
 def print_outcomes(analysis: Analysis) -> None:
     counts = count_outcomes(analysis)
-    for tool in analysis.tools:
-        rows = [tables.outcome_row(c) for c in counts if c.tool == tool]
-        if rows:
-            out.print(_table(f"{tool}: how the runs ended", tables.OUTCOME_HEADERS, rows))
+    _print_per_tool(analysis, "how the runs ended", tables.OUTCOME_HEADERS,
+                    [(c.tool, tables.outcome_row(c)) for c in counts])
     for line in explain(analysis, counts):
         err.print(f"[bold yellow]{line}[/bold yellow]")
+
+
+def print_categories(analysis: Analysis) -> None:
+    """BenchExec's categories and score, where the tasks have expected verdicts."""
+    counts = count_categories(analysis)
+    _print_per_tool(analysis, "BenchExec's categories", tables.CATEGORY_HEADERS,
+                    [(c.tool, tables.category_row(c)) for c in counts])
+    if counts:
+        out.print(tables.CATEGORY_LEGEND)
 
 
 def print_summary(analysis: Analysis) -> None:
@@ -71,6 +88,7 @@ def print_summary(analysis: Analysis) -> None:
     for disagreement in analysis.disagreements:
         err.print(f"[bold red]WRONG ANSWERS: {disagreement.describe()}[/bold red]")
     print_outcomes(analysis)
+    print_categories(analysis)
     note = memory_note(analysis)
     if note:
         out.print(note)

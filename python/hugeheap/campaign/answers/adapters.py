@@ -65,8 +65,13 @@ class Answer:
     value: str | None = None  # what every run on the instance must agree on (cost, states, ...)
 
 
+# The adapter of a tool whose BenchExec tool-info module reads its answers
+# (toolinfo.py), followed by the module's name.
+TOOL_INFO = "tool-info:"
+
+
 def check_adapter_name(name: str) -> None:
-    if name in ADAPTERS:
+    if name in ADAPTERS or name.startswith(TOOL_INFO):
         return
     if name.startswith("regex:"):
         try:

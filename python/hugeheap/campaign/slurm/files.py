@@ -27,6 +27,7 @@ from typing import Any
 
 from ...files import write_whole
 from ...measure.allocators import AllocatorMode
+from ..answers.toolinfo import ToolInfoRun
 from ..folder import CampaignFolder
 from ..plan import RunSpec
 from ..store import RunKey, RunRecord
@@ -112,6 +113,8 @@ def read_input(submission: Path, task: int) -> list[RunSpec]:
         run["alloc"] = AllocatorMode(**run["alloc"])
         run["argv"] = tuple(run["argv"])
         run["cores"] = tuple(run["cores"]) if run["cores"] is not None else None
+        if run.get("tool_info") is not None:
+            run["tool_info"] = ToolInfoRun.from_json(run["tool_info"])
         specs.append(RunSpec(**run))
     return specs
 
