@@ -9,7 +9,7 @@ PYTHON  ?= python3
 VENV    := .venv
 
 .PHONY: all deps build venv wheel test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	test-python demo bench before paper-quick paper install clean
+	test-python demo bench before paper-quick paper real-fetch real-quick real install clean
 
 all: build
 
@@ -120,6 +120,22 @@ paper-quick paper: build
 	      --out $(PAPER_DIR)/$$family$$suffix || exit $$?; \
 	  done; \
 	  $(VENV)/bin/hugeheap report $(foreach f,$(PAPER_FAMILIES),$(PAPER_DIR)/$(f)$$suffix) \
+	    --tables paper --pair system,hugeheap
+
+# The same tables on real inputs (suites/real: public benchmark files named by URL and sha256,
+# fetched once into the instance cache, `hugeheap fetch`), quick or whole; the same command
+# resumes. `make real-fetch` only fills the cache.
+REAL_FAMILIES := sat asp smt maxsat mus mcc hwmc tabling
+REAL_DIR := $(BUILD)/real
+real-fetch: venv
+	@$(VENV)/bin/hugeheap fetch $(foreach f,$(REAL_FAMILIES),suites/real/$(f).toml)
+real-quick real: build
+	@quick=$(if $(filter real-quick,$@),--quick,); suffix=$(if $(filter real-quick,$@),-quick,); \
+	  for family in $(REAL_FAMILIES); do \
+	    $(VENV)/bin/hugeheap bench suites/real/$$family.toml $$quick \
+	      --out $(REAL_DIR)/$$family$$suffix || exit $$?; \
+	  done; \
+	  $(VENV)/bin/hugeheap report $(foreach f,$(REAL_FAMILIES),$(REAL_DIR)/$(f)$$suffix) \
 	    --tables paper --pair system,hugeheap
 
 install: build
