@@ -3,8 +3,8 @@ names by URL and hash (fetched into the instance cache, cache.py, and linked
 into the campaign directory, so that the campaign holds what it ran on), and
 the output of its generator commands, made once and cached in the campaign
 directory (a generated file is kept with the command that made it, and made
-again only when the command changes). A generated program (an ELF file or a script) is
-made executable, so that a tool can run it. An instance may be compressed
+again only when the command changes). A generated program (an ELF file or a
+script) is made executable, so that a tool can run it. An instance may be compressed
 (compression.py): its name is without the compression's suffix, its path
 the file as it is."""
 
@@ -46,10 +46,10 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
         for file in suite.downloads:
             linked = _link(downloads.obtain(file).path, cache / file.name)
             problem = format_problem(linked)
-            if not file.support:  # a support file is there for the tools, not run on
-                instances.append(Instance(file.instance, linked))
             if problem:
                 raise HarnessError(f"{problem} ({file.origin}); name it as its format is")
+            if not file.support:  # a support file is there for the tools, not run on
+                instances.append(Instance(file.instance, linked))
     taken = {i.name for i in instances}
     for generator in suite.generators:
         for seed in generator.seeds:
@@ -95,7 +95,6 @@ def _generate(argv: list[str], program: str, target: Path, directory: Path) -> P
     os.replace(partial, target)  # a generator stopped halfway leaves no instance behind
     recipe.write_text(command)
     return target
-
 
 
 def _link(cached: Path, target: Path) -> Path:
