@@ -109,34 +109,26 @@ $(BUILD)/before/lib/libhugeheap.so:
 	@cmake --build $(BUILD)/before -j$(JOBS) --target hugeheap_shared
 
 # The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
-# each suite of suites/paper in its quick size (minutes each), or whole
-# (`make paper`); the same command resumes. Then the tables over all of them.
+# each suite of suites/paper (generated instances) or suites/real (public
+# benchmark files named by URL and sha256, fetched once into the instance
+# cache; `make real-fetch` only fills it) in its quick size (minutes each), or
+# whole (`make paper`, `make real`); the same command resumes. Then the tables
+# over all of them.
 PAPER_FAMILIES := sat asp smt maxsat mus modelchecking hwmc tabling
-PAPER_DIR := $(BUILD)/paper
-paper-quick paper: build
-	@quick=$(if $(filter paper-quick,$@),--quick,); suffix=$(if $(filter paper-quick,$@),-quick,); \
-	  for family in $(PAPER_FAMILIES); do \
-	    $(VENV)/bin/hugeheap bench suites/paper/$$family.toml $$quick \
-	      --out $(PAPER_DIR)/$$family$$suffix || exit $$?; \
-	  done; \
-	  $(VENV)/bin/hugeheap report $(foreach f,$(PAPER_FAMILIES),$(PAPER_DIR)/$(f)$$suffix) \
-	    --tables paper --pair system,hugeheap
-
-# The same tables on real inputs (suites/real: public benchmark files named by URL and sha256,
-# fetched once into the instance cache, `hugeheap fetch`), quick or whole; the same command
-# resumes. `make real-fetch` only fills the cache.
 REAL_FAMILIES := sat asp smt maxsat mus mcc hwmc tabling
-REAL_DIR := $(BUILD)/real
 real-fetch: venv
 	@$(VENV)/bin/hugeheap fetch $(foreach f,$(REAL_FAMILIES),suites/real/$(f).toml)
-real-quick real: build
-	@quick=$(if $(filter real-quick,$@),--quick,); suffix=$(if $(filter real-quick,$@),-quick,); \
-	  for family in $(REAL_FAMILIES); do \
-	    $(VENV)/bin/hugeheap bench suites/real/$$family.toml $$quick \
-	      --out $(REAL_DIR)/$$family$$suffix || exit $$?; \
+paper-quick paper real-quick real: build
+	@kind=$(firstword $(subst -, ,$@)); \
+	  families="$(if $(filter real%,$@),$(REAL_FAMILIES),$(PAPER_FAMILIES))"; \
+	  quick=$(if $(filter %-quick,$@),--quick,); suffix=$(if $(filter %-quick,$@),-quick,); \
+	  campaigns=; \
+	  for family in $$families; do \
+	    $(VENV)/bin/hugeheap bench suites/$$kind/$$family.toml $$quick \
+	      --out $(BUILD)/$$kind/$$family$$suffix || exit $$?; \
+	    campaigns="$$campaigns $(BUILD)/$$kind/$$family$$suffix"; \
 	  done; \
-	  $(VENV)/bin/hugeheap report $(foreach f,$(REAL_FAMILIES),$(REAL_DIR)/$(f)$$suffix) \
-	    --tables paper --pair system,hugeheap
+	  $(VENV)/bin/hugeheap report $$campaigns --tables paper --pair system,hugeheap
 
 install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)

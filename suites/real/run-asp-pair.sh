@@ -5,6 +5,7 @@
 #   run-asp-pair.sh INSTANCE ENCODING_FILE...
 # The encodings come as the suite's support files; this table pairs them with the instances.
 set -e
+. "$(dirname "$0")/support-file.sh"
 instance=$1
 shift
 case "$(basename "$instance")" in
@@ -18,9 +19,5 @@ case "$(basename "$instance")" in
   *-labyrinth-*)               encoding=plan-Labyrinth-encoding_single.asp ;;
   *) echo "run-asp-pair.sh: no encoding is paired with $(basename "$instance")" >&2; exit 2 ;;
 esac
-found=
-for file in "$@"; do
-  [ "$(basename "$file")" = "$encoding" ] && found=$file
-done
-[ -n "$found" ] || { echo "run-asp-pair.sh: the encoding $encoding was not given" >&2; exit 2; }
+found=$(support_file "$encoding" "$@")
 gringo "$found" "$instance" | clasp -q

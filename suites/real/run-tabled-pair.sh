@@ -7,6 +7,7 @@
 # SWI-Prolog consults both files and prints `answers N`; hhtab reads one program, so it gets
 # the two files one after the other (the bytes of both, unchanged) and prints its JSON.
 set -e
+. "$(dirname "$0")/support-file.sh"
 engine=$1 data=$2
 shift 2
 case "$(basename "$data")" in
@@ -23,11 +24,7 @@ case "$(basename "$data")" in
   stst-chain_2048.pl)                   rules=stst-path_left_first.pl goal='path(f(X), f(Y))' ;;
   *) echo "run-tabled-pair.sh: no rules are paired with $(basename "$data")" >&2; exit 2 ;;
 esac
-found=
-for file in "$@"; do
-  [ "$(basename "$file")" = "$rules" ] && found=$file
-done
-[ -n "$found" ] || { echo "run-tabled-pair.sh: the rules file $rules was not given" >&2; exit 2; }
+found=$(support_file "$rules" "$@")
 case "$engine" in
   swipl) exec swipl -q -g "aggregate_all(count, ($goal), N), format('answers ~d~n', [N])" \
               -t halt "$found" "$data" ;;
