@@ -121,11 +121,12 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
     with the allocator modes as one more dimension: its run definitions are
     the tools, its tasks the instances."""
     from .campaign.cache import default_directory as default_cache
+    from .campaign.cache import fetch_all
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
     from .campaign.slurm.executor import DEFAULT_ARRAY_TASKS, SlurmExecutor
     from .campaign.suite import load
-    from .campaign.view import ProgressView, fetch_all, print_outcome, print_skipped
+    from .campaign.view import DownloadView, ProgressView, print_outcome, print_skipped
     try:
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
             if value is not None and value < 1:
@@ -162,8 +163,11 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
                           list(slurm_options)))
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
-        cache = fetch_all(suite.downloads, Path(cache_dir) if cache_dir else default_cache())[0] \
-            if suite.downloads else None
+        cache = None
+        if suite.downloads:
+            with DownloadView() as downloads:
+                cache = fetch_all(suite.downloads, Path(cache_dir) if cache_dir else
+                                  default_cache(), downloads.on_progress)[0]
         with ProgressView(directory) as view:
             outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,
                                    view.advanced, view.started, view.note, chosen, cache)
@@ -184,8 +188,9 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
 def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> None:
     """Fill the instance cache with what the suites name by URL and hash, without running."""
     from .campaign.cache import default_directory as default_cache
+    from .campaign.cache import fetch_all
     from .campaign.suite import load
-    from .campaign.view import fetch_all, print_fetched
+    from .campaign.view import DownloadView, print_fetched
     try:
         files = {}
         for suite_file in suite_files:
@@ -193,8 +198,10 @@ def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> N
         if not files:
             raise HarnessError(f"{', '.join(suite_files)}: names no instance by URL and hash "
                                "(sets or [[instances.download]]); nothing to fetch")
-        cache, obtained = fetch_all(list(files.values()),
-                                    Path(cache_dir) if cache_dir else default_cache())
+        with DownloadView() as view:
+            cache, obtained = fetch_all(list(files.values()),
+                                        Path(cache_dir) if cache_dir else default_cache(),
+                                        view.on_progress)
     except HarnessError as error:
         _fail(str(error))
     except KeyboardInterrupt:

@@ -4,6 +4,7 @@ sees the old file or the new one, never half of one."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 from .errors import HarnessError
@@ -42,3 +43,20 @@ def check_writable(path: Path, option: str) -> None:
     path later: its folder is missing or is a file, or path is a folder."""
     if path.is_dir() or not path.parent.is_dir():
         raise HarnessError(f"{option} {path}: cannot write it ({why_not_writable(path)})")
+
+
+def place_whole(source: Path, target: Path, staged: Path) -> None:
+    """target becomes a file with source's bytes, whole or not at all: a
+    hard link where one filesystem holds both, else a copy, made at staged
+    (a name on target's filesystem that no one else uses) and renamed. A
+    staged file left by a failure is removed; the OSError is the caller's
+    to name."""
+    try:
+        try:
+            os.link(source, staged)
+        except OSError:
+            shutil.copyfile(source, staged)
+        os.replace(staged, target)
+    except OSError:
+        staged.unlink(missing_ok=True)
+        raise

@@ -22,7 +22,6 @@ import errno
 import hashlib
 import http.client
 import os
-import shutil
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from typing import IO
 
 from .. import __version__
 from ..errors import HarnessError
+from ..files import place_whole
 from .compression import plain_name
 from .gbd import gbd_hash
 from .remote import RemoteFile
@@ -39,6 +39,7 @@ from .remote import RemoteFile
 # Called as bytes arrive: the file, bytes so far, bytes in all (None: unknown).
 OnProgress = Callable[[RemoteFile, int, int | None], None]
 _CHUNK = 1 << 20
+_FULL = (errno.ENOSPC, errno.EDQUOT)  # what a write into a full disk or quota fails with
 _TIMEOUT_S = 60  # of one connection attempt or one read: a stalled server is named, not waited on
 
 
@@ -154,7 +155,7 @@ class InstanceCache:
                                    f"({_why(error)}); nothing was kept, run the command "
                                    "again") from None
             except OSError as error:
-                if error.errno in (errno.ENOSPC, errno.EDQUOT):
+                if error.errno in _FULL:
                     raise HarnessError(
                         f"the instance cache {self.directory} is full: no room for {file.name} "
                         f"(stopped at {done:,} bytes{f' of {total:,}' if total else ''}); free "
@@ -194,15 +195,10 @@ class InstanceCache:
         A second process storing the same file at once is harmless."""
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            staged = self.partial / f"{os.getpid()}.placing.{target.name}"
-            try:
-                os.link(source, staged)
-            except OSError:
-                shutil.copyfile(source, staged)
-            os.replace(staged, target)
+            place_whole(source, target, self.partial / f"{os.getpid()}.placing.{target.name}")
             return target
         except OSError as error:
-            if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            if error.errno in _FULL:
                 raise HarnessError(f"the instance cache {self.directory} is full: no room for "
                                    f"{target.name}; free room there or give another --cache "
                                    "DIR") from None
@@ -215,6 +211,15 @@ class InstanceCache:
             pid = leftover.name.split(".", 1)[0]
             if pid.isdigit() and not _alive(int(pid)):
                 leftover.unlink(missing_ok=True)
+
+
+def fetch_all(files: list[RemoteFile], directory: Path, on_progress: OnProgress | None = None
+              ) -> tuple[InstanceCache, list[Obtained]]:
+    """Every file into the instance cache in directory: the cache (for the
+    campaign to take them from) and what happened to each. HarnessError at
+    the first that cannot be had."""
+    cache = InstanceCache(directory, on_progress)
+    return cache, [cache.obtain(file) for file in files]
 
 
 def _first_in(folder: Path) -> Path | None:

@@ -11,12 +11,12 @@ the file as it is."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from ..files import place_whole
 from .cache import InstanceCache
 from .compression import compression_of, format_problem, plain_name
 from .suite import Suite
@@ -103,16 +103,10 @@ def _link(cached: Path, target: Path) -> Path:
     cache). Kept as it is when it is already that file."""
     if target.exists() and target.samefile(cached):
         return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_name(f".{target.name}.{os.getpid()}.partial")
     try:
-        try:
-            os.link(cached, partial)
-        except OSError:
-            shutil.copyfile(cached, partial)
-        os.replace(partial, target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        place_whole(cached, target, target.with_name(f".{target.name}.{os.getpid()}.partial"))
     except OSError as error:
-        partial.unlink(missing_ok=True)
         raise HarnessError(f"cannot put {cached.name} into {target.parent} "
                            f"({error.strerror})") from None
     return target

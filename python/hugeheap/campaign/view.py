@@ -97,15 +97,6 @@ class DownloadView:
         self.bar.update(self.tasks[file.key], completed=done, total=total)
 
 
-def fetch_all(files: list[RemoteFile], directory: Path) -> tuple[InstanceCache, list[Obtained]]:
-    """Every file into the instance cache in directory, with a bar per file
-    fetched; the cache (for the campaign to take them from) and what
-    happened to each. HarnessError at the first that cannot be had."""
-    with DownloadView() as view:
-        cache = InstanceCache(directory, view.on_progress)
-        return cache, [cache.obtain(file) for file in files]
-
-
 def print_fetched(obtained: list[Obtained], cache: InstanceCache) -> None:
     """What `hugeheap fetch` did, a line a file, and where the cache is."""
     for item in obtained:
