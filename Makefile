@@ -9,7 +9,7 @@ PYTHON  ?= python3
 VENV    := .venv
 
 .PHONY: all deps build venv wheel test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	test-python demo bench before paper-quick paper real-fetch real-quick real install clean
+	test-python test-programs demo bench before paper-quick paper real-fetch real-quick real install clean
 
 all: build
 
@@ -73,6 +73,13 @@ test-aarch64: deps
 	  echo "test-aarch64: SKIPPED: needs gcc-aarch64-linux-gnu, libc6-dev-arm64-cross, qemu-user"; exit 0; fi; \
 	cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(CMAKE_FLAGS) >/dev/null && \
 	cmake --build build-aarch64 -j$(JOBS) && cd build-aarch64 && ctest --output-on-failure -j$(JOBS)
+
+# Real programs' whole test suites (CPython's, numpy's) under glibc and with
+# libhugeheap preloaded; fails on any test failing under one only.  Logs,
+# JUnit XML and results.json in build/programs.
+test-programs: build
+	$(PYTHON) alloc/tests/program_suites.py --lib $(BUILD)/lib/libhugeheap.so \
+	  --venv-python $(VENV)/bin/python --out $(BUILD)/programs
 
 # The harness: its tests (real processes, real cgroups), lint and types.
 test-python: build wheel

@@ -1,0 +1,387 @@
+#!/usr/bin/env python3
+"""Real programs' own regression suites, run under glibc's malloc and again
+with libhugeheap preloaded, their failures compared.  A test that fails in one
+configuration and not in the other, or a crash in one only, is a difference,
+and any difference fails the check.
+
+    program_suites.py --lib build/lib/libhugeheap.so [--suite cpython,numpy]
+                      [--subset] [--python PYTHON] [--venv-python PYTHON]
+                      [--jobs N] [--out DIR]
+
+Suites:
+  cpython  CPython's regression tests (`python -m test`), with
+           PYTHONMALLOC=malloc so that every object, not only those over 512
+           bytes, comes from malloc; an interpreter from ~/.pyenv (3.12 if
+           there is one) or --python.
+  numpy    numpy's own tests (`pytest --pyargs numpy`), from the virtual
+           environment (--venv-python): arrays of every size through malloc,
+           calloc, realloc and aligned allocation, from C.
+
+--subset runs a bounded part of each (allocation-heavy modules; about two
+minutes), as `make test` does; without it the whole suites run, as `make
+test-programs` does.  Tests a suite skips here (no network, no GUI) are
+skipped in both configurations alike.
+
+Flaky tests exist in any large suite, more so on a loaded machine: every
+module with a test that failed in one configuration only is run again, in
+both, twice more.  A test is a difference only if it failed every time in one
+configuration and never in the other; a test that came and went is reported
+as unstable and does not fail the check.  The library is checked to be
+loaded (its name in the preloaded interpreter's memory map), so that a
+preload silently ignored cannot pass.
+
+Only the standard library is used: this runs before any virtual environment
+need exist.  Exit status: 0 no difference, 1 differences, 2 the check could
+not run (the message says why), 77 nothing to run here (skipped, why)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ElementTree
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+SKIP = 77
+CONFIGS = ("glibc", "hugeheap")
+RERUNS = 2
+
+# Allocation-heavy CPython modules: containers, strings and bytes, pickling,
+# regular expressions, the cycle collector, threads, compression, mmap,
+# SQLite, ctypes and decimal (C libraries allocating through malloc).
+CPYTHON_SUBSET = [
+    "test_dict", "test_list", "test_set", "test_bytes", "test_str", "test_json", "test_pickle",
+    "test_re", "test_gc", "test_array", "test_deque", "test_collections", "test_memoryview",
+    "test_threading", "test_zlib", "test_bz2", "test_lzma", "test_mmap", "test_sqlite3",
+    "test_ctypes", "test_decimal", "test_bigmem", "test_weakref", "test_itertools",
+]
+# numpy: array creation and copying, indexing, dtypes, and the functions of
+# numpy.lib that build arrays from arrays.
+NUMPY_SUBSET = [
+    "numpy._core.tests.test_numeric", "numpy._core.tests.test_indexing",
+    "numpy._core.tests.test_item_selection", "numpy._core.tests.test_dtype",
+    "numpy.lib.tests.test_function_base",
+]
+
+
+class CannotRun(Exception):
+    """The check cannot run as asked; the message says why."""
+
+
+class Skipped(Exception):
+    """Nothing to run on this machine; the message says why."""
+
+
+@dataclass
+class Outcome:
+    """One run of a suite: the tests that failed (by id), and a crash of the
+    whole run if there was one."""
+    failed: set[str] = field(default_factory=set)
+    crash: str | None = None
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class Suite:
+    """How to run a program's own tests and read which failed.  `command`
+    gets the units to run (modules; none: the whole suite) and the path of
+    the JUnit XML file to write; `read` gets the finished process and that
+    file; `unit_of` maps a failed test's id to the unit that runs it again."""
+    name: str
+    command: Callable[[list[str], Path], list[str]]
+    env: dict[str, str]
+    subset: list[str]
+    read: Callable[[subprocess.CompletedProcess[str], Path], Outcome]
+    unit_of: Callable[[str], str]
+    timeout: float
+
+
+def junit_failures(xml: Path) -> set[str]:
+    """Ids (class and name) of the test cases with a failure or an error."""
+    try:
+        root = ElementTree.parse(xml).getroot()
+    except (OSError, ElementTree.ParseError):
+        return set()
+    failed = set()
+    for case in root.iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            classname = case.get("classname")
+            name = case.get("name", "?")
+            failed.add(f"{classname}.{name}" if classname else name)
+    return failed
+
+
+def regrtest_listed(output: str, heading: str) -> set[str]:
+    """The modules regrtest's summary lists under a heading such as
+    "tests failed" ("1 test failed:" then indented names)."""
+    singular = heading.replace("tests", "test")
+    names: set[str] = set()
+    lines = output.splitlines()
+    for i, line in enumerate(lines):
+        if re.fullmatch(rf"\d+ ({re.escape(heading)}|{re.escape(singular)})[^:]*:", line.strip()):
+            for follow in lines[i + 1:]:
+                if not follow.startswith("    "):
+                    break
+                names.update(follow.split())
+    return names
+
+
+def read_regrtest(proc: subprocess.CompletedProcess[str], xml: Path) -> Outcome:
+    """Failed test cases from the XML, and failed modules from the summary: a
+    module whose worker crashed has no test case in the XML at all."""
+    output = proc.stdout + proc.stderr
+    if "== Tests result:" not in output:
+        return Outcome(crash=f"regrtest ended without a result (exit {proc.returncode}): "
+                             f"{last_lines(output)}")
+    failed = junit_failures(xml)
+    failed |= {f"module {name}" for name in regrtest_listed(output, "tests failed")}
+    failed |= {f"module {name} (env changed)"
+               for name in regrtest_listed(output, "tests altered the execution environment")}
+    return Outcome(failed)
+
+
+def regrtest_unit(test_id: str) -> str:
+    """"test.test_dict.DictTest.test_bool" and "module test_dict" -> test_dict."""
+    if test_id.startswith("module "):
+        return test_id.split()[1]
+    parts = test_id.split(".")
+    return parts[1] if parts[0] == "test" and len(parts) > 1 else parts[0]
+
+
+def read_pytest(proc: subprocess.CompletedProcess[str], xml: Path) -> Outcome:
+    """Failed test cases from the XML; a run killed by a signal, or ending
+    without writing the XML (pytest itself failed), is a crash."""
+    if proc.returncode < 0 or not xml.exists():
+        return Outcome(crash=f"pytest ended with status {proc.returncode}: "
+                             f"{last_lines(proc.stdout + proc.stderr)}")
+    return Outcome(junit_failures(xml))
+
+
+def pytest_unit(test_id: str) -> str:
+    """"numpy._core.tests.test_ufunc.TestX.test_y[p]" -> the module."""
+    parts = test_id.split("[")[0].split(".")
+    for i, part in enumerate(parts):
+        if part.startswith("test_"):
+            return ".".join(parts[:i + 1])
+    return ".".join(parts[:-1])
+
+
+def last_lines(text: str, count: int = 6) -> str:
+    return " | ".join(line.strip() for line in text.strip().splitlines()[-count:])
+
+
+def cpython_suite(python: str, jobs: int) -> Suite:
+    def command(units: list[str], xml: Path) -> list[str]:
+        return [python, "-m", "test", "-j", str(jobs), "--timeout", "1200",
+                "--junit-xml", str(xml), *units]
+    return Suite("cpython", command, {"PYTHONMALLOC": "malloc"}, CPYTHON_SUBSET,
+                 read_regrtest, regrtest_unit, timeout=4 * 3600)
+
+
+def numpy_suite(python: str) -> Suite:
+    # Test ids relative to the folder numpy is installed in name the module
+    # ("numpy._core.tests.test_dtype.TestBuiltin"), so that it can run again.
+    installed = subprocess.run(
+        [python, "-c", "import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))"],
+        capture_output=True, text=True, check=True).stdout.strip()
+
+    def command(units: list[str], xml: Path) -> list[str]:
+        return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+                "--rootdir", installed, "--junitxml", str(xml), "--pyargs", *(units or ["numpy"])]
+    return Suite("numpy", command, {}, NUMPY_SUBSET, read_pytest, pytest_unit,
+                 timeout=2 * 3600)
+
+
+def pyenv_python() -> str:
+    """The newest CPython 3.12 under ~/.pyenv, else the newest from 3.11 on."""
+    versions = Path.home() / ".pyenv" / "versions"
+    found = []
+    for path in versions.glob("3.*/bin/python3"):
+        numbers = tuple(int(x) for x in re.findall(r"\d+", path.parent.parent.name)[:3])
+        tests = (path.parent.parent / "lib").glob("python3*/test/__main__.py")
+        if numbers >= (3, 11) and any(tests):
+            found.append((numbers[:2] == (3, 12), numbers, str(path)))
+    if not found:
+        raise Skipped(f"no CPython 3.11 or newer with its test suite under {versions}; "
+                      "name one with --python")
+    return max(found)[2]
+
+
+def run_suite(suite: Suite, config: str, lib: Path, units: list[str],
+              work: Path, label: str) -> Outcome:
+    xml = work / f"{suite.name}-{config}-{label}.xml"
+    env = {**os.environ, **suite.env}
+    env.pop("LD_PRELOAD", None)
+    if config == "hugeheap":
+        env["LD_PRELOAD"] = str(lib)
+    started = time.monotonic()
+    try:
+        proc = subprocess.run(suite.command(units, xml), env=env, cwd=work, text=True,
+                              capture_output=True, timeout=suite.timeout)
+    except subprocess.TimeoutExpired:
+        return Outcome(crash=f"did not finish within {suite.timeout:.0f} s",
+                       seconds=time.monotonic() - started)
+    (work / f"{suite.name}-{config}-{label}.log").write_text(proc.stdout + proc.stderr)
+    outcome = suite.read(proc, xml)
+    outcome.seconds = time.monotonic() - started
+    return outcome
+
+
+def check_preloaded(python: str, lib: Path) -> None:
+    """The library is in the interpreter's memory map when preloaded."""
+    probe = subprocess.run(
+        [python, "-c", "print(open('/proc/self/maps').read())"], text=True,
+        capture_output=True, env={**os.environ, "LD_PRELOAD": str(lib)})
+    if probe.returncode != 0 or lib.name.split(".so")[0] not in probe.stdout:
+        raise CannotRun(f"{lib} was not loaded into {python} by LD_PRELOAD: "
+                        f"{last_lines(probe.stderr) or 'not in its memory map'}")
+
+
+def other(config: str) -> str:
+    return CONFIGS[1 - CONFIGS.index(config)]
+
+
+@dataclass
+class Comparison:
+    differences: list[str] = field(default_factory=list)
+    unstable: list[str] = field(default_factory=list)
+    both: int = 0
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def compare(suite: Suite, lib: Path, units: list[str], work: Path,
+            say: Callable[[str], None]) -> Comparison:
+    """Both configurations, then the modules of the tests failing in one only
+    again in both, RERUNS times; counts per test of the runs it failed in."""
+    result = Comparison()
+    first = {}
+    for config in CONFIGS:
+        say(f"{suite.name}: {config} ...")
+        first[config] = run_suite(suite, config, lib, units, work, "all")
+        result.seconds[config] = first[config].seconds
+        say(f"{suite.name}: {config}: {len(first[config].failed)} failed"
+            + (f", crashed: {first[config].crash}" if first[config].crash else "")
+            + f" ({first[config].seconds:.0f} s)")
+    crashes = {c: first[c].crash for c in CONFIGS if first[c].crash}
+    if crashes:
+        for config, why in crashes.items():
+            if other(config) in crashes:
+                raise CannotRun(f"{suite.name} does not run here under either "
+                                f"configuration: {why}")
+            result.differences.append(f"{suite.name} crashed under {config} only: {why}")
+        return result
+    glibc, hugeheap = (first[c].failed for c in CONFIGS)
+    result.both = len(glibc & hugeheap)
+    suspects = glibc ^ hugeheap
+    if not suspects:
+        return result
+    again = sorted({suite.unit_of(t) for t in suspects})
+    say(f"{suite.name}: {len(suspects)} tests failed in one configuration only; "
+        f"running {', '.join(again)} again")
+    failures = {c: {t: int(t in first[c].failed) for t in suspects} for c in CONFIGS}
+    crashed_again: dict[str, list[str]] = {c: [] for c in CONFIGS}
+    for repeat in range(RERUNS):
+        for config in CONFIGS:
+            outcome = run_suite(suite, config, lib, again, work, f"again{repeat + 1}")
+            if outcome.crash:
+                crashed_again[config].append(outcome.crash)
+            for test in suspects:
+                failures[config][test] += int(test in outcome.failed or bool(outcome.crash))
+    runs = 1 + RERUNS
+    for test in sorted(suspects):
+        counts = {c: failures[c][test] for c in CONFIGS}
+        line = (f"{test}: failed {counts['hugeheap']}/{runs} with hugeheap, "
+                f"{counts['glibc']}/{runs} with glibc")
+        if sorted(counts.values()) == [0, runs]:
+            result.differences.append(line)
+        else:
+            result.unstable.append(line)
+    for config, reasons in crashed_again.items():
+        if reasons and not crashed_again[other(config)]:
+            result.differences.append(f"{suite.name} crashed under {config} only when run "
+                                      f"again: {reasons[0]}")
+    return result
+
+
+def choose_suites(args: argparse.Namespace) -> list[Suite]:
+    chosen = []
+    for name in args.suite.split(","):
+        if name == "cpython":
+            chosen.append(cpython_suite(args.python or pyenv_python(), args.jobs))
+        elif name == "numpy":
+            python = args.venv_python
+            if not python or not Path(python).exists():
+                raise Skipped(f"numpy's tests need the virtual environment's python "
+                              f"(--venv-python {python or '?'}: not found; `make venv` makes it)")
+            for module in ("numpy", "pytest", "hypothesis"):
+                probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
+                if probe.returncode != 0:
+                    raise Skipped(f"numpy's tests need {module} in {python} "
+                                  "(`make venv` installs it)")
+            chosen.append(numpy_suite(python))
+        else:
+            raise CannotRun(f"unknown suite {name!r} (known: cpython, numpy)")
+    return chosen
+
+
+def report(name: str, result: Comparison, units: Iterable[str]) -> dict[str, object]:
+    return {"suite": name, "units": list(units) or "all", "differences": result.differences,
+            "unstable": result.unstable, "failed_in_both": result.both,
+            "seconds": {c: round(s) for c, s in result.seconds.items()}}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--lib", required=True, type=Path, help="path of libhugeheap.so")
+    parser.add_argument("--suite", default="cpython,numpy", help="comma-separated suites")
+    parser.add_argument("--subset", action="store_true", help="a bounded part of each suite")
+    parser.add_argument("--python", help="CPython whose test suite runs (default: ~/.pyenv)")
+    parser.add_argument("--venv-python", help="python of the environment numpy's tests run in")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
+                        help="worker processes of CPython's test runner")
+    parser.add_argument("--out", type=Path, help="keep logs, XML and results.json here")
+    args = parser.parse_args()
+
+    def say(text: str) -> None:
+        print(text, flush=True)
+
+    try:
+        if not args.lib.exists():
+            raise CannotRun(f"{args.lib}: no such library (build it first)")
+        suites = choose_suites(args)
+        results = []
+        with tempfile.TemporaryDirectory(prefix="hugeheap-programs-") as tmp:
+            work = args.out or Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            for suite in suites:
+                python = suite.command([], work / "x.xml")[0]
+                check_preloaded(python, args.lib.resolve())
+                units = suite.subset if args.subset else []
+                result = compare(suite, args.lib.resolve(), units, work, say)
+                results.append(report(suite.name, result, units))
+                for line in result.unstable:
+                    say(f"{suite.name}: unstable (not counted): {line}")
+                for line in result.differences:
+                    say(f"{suite.name}: DIFFERENCE: {line}")
+                say(f"{suite.name}: {len(result.differences)} differences, "
+                    f"{len(result.unstable)} unstable, {result.both} failing under both")
+            (work / "results.json").write_text(json.dumps(results, indent=2) + "\n")
+    except Skipped as skipped:
+        print(f"SKIP: {skipped}")
+        return SKIP
+    except CannotRun as problem:
+        print(f"program_suites: {problem}", file=sys.stderr)
+        return 2
+    return 1 if any(r["differences"] for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
