@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What a campaign costs through Slurm beside the local executor, on this
-machine made a one-node Slurm cluster (python/tests/slurm_cluster.py, the
-tests' cluster: needs root, slurm-wlm and munge).
+machine made a one-node Slurm cluster (slurm_cluster.py beside this
+script, the tests' cluster too: needs root, slurm-wlm and munge).
 
 The same campaign of --runs runs of `true`, interleaved, --rounds rounds:
 
@@ -24,11 +24,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "python" / "tests"))
-from slurm_cluster import LocalSlurm, unavailable  # noqa: E402
-
-from campaign_overhead import timed_campaign, true_suite  # noqa: E402
+from campaign_overhead import timed_campaign, true_suite
+from slurm_cluster import LocalSlurm, unavailable
 
 PARALLEL = 2  # runs at once: two local workers, or two one-CPU tasks on this node
 

@@ -4,9 +4,9 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from slurm_cluster import LocalSlurm, unavailable
 
 from hugeheap.measure.cgroups import create_run_group
+from slurm_cluster import LocalSlurm, unavailable
 
 # Set where the tests must see a cgroup version (the cgroup v2 machine of
 # test_cgroup_v2_vm.py): a test that would skip for want of cgroups fails.

@@ -29,12 +29,12 @@ from campaign_helpers import (
     wait_for,
 )
 from hugeheap_cli import cli
-from slurm_cluster import LocalSlurm
 
 from hugeheap.campaign.slurm import files as slurm_files
 from hugeheap.campaign.slurm.task import allocation_cores
 from hugeheap.measure import machine
 from hugeheap.measure.allocators import REPO_ROOT, hugeheap_library
+from slurm_cluster import LocalSlurm
 
 SLURM = ("--executor", "slurm")
 GENERATOR = REPO_ROOT / "build" / "bin" / "hh-randksat"

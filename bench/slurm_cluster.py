@@ -1,5 +1,5 @@
-"""A real single-node Slurm cluster on this machine, for the tests of the
-Slurm executor and for bench/slurm_overhead.py: munged, slurmctld and slurmd
+"""A real single-node Slurm cluster on this machine, for bench/slurm_overhead.py
+and for the tests of the Slurm executor: munged, slurmctld and slurmd
 (Debian's munge and slurm-wlm) with a generated slurm.conf naming this host as
 the only node with its real CPUs and memory (as `slurmd -C` reports them),
 ProctrackType=proctrack/linuxproc, TaskPlugin=task/none, SlurmUser=root, and
