@@ -317,17 +317,24 @@ def compare(modes: str | None, repetitions: int, cpu_limit: str | None, wall_lim
 @click.option("--csv", "csv_file", metavar="FILE", help="write one row per run here")
 @click.option("--benchexec", "benchexec_dir", metavar="OUTDIR",
               help="write BenchExec result XML (one file per tool and mode) here")
+@click.option("--ratio", "ratio_texts", metavar="A/B[:FIGURE]", multiple=True,
+              help="per instance and mode, tool A's FIGURE over tool B's (cpu, wall, user, "
+              "sys, peak, or a figure the tools measure of themselves, e.g. query_s; default "
+              "cpu); repeatable")
 def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
-           html_file: str | None, csv_file: str | None, benchexec_dir: str | None) -> None:
+           html_file: str | None, csv_file: str | None, benchexec_dir: str | None,
+           ratio_texts: tuple[str, ...]) -> None:
     """Summarise campaigns: tables in the terminal, and HTML, CSV or BenchExec XML."""
     from .report.analysis import analyse
+    from .report.figures import parse_ratio
     from .report.view import check_outputs, show
     try:
+        asked = [parse_ratio(text) for text in ratio_texts]
         outputs = (Path(html_file) if html_file else None, Path(csv_file) if csv_file else None,
                    Path(benchexec_dir) if benchexec_dir else None)
         check_outputs(*outputs)
         analyses = [analyse(Path(directory)) for directory in directories]
-        show(analyses, *outputs, tables, pair)
+        show(analyses, *outputs, tables, pair, asked)
     except HarnessError as error:
         _fail(str(error))
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "4"
-READABLE_VERSIONS = ("1", "2", "3", SCHEMA_VERSION)
+SCHEMA_VERSION = "5"
+READABLE_VERSIONS = ("1", "2", "3", "4", SCHEMA_VERSION)
 
 RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
@@ -57,6 +57,10 @@ class RunRecord:
     # the expected verdict, the property and its file, the task and its input
     # files; None for other runs and in campaigns stored before
     benchexec: str | None = None
+    # JSON: the figures the tool measured of itself, by name (the adapter's
+    # metrics: answers/adapters.py); None where it gave none, and in
+    # campaigns stored before
+    metrics: str | None = None
 
     @property
     def key(self) -> RunKey:
@@ -74,8 +78,9 @@ _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores
 # NULL when only read. answer_value (schema 2): the value an answer claims (an
 # optimum's cost, the states stored); node: where the run ran; environment
 # (schema 3): what the harness did to the tool's environment; benchexec
-# (schema 4): what BenchExec made of the answer.
-LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec"]
+# (schema 4): what BenchExec made of the answer; metrics (schema 5): what the
+# tool measured of itself.
+LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec", "metrics"]
 
 
 class Store:

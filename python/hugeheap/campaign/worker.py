@@ -137,7 +137,8 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
         cores=",".join(map(str, spec.cores or ())), start_time=result.start_time, output=kept,
         node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
                          **(placement or {})}),
-        environment=json.dumps(result.environment), benchexec=benchexec)
+        environment=json.dumps(result.environment), benchexec=benchexec,
+        metrics=json.dumps(answer.metrics) if answer.metrics else None)
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -44,6 +44,9 @@ class Cell:
     # module read it (status, category, score, expected verdict, property,
     # task: campaign/answers/toolinfo.py); None for other tools.
     benchexec: dict[str, Any] | None = None
+    # The figures the tool measured of itself (answers/adapters.py), each the
+    # median over the repetitions that gave it.
+    metrics: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,7 +114,21 @@ def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell
         _median([float(r.tlb_misses) for r in records if r.tlb_misses is not None]),
         max(set(statuses), key=statuses.count),
         next((json.loads(r.benchexec) for r in records if r.benchexec and r.verdict == verdict),
-             None))
+             None),
+        _median_metrics(records))
+
+
+def run_metrics(record: RunRecord) -> dict[str, float]:
+    """The figures a run's tool measured of itself (none in older campaigns)."""
+    return json.loads(record.metrics) if record.metrics else {}
+
+
+def _median_metrics(records: list[RunRecord]) -> dict[str, float]:
+    values: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        for name, value in run_metrics(record).items():
+            values[name].append(value)
+    return {name: statistics.median(found) for name, found in sorted(values.items())}
 
 
 def _median_int(values: list[int]) -> int | None:

@@ -212,13 +212,14 @@ def _number(value: float | None, pattern: str) -> str:
 
 def _instance_table(analysis: Analysis) -> str:
     headers = ["tool", "instance", "mode", "answer", "CPU s", "vs baseline", "wall s",
-               "user s", "system s", "peak MiB", "huge", "runs"]
+               "user s", "system s", "peak MiB", "huge", "runs", "the tool's own figures"]
     rows = []
     for (tool, mode, instance), cell in sorted(analysis.cells.items()):
         base = analysis.cells.get((tool, analysis.baseline, instance))
         ratio = (base.cputime / cell.cputime) if base and base.cputime and cell.cputime else None
         verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
         shown = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
+        own = ", ".join(f"{name} {value:.4g}" for name, value in cell.metrics.items())
         rows.append(
             f"<tr><td class='text'>{_escaped(tool)}</td>"
             f"<td class='text'>{_escaped(instance)}</td>"
@@ -228,7 +229,8 @@ def _instance_table(analysis: Analysis) -> str:
             + _number(cell.walltime, "{:.3f}") + _number(cell.user, "{:.3f}")
             + _number(cell.system, "{:.3f}")
             + _number(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}")
-            + _number(cell.huge_share, "{:.0%}") + f"<td>{cell.repetitions}</td></tr>")
+            + _number(cell.huge_share, "{:.0%}") + f"<td>{cell.repetitions}</td>"
+            f"<td class='text'>{_escaped(own)}</td></tr>")
     return ("<p><input id='filter' type='search' placeholder='filter: words to match'> "
             f"<span id='shown'>{len(rows)}</span> of {len(rows)} rows; click a heading to sort"
             "</p><table id='instances'><thead><tr>"

@@ -1,12 +1,14 @@
 """The tables of a campaign as both the terminal and the HTML page show them:
-the summary (headings, one mode's line, legend), how the runs ended, and the
+the summary (headings, one mode's line, legend), how the runs ended, the
+figures per instance with the tools' own, ratios between tools, and the
 paper's Tables 2 and 3."""
 
 from __future__ import annotations
 
-from .analysis import ModeSummary
+from .analysis import Cell, ModeSummary
 from .categories import COLUMNS, CategoryCounts
 from .failures import OutcomeCounts
+from .figures import Ratio
 from .paper import PairRow
 
 
@@ -66,6 +68,42 @@ LEGEND = ("common s, user/sys s: CPU seconds on the instances every mode solved 
           "(instances resampled); Wilcoxon p: paired signed-rank test; peak mem: geometric mean "
           "of mode / baseline peak memory; huge: median share of the heap in huge pages; TLB: "
           "geometric mean of mode / baseline dTLB misses.")
+
+
+def figures_headers(metrics: list[str]) -> list[str]:
+    return ["instance", "mode", "answer", "CPU s", "wall s", "user / sys s", "peak MiB", "huge",
+            *metrics]
+
+
+def figures_row(cell: Cell, metrics: list[str]) -> list[str]:
+    """One tool and mode on one instance: the harness's medians, then the
+    tool's own (metrics: the names of the columns)."""
+    answer = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
+    return [cell.instance, cell.mode, answer, shown(cell.cputime, "{:.3f}"),
+            shown(cell.walltime, "{:.3f}"),
+            f"{shown(cell.user, '{:.2f}')} / {shown(cell.system, '{:.2f}')}",
+            shown(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}"),
+            shown(cell.huge_share, "{:.0%}"),
+            *(shown(cell.metrics.get(name), "{:.4g}") for name in metrics)]
+
+
+FIGURES_LEGEND = ("Per instance, medians of the repetitions: CPU s (unsolved: -), wall s, user "
+                  "/ sys s and peak MiB of the whole process as the harness measured them; "
+                  "huge: share of the heap in huge pages; the columns after it are what the "
+                  "tool measured of itself (e.g. query_s, explore_s: the query's or the "
+                  "exploration's own time, loading left out).")
+
+RATIO_HEADERS = ["instance", "mode", "of medians", "per repetition", "repetitions"]
+RATIO_LEGEND = ("of medians: the first tool's median over the second's; per repetition: the "
+                "median of the ratios of the runs of each repetition (runs that ended ok).")
+
+
+def ratio_row(ratio: Ratio) -> list[str]:
+    return [ratio.instance, ratio.mode, shown(ratio.of_medians, "{:.3f}"),
+            shown(ratio.median_per_repetition, "{:.3f}") + (
+                " (" + ", ".join(f"{r:.2f}" for r in ratio.per_repetition) + ")"
+                if len(ratio.per_repetition) > 1 else ""),
+            str(len(ratio.per_repetition))]
 
 
 OUTCOME_HEADERS = ["mode", "runs", "solved", "unsolved", "timeout", "memout", "error", "wrong"]

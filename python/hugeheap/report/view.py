@@ -1,6 +1,8 @@
 """The report wing in the terminal: `hugeheap report`'s summary tables, how
 the runs ended and why a tool solved nothing, what the machine's memory
-costs allow to conclude, the paper's Tables 2 and 3, and the files asked for."""
+costs allow to conclude, the figures per instance of tools that measure
+themselves, ratios between tools, the paper's Tables 2 and 3, and the files
+asked for."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from .categories import count_categories
 from .compare import Comparison
 from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
+from .figures import RatioAsked, metric_names, ratios
 from .html_page import write_html
 from .paper import PairRow, choose_pair, pair_rows
 
@@ -94,6 +97,34 @@ def print_summary(analysis: Analysis) -> None:
         out.print(note)
 
 
+def print_figures(analysis: Analysis) -> None:
+    """Per instance, for each tool whose runs gave figures of their own."""
+    shown_any = False
+    for tool in analysis.tools:
+        metrics = metric_names(analysis, tool)
+        if not metrics:
+            continue
+        cells = sorted((c for c in analysis.cells.values() if c.tool == tool),
+                       key=lambda c: (c.instance, analysis.modes.index(c.mode)))
+        out.print(_table(f"{tool}: per instance", tables.figures_headers(metrics),
+                         [tables.figures_row(c, metrics) for c in cells]))
+        shown_any = True
+    if shown_any:
+        out.print(tables.FIGURES_LEGEND)
+
+
+def print_ratios(analysis: Analysis, asked: list[RatioAsked]) -> None:
+    for one in asked:
+        found = ratios(analysis, one)
+        out.print(_table(f"{one.numerator} / {one.denominator}, {one.figure}",
+                         tables.RATIO_HEADERS, [tables.ratio_row(r) for r in found]))
+        if not found:
+            err.print(f"[yellow]--ratio {one}: no instance where both tools have runs that "
+                      "ended ok[/yellow]")
+    if asked:
+        out.print(tables.RATIO_LEGEND)
+
+
 def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
     out.print(_table("Table 2: per tool", tables.table2_headers(pair),
                      [tables.table2_row(r) for r in rows]))
@@ -118,10 +149,11 @@ def check_outputs(html_file: Path | None, csv_file: Path | None,
 
 def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None,
          benchexec_dir: Path | None, which_tables: str | None = None,
-         pair: str | None = None
+         pair: str | None = None, asked_ratios: list[RatioAsked] | None = None
          ) -> None:
-    """The summary of each campaign in the terminal, the paper's tables over
-    all of them if asked, then the files asked for (of one campaign)."""
+    """The summary of each campaign in the terminal (with the ratios asked
+    for), the paper's tables over all of them if asked, then the files asked
+    for (of one campaign)."""
     if len(analyses) > 1 and (html_file or csv_file or benchexec_dir):
         raise HarnessError("--html, --csv and --benchexec write one campaign: give one DIR")
     paper = None
@@ -134,6 +166,8 @@ def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None
         if len(analyses) > 1:
             out.rule(f"campaign {analysis.name}")
         print_summary(analysis)
+        print_figures(analysis)
+        print_ratios(analysis, asked_ratios or [])
     if paper:
         print_paper_tables(*paper)
     analysis = analyses[0]

@@ -28,7 +28,20 @@ carries one, the value that every run on the instance must agree on.
   regex:PATTERN  the first group (or the group named `answer`) is the verdict,
             `done` where there is no such group; a group named `value` is the
             value, e.g. `regex:^(answers) (?P<value>\\d+)$` for a Prolog
-            program that prints how many answers its query has
+            program that prints how many answers its query has; any other
+            named group that matched a number is a metric of that name
+
+Besides the answer, an adapter keeps the figures a tool measures of itself
+(`metrics`, by name; stored with the run, medians in the report): what the
+harness cannot see from outside, such as the time of the query or the
+exploration alone, without loading and parsing, or bytes per state.
+
+  pnexplore explore_s (the exploration's own time), states_per_s,
+            bytes_per_state, marking_bytes
+  hhtab     query_s (the query's first evaluation), second_query_s (the last
+            of --repeat N, tables abolished in between), table_bytes,
+            table_bytes_per_answer (per unique answer), pool_bytes,
+            peak_rss_bytes
 
 Checking an answer against its instance (a SAT model against the CNF, a
 MaxSAT model's cost against the WCNF, a MUS's clause numbers) is checks.py's;
@@ -37,8 +50,10 @@ comparing answers across runs is verdicts.py's."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from ...errors import HarnessError
 
@@ -63,6 +78,8 @@ class Answer:
     detail: str | None = None
     model: list[int] | None = None
     value: str | None = None  # what every run on the instance must agree on (cost, states, ...)
+    # Figures the tool measured of itself, by name (explore_s, bytes_per_state, ...)
+    metrics: dict[str, float] | None = None
 
 
 # The adapter of a tool whose BenchExec tool-info module reads its answers
@@ -109,15 +126,25 @@ def _regex_answer(pattern: str, output: str) -> Answer:
         return Answer("unknown", "the expression matched nothing")
     named = match.groupdict()
     value = named.get("value")
+    metrics = {name: number for name, text in named.items()
+               if name not in ("answer", "value") and (number := _number(text)) is not None}
     if "answer" in named:
         verdict = named["answer"]
     else:
-        value_index = match.re.groupindex.get("value")
-        others = [i for i in range(1, match.re.groups + 1) if i != value_index]
-        verdict = match.group(others[0]) if others else "done"
+        unnamed = set(range(1, match.re.groups + 1)) - set(match.re.groupindex.values())
+        verdict = match.group(min(unnamed)) if unnamed else "done"
     if verdict is None:
         return Answer("unknown", "the answer group matched nothing")
-    return Answer(verdict, value=value)
+    return Answer(verdict, value=value, metrics=metrics or None)
+
+
+def _number(text: str | None) -> float | None:
+    """text as a number; None where it is none (or not finite)."""
+    try:
+        number = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return number if number is not None and math.isfinite(number) else None
 
 
 def sat_competition_answer(exit_code: int | None, output: str) -> Answer:
@@ -247,7 +274,11 @@ def _pnexplore_answer(exit_code: int | None, output: str) -> Answer:
     states = found.get("states")
     if found.get("complete") is not True or not isinstance(states, int):
         return Answer("unknown", f"exploration not complete: {found.get('stopped') or '?'}")
-    return Answer("states", f"{states} states", value=str(states))
+    return Answer("states", f"{states} states", value=str(states),
+                  metrics=_numbers(found, {"seconds": "explore_s",
+                                           "states_per_second": "states_per_s",
+                                           "bytes_per_state": "bytes_per_state",
+                                           "marking_bytes": "marking_bytes"}))
 
 
 def _hhtab_answer(exit_code: int | None, output: str) -> Answer:
@@ -257,7 +288,28 @@ def _hhtab_answer(exit_code: int | None, output: str) -> Answer:
         return Answer("error", f"exit code {exit_code}")
     if not isinstance(answers, int):
         return Answer("unknown", "no JSON object with 'answers'")
-    return Answer("answers", f"{answers} answers", value=str(answers))
+    seconds = found.get("seconds") if found else None
+    metrics = _numbers(found or {}, {"table_bytes": "table_bytes", "pool_bytes": "pool_bytes",
+                                     "peak_rss_bytes": "peak_rss_bytes"}) or {}
+    if isinstance(seconds, list) and seconds and all(_is_number(s) for s in seconds):
+        metrics["query_s"] = float(seconds[0])
+        if len(seconds) > 1:
+            metrics["second_query_s"] = float(seconds[-1])
+    unique = found.get("unique") if found else None
+    if "table_bytes" in metrics and _is_number(unique) and unique:
+        metrics["table_bytes_per_answer"] = metrics["table_bytes"] / unique
+    return Answer("answers", f"{answers} answers", value=str(answers), metrics=metrics or None)
+
+
+def _is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _numbers(found: dict[str, object], names: dict[str, str]) -> dict[str, float] | None:
+    """The numbers among a tool's JSON fields, renamed (field -> metric)."""
+    kept = {metric: float(value) for field, metric in names.items()
+            if _is_number(value := found.get(field))}
+    return kept or None
 
 
 # ABC's last word on the property (bmc3, pdr and the other engines print
