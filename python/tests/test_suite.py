@@ -87,6 +87,27 @@ def test_optional_tool_that_is_missing_is_skipped(tmp_path: Path) -> None:
     assert suite.skipped_tools[0][0] == "ghost"
 
 
+def test_a_program_named_by_an_environment_variable(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Another build of a tool, given when the campaign starts: skipped, saying
+    so, where the variable is not set and the tool is optional."""
+    old = tmp_path / "old" / "bin"
+    old.mkdir(parents=True)
+    (old / "tool").write_text("#!/bin/sh\n")
+    (old / "tool").chmod(0o755)
+    text = GOOD + '\n[tools.old]\ncommand = "$OLD_BUILD/bin/tool {instance}"\n'
+    monkeypatch.delenv("OLD_BUILD", raising=False)
+    fails(tmp_path, text, r"suite\.toml:\d+: tool 'old': the environment variable OLD_BUILD is "
+          r"not set \(the program is \$OLD_BUILD/bin/tool\)",
+          r"set OLD_BUILD \(or mark the tool optional = true\)")
+    suite = load(write(tmp_path, text + "optional = true\n"))
+    assert [t.name for t in suite.tools] == ["echo"]
+    assert "OLD_BUILD is not set" in suite.skipped_tools[0][1]
+    monkeypatch.setenv("OLD_BUILD", str(tmp_path / "old"))
+    suite = load(write(tmp_path, text))
+    assert suite.tools[1].program == str(old / "tool")
+
+
 def test_no_tools(tmp_path: Path) -> None:
     text = GOOD.split("[tools.echo]")[0] + '[instances]\nfiles = ["inst/*.cnf"]\n'
     fails(tmp_path, text, "names no tools", r"\[tools\.NAME\]")

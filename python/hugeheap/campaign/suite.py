@@ -57,7 +57,10 @@ instances, under which limits, how often.
 
 Each run starts in an empty directory of its own (what a tool writes into
 its working directory goes with the run); `{instance}` and `{model}` are
-absolute paths, the program is found relative to this file or in PATH.
+absolute paths, the program is found relative to this file or in PATH. A
+program may start with an environment variable (`$OLD_BUILD/bin/tool`, to
+compare with another build of a tool given when the campaign starts): an
+optional tool whose variable is not set is skipped, saying so.
 A generator writes its instance to standard output; an instance that is a
 program (it starts with an ELF header or `#!`) is made executable, so that a
 tool's command can run it (`command = "env {instance}"`).
@@ -502,13 +505,17 @@ def _tools(check: _Checker, table: dict[str, Any]) -> tuple[list[Tool], list[tup
         if not isinstance(optional, bool):
             raise check.fail(f"{where}.optional must be true or false", "write optional = true",
                              where, "optional")
-        program = _find_program(argv[0], check.path.parent)
+        named, unset = _named_program(argv[0])
+        program = None if unset else _find_program(named, check.path.parent)
         if program is None or isinstance(module, str):
-            why = _not_found(argv[0], check.path.parent) if program is None else str(module)
+            why = (f"the environment variable {unset} is not set (the program is {argv[0]})"
+                   if unset else _not_found(named, check.path.parent) if program is None
+                   else str(module))
             if optional:
                 skipped.append((name, why))
                 continue
-            fix = ("make it executable (chmod +x)" if "not executable" in why
+            fix = (f"set {unset} (or mark the tool optional = true)" if unset
+                   else "make it executable (chmod +x)" if "not executable" in why
                    else f"install it (Debian: apt-get install {argv[0]}), give its full path, "
                    "or mark the tool optional = true" if "/" not in argv[0]
                    else "fix the path (relative to the suite file), or mark the tool "
@@ -570,6 +577,20 @@ def _tool_info(check: _Checker, values: dict[str, Any], where: str) -> Prepared 
                          "tool_info") from None
     except HarnessError as error:
         raise check.fail(str(error), "or fix tool_info", where, "tool_info") from None
+
+
+def _named_program(word: str) -> tuple[str, str | None]:
+    """A command's program with the environment variable it starts with
+    expanded, and None; or the word and the variable's name where it is not
+    set."""
+    variable = _VARIABLE.match(word)
+    if variable is None:
+        return word, None
+    name = variable["braced"] or variable["plain"]
+    value = os.environ.get(name)
+    if not value:
+        return word, name
+    return value + word[variable.end():], None
 
 
 def _candidate(program: str, directory: Path) -> Path:
