@@ -122,5 +122,10 @@ def test_report_shows_the_figures_and_the_ratios(tmp_path: Path) -> None:
     assert "two / one, query_s" in done.stdout and "0.625" in done.stdout
     assert "0.50, 0.62, 0.50" in done.stdout
     assert "query_s 1.25" in (tmp_path / "r.html").read_text()
+    every = cli("report", str(directory), "--ratio", "*/one:wall")
+    assert every.returncode == 0, every.stderr
+    assert "two / one, wall" in every.stdout and "one / one" not in every.stdout
+    none = cli("report", str(directory), "--ratio", "x*/one")
+    assert none.returncode == 2 and "has no tool x*" in none.stderr
     wrong = cli("report", str(directory), "--ratio", "two/one:bytes")
     assert wrong.returncode == 2 and "two has no figure bytes" in wrong.stderr

@@ -2,7 +2,8 @@
 the figures the tools measured of themselves (a query's or an exploration's
 own time, bytes per state: answers/adapters.py), and ratios between two tools
 of the same campaign (`--ratio A/B:FIGURE`), such as a program's time at two
-threads over its time at one, or SWI-Prolog's query time over hhtab's.
+threads over its time at one, or SWI-Prolog's query time over hhtab's. A may
+be a glob (`'hhtab-*/hhtab-base:query_s'`): each tool it matches but B over B.
 
 A ratio is given two ways, per instance and mode: of the medians (A's median
 over B's), and the median of the ratios of each repetition (A's repetition r
@@ -11,6 +12,7 @@ one is less disturbed by a slow stretch of the machine)."""
 
 from __future__ import annotations
 
+import fnmatch
 import statistics
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +63,17 @@ def parse_ratio(text: str) -> RatioAsked:
         raise HarnessError(f"--ratio {text}: write TOOL_A/TOOL_B or TOOL_A/TOOL_B:FIGURE (a "
                            f"figure: {', '.join(MEASURED)} or a metric of the tools)")
     return RatioAsked(numerator, denominator, figure or "cpu")
+
+
+def each_tool(analysis: Analysis, asked: RatioAsked) -> list[RatioAsked]:
+    """The ratio asked for each tool its numerator matches (B itself left
+    out); HarnessError where it matches none."""
+    matched = [tool for tool in analysis.tools
+               if fnmatch.fnmatchcase(tool, asked.numerator) and tool != asked.denominator]
+    if not matched:
+        raise HarnessError(f"--ratio {asked}: the campaign has no tool {asked.numerator} (its "
+                           f"tools: {', '.join(analysis.tools)})")
+    return [RatioAsked(tool, asked.denominator, asked.figure) for tool in matched]
 
 
 def metric_names(analysis: Analysis, tool: str) -> list[str]:

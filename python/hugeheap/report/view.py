@@ -19,7 +19,7 @@ from .categories import count_categories
 from .compare import Comparison
 from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
-from .figures import RatioAsked, metric_names, ratios
+from .figures import RatioAsked, each_tool, metric_names, ratios
 from .html_page import write_html
 from .paper import PairRow, choose_pair, pair_rows
 
@@ -114,7 +114,7 @@ def print_figures(analysis: Analysis) -> None:
 
 
 def print_ratios(analysis: Analysis, asked: list[RatioAsked]) -> None:
-    for one in asked:
+    for one in (expanded for pattern in asked for expanded in each_tool(analysis, pattern)):
         found = ratios(analysis, one)
         out.print(_table(f"{one.numerator} / {one.denominator}, {one.figure}",
                          tables.RATIO_HEADERS, [tables.ratio_row(r) for r in found]))
