@@ -219,7 +219,8 @@ def _instance_table(analysis: Analysis) -> str:
         ratio = (base.cputime / cell.cputime) if base and base.cputime and cell.cputime else None
         verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
         shown = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
-        own = ", ".join(f"{name} {value:.4g}" for name, value in cell.metrics.items())
+        own = ", ".join(f"{name} {tables.metric_shown(value)}"
+                        for name, value in cell.metrics.items())
         rows.append(
             f"<tr><td class='text'>{_escaped(tool)}</td>"
             f"<td class='text'>{_escaped(instance)}</td>"

@@ -84,7 +84,15 @@ def figures_row(cell: Cell, metrics: list[str]) -> list[str]:
             f"{shown(cell.user, '{:.2f}')} / {shown(cell.system, '{:.2f}')}",
             shown(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}"),
             shown(cell.huge_share, "{:.0%}"),
-            *(shown(cell.metrics.get(name), "{:.4g}") for name in metrics)]
+            *(metric_shown(cell.metrics.get(name)) for name in metrics)]
+
+
+def metric_shown(value: float | None) -> str:
+    """A tool's own figure: whole with separators from a thousand on (bytes,
+    states per second), else four significant digits (seconds, ratios)."""
+    if value is None:
+        return "-"
+    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.4g}"
 
 
 FIGURES_LEGEND = ("Per instance, medians of the repetitions: CPU s (unsolved: -), wall s, user "

@@ -32,7 +32,7 @@ err = Console(stderr=True, highlight=False, soft_wrap=True)
 def _table(title: str, headers: list[str], rows: list[list[str]]) -> Table:
     table = Table(title=title, title_justify="left")
     for header in headers:
-        text = header in ("mode", "family", "tool", "answer")
+        text = header in ("mode", "family", "tool", "answer", "instance")
         table.add_column(header, justify="left" if text else "right")
     for row in rows:
         table.add_row(*row)
