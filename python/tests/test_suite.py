@@ -261,11 +261,14 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.mark.parametrize("suite_file", sorted([*(REPO / "suites").glob("*.toml"),
                                                *(REPO / "suites" / "paper").glob("*.toml"),
-                                               *(REPO / "suites" / "real").glob("*.toml")]),
+                                               *(REPO / "suites" / "real").glob("*.toml"),
+                                               *(REPO / "suites" / "hhtab").glob("*.toml"),
+                                               *(REPO / "suites" / "pnexplore").glob("*.toml")]),
                          ids=lambda path: str(path.relative_to(REPO / "suites")))
 def test_the_committed_suites_load(suite_file: Path) -> None:
     """`make demo`, `make bench` and `make paper` start from these: they must
-    load on a machine where `make` has run, the paper's in both sizes.
+    load on a machine where `make` has run, the paper's and our reasoners'
+    (hhtab/, pnexplore/) in both sizes.
     Suites that compare with an older build of the library (`make before`,
     as their headers say) load once it is built."""
     allocators = tomllib.loads(suite_file.read_text()).get("allocators", {})
@@ -276,7 +279,7 @@ def test_the_committed_suites_load(suite_file: Path) -> None:
                         "it (the suite's header says how)")
     suite = load(suite_file)
     assert suite.tools and suite.modes
-    if suite_file.parent.name == "paper":
+    if suite_file.parent.name in ("paper", "hhtab", "pnexplore"):
         assert load(suite_file, quick=True).generators
     if suite_file.parent.name == "real":
         assert suite.downloads and load(suite_file, quick=True).downloads
