@@ -6,6 +6,7 @@ each run, their medians per instance, and ratios between two tools."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -129,3 +130,20 @@ def test_report_shows_the_figures_and_the_ratios(tmp_path: Path) -> None:
     assert none.returncode == 2 and "has no tool x*" in none.stderr
     wrong = cli("report", str(directory), "--ratio", "two/one:bytes")
     assert wrong.returncode == 2 and "two has no figure bytes" in wrong.stderr
+
+
+def test_a_campaign_stored_before_metrics_is_read_and_upgraded(tmp_path: Path) -> None:
+    directory = _campaign(tmp_path / "camp")
+    db = sqlite3.connect(directory / "results.sqlite")
+    db.execute("ALTER TABLE runs DROP COLUMN metrics")
+    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
+    db.commit()
+    db.close()
+    old = analyse(directory)
+    assert all(r.metrics is None for r in old.runs)
+    assert all(not cell.metrics for cell in old.cells.values())
+    with pytest.raises(HarnessError, match="two has no figure query_s"):
+        ratios(old, RatioAsked("two", "one", "query_s"))
+    Store(directory / "results.sqlite").close()  # opened for writing: upgraded
+    with Store(directory / "results.sqlite", readonly=True) as upgraded:
+        assert upgraded.missing_columns == set() and upgraded.meta("schema") == "5"
