@@ -115,3 +115,13 @@ def start_until_slow_run(suite: Path, out: Path, flag: Path, options: tuple[str,
     return harness, int(pid_file.read_text())
 
 
+
+
+def as_stored_by_schema(store: Path, version: str, column: str) -> None:
+    """Makes a campaign's store look as an older hugeheap wrote it: without
+    the column that schema `version` did not have yet."""
+    db = sqlite3.connect(store)
+    db.execute(f"ALTER TABLE runs DROP COLUMN {column}")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema'", (version,))
+    db.commit()
+    db.close()

@@ -6,11 +6,11 @@ each run, their medians per instance, and ratios between two tools."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from campaign_helpers import as_stored_by_schema
 from hugeheap_cli import cli
 
 from hugeheap.campaign.answers.adapters import classify
@@ -134,11 +134,7 @@ def test_report_shows_the_figures_and_the_ratios(tmp_path: Path) -> None:
 
 def test_a_campaign_stored_before_metrics_is_read_and_upgraded(tmp_path: Path) -> None:
     directory = _campaign(tmp_path / "camp")
-    db = sqlite3.connect(directory / "results.sqlite")
-    db.execute("ALTER TABLE runs DROP COLUMN metrics")
-    db.execute("UPDATE meta SET value = '4' WHERE key = 'schema'")
-    db.commit()
-    db.close()
+    as_stored_by_schema(directory / "results.sqlite", "4", "metrics")
     old = analyse(directory)
     assert all(r.metrics is None for r in old.runs)
     assert all(not cell.metrics for cell in old.cells.values())

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import shutil
-import sqlite3
 from pathlib import Path
 
 import pytest
+from campaign_helpers import as_stored_by_schema
 from hugeheap_cli import cli
 
 from hugeheap.campaign.answers.verdicts import judge
@@ -202,11 +202,7 @@ def test_what_first_touch_costs_allow_to_conclude() -> None:
 def test_campaigns_of_schema_1_are_read_and_upgraded(campaign: Path, tmp_path: Path) -> None:
     copy = tmp_path / "old"
     shutil.copytree(campaign, copy)
-    db = sqlite3.connect(copy / "results.sqlite")
-    db.execute("ALTER TABLE runs DROP COLUMN answer_value")
-    db.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
-    db.commit()
-    db.close()
+    as_stored_by_schema(copy / "results.sqlite", "1", "answer_value")
     old = analyse(copy)
     assert all(r.answer_value is None for r in old.runs) and old.summaries
     Store(copy / "results.sqlite").close()  # opened for writing: upgraded
