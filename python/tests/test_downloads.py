@@ -370,3 +370,30 @@ def test_a_support_file_reaches_the_tool_and_is_no_instance(tmp_path: Path, serv
     line = fails_in_one_line("bench", str(suite), "--out", str(tmp_path / "camp2"))
     assert "{file:other.txt}, which is no support file of the suite" in line
     assert "rules.txt" in line
+
+
+def test_a_generator_makes_its_instance_from_a_support_file(tmp_path: Path, server: Server,
+                                                            cgroups_usable: str) -> None:
+    """A downloaded model that a generator compiles (a Promela model into a
+    verifier, say): the generator gets the cached file as {file:NAME}, its
+    output is the instance; a name that is no support file is one line."""
+    entries = {"model.txt": SAT}
+    serve_set(server, entries)
+    suite = write_suite(tmp_path / "suite", 'sets = [{ file = "set.toml", support = '
+                        '["model.txt"] }]\n\n[[instances.generate]]\nname = "made.cnf"\n'
+                        'command = "./make.sh {file:model.txt}"\n')
+    (tmp_path / "suite" / "set.toml").write_text(manifest(server, entries))
+    maker = tmp_path / "suite" / "make.sh"
+    maker.write_text('#!/bin/sh\ncat "$1"\necho "c made from $(basename "$1")"\n')
+    maker.chmod(0o755)
+    done = cli("bench", str(suite), "--out", str(tmp_path / "camp"), "--cache",
+               str(tmp_path / "cache"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert sorted((r[1], r[4], r[5]) for r in rows(tmp_path / "camp")) == \
+        [("made.cnf", "ok", "sat")] * 2
+    made = tmp_path / "camp" / "instances" / "made.cnf"
+    assert made.read_bytes() == SAT + b"c made from model.txt\n"
+
+    suite.write_text(suite.read_text().replace("{file:model.txt}", "{file:model2.txt}"))
+    line = fails_in_one_line("bench", str(suite), "--out", str(tmp_path / "camp2"))
+    assert "instances.generate.command names {file:model2.txt}, which is no support file" in line

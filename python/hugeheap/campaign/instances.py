@@ -3,14 +3,17 @@ names by URL and hash (fetched into the instance cache, cache.py, and linked
 into the campaign directory, so that the campaign holds what it ran on), and
 the output of its generator commands, made once and cached in the campaign
 directory (a generated file is kept with the command that made it, and made
-again only when the command changes). A generated program (an ELF file or a
-script) is made executable, so that a tool can run it. An instance may be compressed
+again only when the command changes). A generator may read a support file of
+the suite ({file:NAME}: a downloaded model it compiles, say); the file's hash
+is part of the command that made the instance. A generated program (an ELF
+file or a script) is made executable, so that a tool can run it. An instance may be compressed
 (compression.py): its name is without the compression's suffix, its path
 the file as it is."""
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +22,7 @@ from ..errors import HarnessError
 from ..files import place_whole
 from .cache import InstanceCache
 from .compression import compression_of, format_problem, plain_name
+from .remote import RemoteFile
 from .suite import Suite
 
 
@@ -51,6 +55,7 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
             if not file.support:  # a support file is there for the tools, not run on
                 instances.append(Instance(file.instance, linked))
     taken = {i.name for i in instances}
+    support = {file.name: file for file in suite.downloads if file.support}
     for generator in suite.generators:
         for seed in generator.seeds:
             file_name = generator.name.replace("{seed}", str(seed))
@@ -58,8 +63,10 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
             if name in taken:
                 raise HarnessError(f"{suite.path}: the generated instance '{name}' has the name "
                                    "of an instance file; rename the generator's output")
-            argv = [word.replace("{seed}", str(seed)) for word in generator.argv]
-            made = _generate(argv, generator.program, cache / file_name, suite.directory)
+            argv = [support_filled(word.replace("{seed}", str(seed)), cache)
+                    for word in generator.argv]
+            read = [support[n] for word in generator.argv for n in SUPPORT_FILE.findall(word)]
+            made = _generate(argv, generator.program, cache / file_name, suite.directory, read)
             problem = format_problem(made)
             if problem:
                 raise HarnessError(f"{problem}: the generator {' '.join(argv)} wrote it; "
@@ -68,9 +75,21 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
     return instances
 
 
-def _generate(argv: list[str], program: str, target: Path, directory: Path) -> Path:
+SUPPORT_FILE = re.compile(r"\{file:([^}]*)\}")
+
+
+def support_filled(word: str, instances: Path) -> str:
+    """A word of a command with each {file:NAME} (a support file of the
+    suite) made the file's path in the campaign's instances."""
+    return SUPPORT_FILE.sub(lambda m: str((instances / m[1]).resolve()), word)
+
+
+def _generate(argv: list[str], program: str, target: Path, directory: Path,
+              reads: list[RemoteFile]) -> Path:
     recipe = target.with_name(target.name + ".command")
-    command = "\0".join(argv)
+    # The support files' hashes with the command: a model changed under the
+    # same name makes its instance again.
+    command = "\0".join(argv + [f"{file.name}={file.sha256 or file.gbd}" for file in reads])
     if target.exists() and recipe.exists() and recipe.read_text() == command:
         return target
     target.parent.mkdir(parents=True, exist_ok=True)

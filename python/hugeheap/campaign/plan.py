@@ -10,14 +10,12 @@ one across machines or cores."""
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..measure.allocators import AllocatorMode
 from .answers.toolinfo import ToolInfoRun
 from .folder import CampaignFolder
-from .instances import Instance
+from .instances import Instance, support_filled
 from .store import RunKey
 from .suite import Suite
 
@@ -55,12 +53,6 @@ class RunSpec:
         return f"{self.tool}/{self.mode}/{self.instance}#{self.repetition}"
 
 
-def _support_filled(word: str, instances: Path) -> str:
-    """A word of a tool's command with each {file:NAME} (a support file of
-    the suite's sets) made the file's path in the campaign's instances."""
-    return re.sub(r"\{file:([^}]*)\}", lambda m: str((instances / m[1]).resolve()), word)
-
-
 def planned_runs(suite: Suite, instances: list[Instance], repetitions: int,
                  tools: set[str] | None = None) -> int:
     """How many runs the campaign has (of the tools named, or of all)."""
@@ -86,7 +78,7 @@ def plan(suite: Suite, instances: list[Instance], repetitions: int, folder: Camp
                 random.Random(f"{suite.seed}/{tool.name}/{instance.name}/{repetition}") \
                     .shuffle(modes)
                 argv, tool_info = tool.command_for(instance.name)
-                argv = (argv[0], *(_support_filled(word, folder.instances) for word in argv[1:]))
+                argv = (argv[0], *(support_filled(word, folder.instances) for word in argv[1:]))
                 # (A command that names no {instance}, as `hugeheap compare` runs
                 # one, is run as given.)
                 decompress = instance.compression not in (None, *tool.reads_compressed) \

@@ -51,7 +51,8 @@ instances, under which limits, how often.
 
     [[instances.generate]]
     name = "random-{seed}.cnf"
-    command = "hh-randksat 5000 21000 3 {seed}"  # run in this file's directory
+    command = "hh-randksat 5000 21000 3 {seed}"  # run in this file's directory; {file:NAME}:
+                                       # a support file it reads (a model it compiles)
     seeds = [1, 2, 3]
     quick = true                       # optional: in the quick size (`hugeheap bench --quick`)
 
@@ -327,7 +328,7 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     files = _files(check, instances, path.resolve().parent)
     generators = _generators(check, instances, path.resolve().parent)
     downloads = _sets(check, instances, path.resolve().parent) + _downloads(check, instances)
-    _check_support(check, tools, downloads)
+    _check_support(check, tools, generators, downloads)
     if not files and not generators and all(d.support for d in downloads):
         raise check.fail("the suite has no instances",
                          'add files = ["*.cnf"], sets, [[instances.download]] or '
@@ -466,8 +467,9 @@ def _split_template(check: _Checker, command: str, table: str, allowed: set[str]
         raise check.fail(f"{table}.command cannot be split into words ({error})",
                          "close the quote", table, "command", index) from None
     for name in re.findall(r"\{([^}]*)\}", command):
-        # {file:NAME} is a tool's (PLACEHOLDERS); _check_support checks the NAME.
-        if name not in allowed and not (allowed is PLACEHOLDERS and name.startswith("file:")):
+        # {file:NAME}: a support file, in a tool's or a generator's command;
+        # _check_support checks the NAME.
+        if name not in allowed and not name.startswith("file:"):
             raise check.fail(f"{table}.command has an unknown placeholder {{{name}}}",
                              f"the placeholders there are {', '.join(sorted(allowed))}",
                              table, "command", index)
@@ -790,20 +792,24 @@ def _sets(check: _Checker, instances: dict[str, Any], directory: Path) -> list[R
     return chosen
 
 
-def _check_support(check: _Checker, tools: list[Tool], downloads: list[RemoteFile]) -> None:
-    """Every {file:NAME} of a tool's command names a support file of the
-    suite (a file of its sets listed under support, or a download marked
-    support = true)."""
+def _check_support(check: _Checker, tools: list[Tool], generators: list[Generator],
+                   downloads: list[RemoteFile]) -> None:
+    """Every {file:NAME} of a tool's or a generator's command names a
+    support file of the suite (a file of its sets listed under support, or a
+    download marked support = true)."""
     support = sorted(d.name for d in downloads if d.support)
-    for tool in tools:
-        for word in tool.argv:
+    commands = [(f"tools.{tool.name}", tool.argv, 0) for tool in tools] + \
+        [("instances.generate", generator.argv, index)
+         for index, generator in enumerate(generators)]
+    for where, argv, index in commands:
+        for word in argv:
             for name in re.findall(r"\{file:([^}]*)\}", word):
                 if name not in support:
                     raise check.fail(
-                        f"tools.{tool.name}.command names {{file:{name}}}, which is no support "
+                        f"{where}.command names {{file:{name}}}, which is no support "
                         f"file of the suite (its support files: {', '.join(support) or 'none'})",
                         "list it under support in its set's entry of sets, or mark its "
-                        "[[instances.download]] support = true", f"tools.{tool.name}", "command")
+                        "[[instances.download]] support = true", where, "command", index)
 
 
 def _downloads(check: _Checker, instances: dict[str, Any]) -> list[RemoteFile]:
