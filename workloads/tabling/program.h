@@ -204,8 +204,7 @@ typedef struct program {
     pred *first_pred, *last_pred;
     uint32_t ntabled;
     pred **tabled; /* by table_id */
-    void *chunks;  /* the program's memory, freed together */
-    char *at, *end;
+    struct hh_arena *memory; /* the program's memory (program_alloc), freed together */
 } program;
 
 program *program_new(const char *name);
