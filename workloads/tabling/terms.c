@@ -8,7 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "table.h"
+#include "trie.h" /* terms_after: how a token opens terms */
 
 bool term_heap_init(term_heap *th, const char *stack_floor) {
     memset(th, 0, sizeof *th);
