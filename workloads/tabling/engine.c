@@ -693,13 +693,17 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     c->plan.from = arena_take(e->arena, (nout + 1) * sizeof(int32_t));
     c->plan.fixed = arena_take(e->arena, (nout + 1) * sizeof(term));
     c->direct = make_plan(f, roots, m, &c->plan);
-    for (uint32_t j = 0; c->direct && j < nout; j++) c->plan.fixed[j] = keep(&e->th, e->arena, c->plan.fixed[j]);
+    for (uint32_t j = 0; c->direct && j < nout; j++) {
+        c->plan.fixed[j] = keep(&e->th, e->arena, c->plan.fixed[j]);
+    }
     uint32_t facts_arity = next_facts_arity(f);
     c->join.arg = arena_take(e->arena, (facts_arity + 1) * sizeof(term));
     c->join.first_at = arena_take(e->arena, (facts_arity + 1) * sizeof(uint32_t));
     c->join.ans = arena_take(e->arena, (nout + 1) * sizeof(term));
     c->joins = !c->direct && make_join(f, roots, m, &c->join);
-    for (uint32_t j = 0; c->joins && j < nout; j++) c->join.ans[j] = keep(&e->th, e->arena, c->join.ans[j]);
+    for (uint32_t j = 0; c->joins && j < nout; j++) {
+        c->join.ans[j] = keep(&e->th, e->arena, c->join.ans[j]);
+    }
     c->next = s->consumers;
     s->consumers = c;
     drain(e, c);

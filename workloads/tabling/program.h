@@ -220,7 +220,8 @@ bool program_finish(program *prog);
 /* How a call of p is evaluated (L_TABLED, L_FACTS or L_RULES), once it is finished. */
 literal_kind program_call_kind(const pred *p);
 
-/* Reads a program (see parse.c for the accepted text).  NULL on an error, with
+/* Reads a program (the accepted text: the top of docs/HHTAB.md; the reader
+ * is lexer.c, parser.c and compile.c).  NULL on an error, with
  * "FILE:LINE:COLUMN: what was found" in error. */
 program *program_read(const char *path, char *error, size_t error_size);
 /* The same from a buffer; name is what messages call it. */
