@@ -93,7 +93,22 @@ static inline term deref(const term *env, term t) {
  * unbound slots, compounds alike all the way down. */
 bool match(term_heap *th, term *env, term a, term b, bool bind);
 
+/* The first step inline (binding a slot, or comparing constants): most
+ * unifications end there; compounds go on in match. */
 static inline bool unify(term_heap *th, term *env, term a, term b) {
+    a = deref(env, a);
+    b = deref(env, b);
+    if (a == b) return true;
+    if (is_ref(a)) {
+        if (is_ref(b) && ref_slot(b) > ref_slot(a)) env[ref_slot(b)] = a;
+        else env[ref_slot(a)] = b;
+        return true;
+    }
+    if (is_ref(b)) {
+        env[ref_slot(b)] = a;
+        return true;
+    }
+    if (!is_compound(a) || !is_compound(b)) return false;
     return match(th, env, a, b, true);
 }
 
