@@ -856,7 +856,19 @@ static void run(engine *e, frame *f) {
 
 /* ---- the engine ---- */
 
-engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const char *stack_floor) {
+bool engine_memory_create(engine_memory *m) {
+    m->heap = hh_arena_create();
+    m->consumers = hh_arena_create();
+    return m->heap != NULL && m->consumers != NULL;
+}
+
+void engine_memory_destroy(engine_memory *m) {
+    hh_arena_destroy(m->heap);
+    hh_arena_destroy(m->consumers);
+}
+
+engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const char *stack_floor,
+                   engine_memory *memory) {
     engine *e = calloc(1, sizeof *e);
     if (e == NULL) return NULL;
     e->prog = prog;
@@ -866,17 +878,16 @@ engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const c
     e->counts.thread = thread;
     e->ev.prog = prog;
     e->ev.th = &e->th;
-    e->arena = hh_arena_create();
-    if (e->arena == NULL || !term_heap_init(&e->th, stack_floor)) {
-        engine_free(e);
-        return NULL;
-    }
+    /* What an earlier engine left in them is forgotten; their chunks serve again. */
+    hh_arena_reset(memory->heap);
+    hh_arena_reset(memory->consumers);
+    e->arena = memory->consumers;
+    term_heap_init(&e->th, stack_floor, memory->heap);
     return e;
 }
 
 void engine_free(engine *e) {
     if (e == NULL) return;
-    hh_arena_destroy(e->arena);
     term_heap_free(&e->th);
     free(e->stack);
     free(e->work);

@@ -10,15 +10,13 @@
 
 #include "trie.h" /* terms_after: how a token opens terms */
 
-bool term_heap_init(term_heap *th, const char *stack_floor) {
+void term_heap_init(term_heap *th, const char *stack_floor, hh_arena *heap) {
     memset(th, 0, sizeof *th);
     th->stack_floor = stack_floor;
-    th->heap = hh_arena_create();
-    return th->heap != NULL;
+    th->heap = heap;
 }
 
 void term_heap_free(term_heap *th) {
-    hh_arena_destroy(th->heap);
     free(th->tokens);
     free(th->emits);
     free(th->fills);

@@ -35,8 +35,9 @@ typedef struct term_heap {
     uint32_t chain_len, chain_cap;
 } term_heap;
 
-/* False on no memory. */
-bool term_heap_init(term_heap *th, const char *stack_floor);
+/* heap: the arena of the compounds (the caller's, which outlives th). */
+void term_heap_init(term_heap *th, const char *stack_floor, hh_arena *heap);
+/* Frees the scratch stacks; the heap stays the caller's. */
 void term_heap_free(term_heap *th);
 
 /* Stops the program with "hhtab: message" (exit code 3). */
