@@ -86,6 +86,19 @@ hh_arena *hh_arena_create(void);
 void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment);
 /* Forgets every object; keeps the chunks for the next objects. */
 void hh_arena_reset(hh_arena *arena);
+/* A point in an arena's allocations, to release back to: a stack of objects
+ * that die together when the computation that made them returns (a
+ * derivation step's terms), inside an arena that lives longer. */
+typedef struct hh_arena_mark {
+    void *chunk_;      /* private: the chunk in use then */
+    char *next_;       /* private: its free space began here */
+    size_t allocated_; /* private: the arena's allocated bytes then */
+} hh_arena_mark;
+hh_arena_mark hh_arena_save(const hh_arena *arena);
+/* Forgets the objects allocated since mark was saved (the mark must be from
+ * this arena, since its last reset); keeps the chunks for the next objects.
+ * Marks saved after this one become invalid. */
+void hh_arena_release(hh_arena *arena, hh_arena_mark mark);
 /* Forgets every object and gives all memory back. */
 void hh_arena_destroy(hh_arena *arena);
 void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats);

@@ -126,6 +126,18 @@ HH_API void hh_arena_reset(hh_arena *arena) {
     enter(arena, arena->first);
 }
 
+HH_API hh_arena_mark hh_arena_save(const hh_arena *arena) {
+    return (hh_arena_mark){arena->current, arena->next, arena->allocated};
+}
+
+HH_API void hh_arena_release(hh_arena *arena, hh_arena_mark mark) {
+    arena_chunk *chunk = mark.chunk_;
+    arena->current = chunk;
+    arena->next = mark.next_;
+    arena->end = (char *)chunk + chunk->size;
+    arena->allocated = mark.allocated_;
+}
+
 HH_API void hh_arena_destroy(hh_arena *arena) {
     if (arena == NULL) return;
     arena_chunk *chunk = arena->first->next; /* the first holds the arena: last */

@@ -70,6 +70,39 @@ static void test_arena(void) {
     hh_arena_destroy(arena);
 }
 
+/* Save and release: a stack of objects inside the arena, across chunks. */
+static void test_arena_mark(void) {
+    hh_arena *arena = hh_arena_create();
+    CHECK(arena != NULL);
+    void *kept = hh_arena_alloc(arena, 100, 16);
+    hh_arena_mark mark = hh_arena_save(arena);
+    hh_arena_stats st;
+    hh_arena_get_stats(arena, &st);
+    size_t allocated = st.allocated;
+    void *first = hh_arena_alloc(arena, 1000, 16);
+    CHECK(first != NULL && first != kept);
+    /* Beyond the first chunk: the release goes back across chunks. */
+    CHECK(hh_arena_alloc(arena, 3 * MiB, 16) != NULL);
+    hh_arena_get_stats(arena, &st);
+    size_t reserved = st.reserved;
+    CHECK(st.chunks == 2);
+    hh_arena_release(arena, mark);
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.allocated == allocated);
+    CHECK(hh_arena_alloc(arena, 1000, 16) == first);
+    /* A nested mark, released first, then the outer one. */
+    hh_arena_mark inner = hh_arena_save(arena);
+    void *second = hh_arena_alloc(arena, 64, 16);
+    hh_arena_release(arena, inner);
+    CHECK(hh_arena_alloc(arena, 64, 16) == second);
+    hh_arena_release(arena, mark);
+    /* The kept chunk serves again: nothing new mapped. */
+    CHECK(hh_arena_alloc(arena, 3 * MiB, 16) != NULL);
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.reserved == reserved && st.chunks == 2);
+    hh_arena_destroy(arena);
+}
+
 static void test_pool_basics(void) {
     errno = 0;
     CHECK(hh_pool_create(0) == NULL && errno == EINVAL);
@@ -231,6 +264,7 @@ static void test_pool_thread_churn(void) {
 
 int main(void) {
     test_arena();
+    test_arena_mark();
     test_pool_basics();
     test_pool_rejects_foreign_objects();
     test_pool_cross_thread();

@@ -33,11 +33,11 @@
 #include "engine.h"
 
 #include <setjmp.h>
-#include <stdarg.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#include "arith.h"
+#include "terms.h"
 
 typedef struct frame {
     const clause *cl;
@@ -87,50 +87,21 @@ struct consumer {
     uint32_t nroots;
     uint32_t roots[];  /* the call's variables: slots of k's environment */
 };
-
-/* Memory handed out by a bump pointer over a list of chunks: the term heap
- * (given back to a mark) and the arena of consumers (reset when the
- * completion stack empties). */
-typedef struct chunk {
-    struct chunk *next;
-    size_t size;
-    _Alignas(16) char data[];
-} chunk;
-
-typedef struct region {
-    chunk *chunks, *current;
-    char *at, *end;
-} region;
-
-typedef struct region_mark {
-    chunk *current;
-    char *at;
-} region_mark;
-
 struct engine {
     const program *prog;
     tablespace *ts;
     unsigned thread;
     bool shared_answers; /* FS: other threads add answers to the same tables */
     table_thread counts;
-    const char *stack_floor;
     /* The completion stack: incomplete subgoals, oldest first. */
     sgframe **stack;
     uint32_t depth, cap;
     /* Subgoals with answers their consumers have not taken. */
     sgframe **work;
     uint32_t work_len, work_cap;
-    region arena; /* consumers and captured frames */
-    region heap;  /* compounds of derivations */
-    /* Flattened terms for the tables, and the stacks that make and read them. */
-    term *tokens;
-    uint32_t tokens_cap;
-    struct emit *emits;
-    uint32_t emits_cap;
-    struct fill *fills;
-    uint32_t fills_cap;
-    compound **chain; /* canonical compounds whose groundness waits for their last argument */
-    uint32_t chain_len, chain_cap;
+    hh_arena *arena; /* consumers and captured frames, reset when the completion stack empties */
+    term_heap th;    /* compounds of derivations, and the scratch stacks of term operations */
+    evaluation ev;   /* arithmetic's view of the program and th */
     /* \+: where the first solution of the negated goal jumps to. */
     jmp_buf *negation_exit;
     /* The query */
@@ -148,262 +119,15 @@ static sgframe negation_goal;
 
 static void run(engine *e, frame *f);
 
-static _Noreturn void fatal(const char *message) {
-    fprintf(stderr, "hhtab: %s\n", message);
-    fflush(stderr);
-    _exit(3);
-}
-
-static void check_stack(const engine *e) {
-    if ((const char *)__builtin_frame_address(0) < e->stack_floor) {
-        fatal("evaluation nested too deeply: a chain of calls, each waiting for the next, used up "
-              "the thread's stack (deep recursion through non-tabled predicates, a long chain "
-              "of new tabled calls, or a deeply nested term)");
-    }
-}
-
-static _Noreturn void runtime_error(const engine *e, const literal *l, const char *what) {
-    char message[512];
-    snprintf(message, sizeof message, "%s:%u:%u: %s", e->prog->name, l->line, l->column, what);
-    fatal(message);
-}
-
-static void *grow_array(void *array, uint32_t *cap, uint32_t need, size_t item) {
-    uint32_t n = *cap ? *cap : 64;
-    while (n < need) n *= 2;
-    void *bigger = realloc(array, (size_t)n * item);
-    if (bigger == NULL) table_out_of_memory();
-    *cap = n;
-    return bigger;
-}
-
-/* ---- regions ---- */
-
-/* A chunk with room for size bytes, made current. */
-static __attribute__((noinline)) void region_next_chunk(region *r, size_t size) {
-    chunk *c = r->current ? r->current->next : r->chunks;
-    while (c != NULL && c->size < size) c = c->next;
-    if (c == NULL) {
-        size_t bytes = size > ((size_t)1 << 20) ? size : (size_t)1 << 20;
-        c = malloc(sizeof(chunk) + bytes);
-        if (c == NULL) table_out_of_memory();
-        c->size = bytes;
-        /* Appended after the current chunk: the chunks form one list. */
-        if (r->current) {
-            c->next = r->current->next;
-            r->current->next = c;
-        } else {
-            c->next = r->chunks;
-            r->chunks = c;
-        }
-    }
-    r->current = c;
-    r->at = c->data;
-    r->end = c->data + c->size;
-}
-
-static inline void *region_alloc(region *r, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if (r->at == NULL || (size_t)(r->end - r->at) < size) region_next_chunk(r, size);
-    void *p = r->at;
-    r->at += size;
-    return p;
-}
-
-static inline region_mark region_top(const region *r) { return (region_mark){r->current, r->at}; }
-
-static inline void region_release(region *r, region_mark m) {
-    r->current = m.current;
-    r->at = m.at;
-    r->end = m.current ? m.current->data + m.current->size : NULL;
-}
-
-static void region_free(region *r) {
-    for (chunk *c = r->chunks; c != NULL;) {
-        chunk *next = c->next;
-        free(c);
-        c = next;
-    }
-}
-
-static compound *new_compound(region *r, uint32_t functor, uint32_t arity, uint16_t flags) {
-    compound *c = region_alloc(r, sizeof(compound) + arity * sizeof(term));
-    c->functor = functor;
-    c->arity = (uint16_t)arity;
-    c->flags = flags;
-    return c;
-}
-
-/* ---- terms in an environment ---- */
-
-static inline term deref(const term *env, term t) {
-    while (is_ref(t)) {
-        term v = env[ref_slot(t)];
-        if (v == UNBOUND) return t;
-        t = v;
-    }
-    return t;
-}
-
-/* Unifies two terms of env, binding its slots (bind), or without bind
- * tells whether they are identical (==): the same constants, the same
- * unbound slots, compounds alike all the way down. */
-static bool match(engine *e, term *env, term a, term b, bool bind) {
-    for (;;) {
-        a = deref(env, a);
-        b = deref(env, b);
-        if (a == b) return true;
-        if (bind && is_ref(a)) {
-            if (is_ref(b) && ref_slot(b) > ref_slot(a)) env[ref_slot(b)] = a;
-            else env[ref_slot(a)] = b;
-            return true;
-        }
-        if (bind && is_ref(b)) {
-            env[ref_slot(b)] = a;
-            return true;
-        }
-        if (!is_compound(a) || !is_compound(b)) return false;
-        const compound *x = term_compound(a), *y = term_compound(b);
-        if (x->functor != y->functor) return false;
-        check_stack(e);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) {
-            if (!match(e, env, x->args[i], y->args[i], bind)) return false;
-        }
-        a = x->args[last];
-        b = y->args[last];
-    }
-}
-
-static inline bool unify(engine *e, term *env, term a, term b) { return match(e, env, a, b, true); }
-
-/* ---- canonical terms ---- */
-
-/* The unbound slots met so far, in order: slot seen[k] is VAR(k). */
-typedef struct canon {
-    uint32_t *seen;
-    uint32_t n;
-} canon;
-
-/* A call's solution seen through its caller's environment before it is
- * bound there: unbound slot roots[k] holds tuple[k] (ground). */
-typedef struct overlay {
-    const uint32_t *roots;
-    uint32_t n;
-    const term *tuple;
-} overlay;
-
-static inline term deref_over(const term *env, const overlay *ov, term t) {
-    while (is_ref(t)) {
-        term v = env[ref_slot(t)];
-        if (v == UNBOUND) {
-            for (uint32_t k = 0; ov != NULL && k < ov->n; k++) {
-                if (ov->roots[k] == ref_slot(t)) return ov->tuple[k];
-            }
-            return t;
-        }
-        t = v;
-    }
-    return t;
-}
-
-static inline term canon_var(canon *cv, uint32_t slot) {
-    uint32_t k = 0;
-    while (k < cv->n && cv->seen[k] != slot) k++;
-    if (k == cv->n) cv->seen[cv->n++] = slot;
-    return make_var(k);
-}
-
-/* Fixes the groundness of the compounds made since `base` on the chain:
- * each was marked C_GROUND if its arguments but the last are ground; last
- * is the term that ended the chain. */
-static void settle_chain(engine *e, uint32_t base, term last) {
-    bool ground = is_ground(last);
-    while (e->chain_len > base) {
-        compound *c = e->chain[--e->chain_len];
-        ground = ground && (c->flags & C_GROUND);
-        c->flags = ground ? C_GROUND : 0;
-    }
-}
-
-/* The canonical form of term t of env (seen through ov, if not NULL): its
- * unbound slots become VAR(k) in cv's numbering; a ground compound is
- * itself, others are copied onto the heap (recursion on all arguments but
- * the last, which loops). */
-static term canon_term(engine *e, const term *env, const overlay *ov, term t, canon *cv) {
-    term result;
-    term *out = &result;
-    uint32_t base = e->chain_len;
-    for (;;) {
-        t = deref_over(env, ov, t);
-        if (is_ground(t)) {
-            *out = t;
-            break;
-        }
-        if (is_ref(t)) {
-            *out = canon_var(cv, ref_slot(t));
-            break;
-        }
-        const compound *x = term_compound(t);
-        check_stack(e);
-        compound *y = new_compound(&e->heap, x->functor, x->arity, C_GROUND);
-        *out = compound_term(y);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) {
-            term a = deref_over(env, ov, x->args[i]);
-            if (is_ref(a)) a = canon_var(cv, ref_slot(a));
-            else if (!is_ground(a)) a = canon_term(e, env, ov, a, cv);
-            y->args[i] = a;
-            if (!is_ground(a)) y->flags = 0;
-        }
-        if (e->chain_len == e->chain_cap) {
-            e->chain = grow_array(e->chain, &e->chain_cap, e->chain_len + 1, sizeof *e->chain);
-        }
-        e->chain[e->chain_len++] = y;
-        out = &y->args[last];
-        t = x->args[last];
-    }
-    settle_chain(e, base, *out);
-    return result;
-}
-
-/* The call pattern of args under env: tok[i] canonical, roots[j] the slot
- * of the call's j-th distinct variable (room for every slot of env).
- * Returns their number. */
-static inline uint32_t make_pattern(engine *e, const term *env, const term *args, uint32_t arity,
-                                    term *tok, uint32_t *roots) {
-    canon cv = {roots, 0};
-    for (uint32_t i = 0; i < arity; i++) {
-        term t = deref(env, args[i]);
-        if (is_ground(t)) tok[i] = t;
-        else if (is_ref(t)) tok[i] = canon_var(&cv, ref_slot(t));
-        else tok[i] = canon_term(e, env, NULL, t, &cv);
-    }
-    return cv.n;
-}
-
-/* The unbound slots of t in the order make_pattern numbers them. */
-static void collect_vars(engine *e, const term *env, term t, canon *cv) {
-    for (;;) {
-        t = deref(env, t);
-        if (is_ref(t)) {
-            canon_var(cv, ref_slot(t));
-            return;
-        }
-        if (!is_compound(t) || (term_compound(t)->flags & C_GROUND)) return;
-        const compound *x = term_compound(t);
-        check_stack(e);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) collect_vars(e, env, x->args[i], cv);
-        t = x->args[last];
-    }
-}
+/* ---- terms of frames ---- */
 
 /* The solution of a finished clause (seen through ov, if not NULL) for its
  * call: the call's variables, canonical with one numbering.  Returns how
- * many variables it has. */
-static inline uint32_t solution_tuple(engine *e, const frame *f, const overlay *ov,
-                                      term *tuple) {
+ * many variables it has.  Always inline: finish calls it on every
+ * solution (GCC stopped inlining it on its own once canon_term moved to
+ * terms.c). */
+static inline __attribute__((always_inline)) uint32_t
+solution_tuple(engine *e, const frame *f, const overlay *ov, term *tuple) {
     uint32_t nv = f->cl->nvars;
     uint32_t seen[f->nslots + 1];
     canon cv = {seen, 0};
@@ -411,41 +135,9 @@ static inline uint32_t solution_tuple(engine *e, const frame *f, const overlay *
         term t = deref_over(f->env, ov, make_ref(nv + j));
         if (is_ground(t)) tuple[j] = t;
         else if (is_ref(t)) tuple[j] = canon_var(&cv, ref_slot(t));
-        else tuple[j] = canon_term(e, f->env, ov, t, &cv);
+        else tuple[j] = canon_term(&e->th, f->env, ov, t, &cv);
     }
     return cv.n;
-}
-
-/* A canonical term's compounds for env: VAR(k) is slot_of[k], or when k is
- * the next new variable a fresh slot of f (then recorded in slot_of). */
-static term instantiate(engine *e, frame *f, term t, uint32_t *slot_of, uint32_t *assigned) {
-    term result;
-    term *out = &result;
-    for (;;) {
-        if (is_var(t)) {
-            uint32_t k = var_index(t);
-            if (k == *assigned) {
-                slot_of[(*assigned)++] = f->nslots;
-                f->env[f->nslots++] = UNBOUND;
-            }
-            *out = make_ref(slot_of[k]);
-            return result;
-        }
-        if (is_ground(t)) {
-            *out = t;
-            return result;
-        }
-        const compound *x = term_compound(t);
-        check_stack(e);
-        compound *y = new_compound(&e->heap, x->functor, x->arity, 0);
-        *out = compound_term(y);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) {
-            y->args[i] = instantiate(e, f, x->args[i], slot_of, assigned);
-        }
-        out = &y->args[last];
-        t = x->args[last];
-    }
 }
 
 /* Binds the call's variables (roots) to a solution (canonical, nv
@@ -463,191 +155,12 @@ static inline void bind_tuple(engine *e, frame *f, const uint32_t *roots, uint32
         } else if (is_ground(t)) {
             f->env[roots[j]] = t;
         } else {
-            f->env[roots[j]] = instantiate(e, f, t, slot_of, &assigned);
+            f->env[roots[j]] = instantiate(&e->th, f->env, &f->nslots, t, slot_of, &assigned);
         }
     }
 }
 
-/* Unifies a term h of f's environment with a canonical term p whose VAR(k)
- * are f's call variables (slots cl->nvars + k). */
-static bool unify_call(engine *e, frame *f, term h, term p) {
-    uint32_t base = f->cl->nvars;
-    for (;;) {
-        if (is_var(p)) return unify(e, f->env, h, make_ref(base + var_index(p)));
-        h = deref(f->env, h);
-        if (is_ref(h)) {
-            if (is_ground(p)) {
-                f->env[ref_slot(h)] = p;
-            } else {
-                uint32_t slot_of[f->ncall + 1];
-                for (uint32_t k = 0; k < f->ncall; k++) slot_of[k] = base + k;
-                uint32_t all = f->ncall;
-                f->env[ref_slot(h)] = instantiate(e, f, p, slot_of, &all);
-            }
-            return true;
-        }
-        if (is_ground(p) && (is_const(p) || h == p)) return h == p;
-        if (!is_compound(h)) return false;
-        /* p is a compound; a ground one means the same here (its arguments
-         * need no dereferencing), one with variables is matched against
-         * h's arguments. */
-        const compound *x = term_compound(h), *y = term_compound(p);
-        if (x->functor != y->functor) return false;
-        check_stack(e);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) {
-            if (!unify_call(e, f, x->args[i], y->args[i])) return false;
-        }
-        h = x->args[last];
-        p = y->args[last];
-    }
-}
-
-/* ---- flattened terms, for the tries ---- */
-
-static inline void ensure_tokens(engine *e, uint32_t n) {
-    if (__builtin_expect(n > e->tokens_cap, 0)) {
-        e->tokens = grow_array(e->tokens, &e->tokens_cap, n, sizeof(term));
-    }
-}
-
-/* Terms flatten still has to emit: `left` of them, the next at `at`, or in
- * a list (cell set) each cell's head, then the last cell's tail. */
-struct emit {
-    const term *at;
-    const compound *cell;
-    uint64_t left;
-};
-
-/* Terms unflatten still has to fill in: `left` slots, the next at `at`,
- * then `stride` terms further, but the last at `tail` when it is set (a
- * list's cells, laid out one after the other: each head, the last tail). */
-struct fill {
-    term *at, *tail;
-    uint64_t left;
-    uint32_t stride;
-};
-
-/* The tokens of a canonical tuple with a compound (from the i-th term on),
- * in e->tokens.  A term is dropped from the stack when its last part is
- * taken, so a list's spine or a last argument does not deepen it. */
-static __attribute__((noinline)) const term *flatten_compounds(engine *e, const term *tuple,
-                                                               uint32_t n, uint32_t i,
-                                                               uint32_t *ntokens) {
-    uint32_t len = i, depth = 0;
-    ensure_tokens(e, n);
-    memcpy(e->tokens, tuple, i * sizeof(term));
-    if (e->emits_cap < 1) e->emits = grow_array(e->emits, &e->emits_cap, 1, sizeof *e->emits);
-    e->emits[depth++] = (struct emit){tuple + i, NULL, n - i};
-    while (depth > 0) {
-        struct emit *top = &e->emits[depth - 1];
-        term t;
-        if (top->cell == NULL) {
-            t = *top->at++;
-        } else if (top->left > 1) {
-            t = top->cell->args[0];
-            if (top->left > 2) top->cell = term_compound(top->cell->args[1]);
-        } else {
-            t = top->cell->args[1];
-        }
-        if (--top->left == 0) depth--;
-        ensure_tokens(e, len + 1);
-        if (!is_compound(t)) {
-            e->tokens[len++] = t;
-            continue;
-        }
-        if (depth == e->emits_cap) {
-            e->emits = grow_array(e->emits, &e->emits_cap, depth + 1, sizeof *e->emits);
-        }
-        const compound *c = term_compound(t);
-        if (c->functor != F_LIST) {
-            e->tokens[len++] = make_functor_token(c->functor, c->arity);
-            e->emits[depth++] = (struct emit){c->args, NULL, c->arity};
-            continue;
-        }
-        uint64_t cells = 0;
-        for (term l = t; is_compound(l) && term_compound(l)->functor == F_LIST; cells++) {
-            l = term_compound(l)->args[1];
-        }
-        e->tokens[len++] = make_list_token(cells);
-        e->emits[depth++] = (struct emit){NULL, c, cells + 1};
-    }
-    *ntokens = len;
-    return e->tokens;
-}
-
-/* A canonical tuple's tokens in preorder: the tuple itself if it has no
- * compound, else in e->tokens.  *ntokens is set. */
-static inline const term *flatten(engine *e, const term *tuple, uint32_t n, uint32_t *ntokens) {
-    for (uint32_t i = 0; i < n; i++) {
-        if (is_compound(tuple[i])) return flatten_compounds(e, tuple, n, i, ntokens);
-    }
-    *ntokens = n;
-    return tuple;
-}
-
-/* Builds m canonical terms from n tokens (compounds on the heap); returns
- * how many variables they have.  A compound is marked ground when its term
- * (one of the m) has no variable. */
-static uint32_t unflatten(engine *e, const term *tokens, uint32_t m, term *tuple) {
-    uint32_t nv = 0, i = 0;
-    for (uint32_t j = 0; j < m; j++) {
-        /* The j-th term's tokens: find its end and whether a variable is in it. */
-        uint64_t left = 1;
-        uint32_t end = i;
-        bool ground = true;
-        while (left > 0) {
-            term t = tokens[end++];
-            left = terms_after(t, left);
-            if (is_var(t)) {
-                ground = false;
-                if (var_index(t) + 1 > nv) nv = var_index(t) + 1;
-            }
-        }
-        uint16_t flags = ground ? C_GROUND : 0;
-        /* Slots still to fill; a compound's is dropped when its last slot
-         * is taken, so a list's spine does not deepen the stack. */
-        uint32_t depth = 0;
-        for (; i < end; i++) {
-            term t = tokens[i];
-            struct fill opened = {NULL, NULL, 0, 1};
-            if (is_list_token(t)) {
-                /* n cells, one after the other, each the next's tail */
-                uint64_t cells = list_token_length(t);
-                term *block = region_alloc(&e->heap, cells * 3 * sizeof(term));
-                for (uint64_t k = 0; k < cells; k++) {
-                    compound *c = (compound *)(block + 3 * k);
-                    c->functor = F_LIST;
-                    c->arity = 2;
-                    c->flags = flags;
-                    if (k + 1 < cells) c->args[1] = compound_term((compound *)(block + 3 * k + 3));
-                }
-                opened = (struct fill){block + 1, block + 3 * cells - 1, cells + 1, 3};
-                t = compound_term((compound *)block);
-            } else if (is_opener_token(t)) {
-                compound *c = new_compound(&e->heap, functor_token_id(t), functor_token_arity(t),
-                                           flags);
-                opened = (struct fill){c->args, NULL, c->arity, 1};
-                t = compound_term(c);
-            }
-            if (depth == 0) {
-                tuple[j] = t;
-            } else {
-                struct fill *top = &e->fills[depth - 1];
-                *top->at = t;
-                top->at = --top->left == 1 && top->tail ? top->tail : top->at + top->stride;
-                if (top->left == 0) depth--;
-            }
-            if (opened.left > 0) {
-                if (depth == e->fills_cap) {
-                    e->fills = grow_array(e->fills, &e->fills_cap, depth + 1, sizeof *e->fills);
-                }
-                e->fills[depth++] = opened;
-            }
-        }
-    }
-    return nv;
-}
+/* ---- answers from the tries ---- */
 
 /* An answer's terms (m of them) from its leaf; returns how many variables
  * it has. */
@@ -660,9 +173,9 @@ static inline uint32_t read_answer(engine *e, const tnode *leaf, uint32_t m, ter
     }
     if (n->parent == NULL) return nv; /* one token per term: no compound */
     uint32_t len = answer_length(leaf);
-    ensure_tokens(e, len);
-    answer_tokens(leaf, e->tokens, len);
-    return unflatten(e, e->tokens, m, tuple);
+    ensure_tokens(&e->th, len);
+    answer_tokens(leaf, e->th.tokens, len);
+    return unflatten(&e->th, e->th.tokens, m, tuple);
 }
 
 /* ---- frames ---- */
@@ -673,35 +186,14 @@ static inline void frame_next(frame *dst, const frame *src) {
     dst->lit = src->lit + 1;
 }
 
-/* A term kept beyond the derivation step that made it: compounds not kept
- * yet are copied to the arena. */
-static term keep(engine *e, term t) {
-    term result;
-    term *out = &result;
-    for (;;) {
-        if (!is_compound(t) || (term_compound(t)->flags & C_KEEP)) {
-            *out = t;
-            return result;
-        }
-        const compound *x = term_compound(t);
-        check_stack(e);
-        compound *y = new_compound(&e->arena, x->functor, x->arity, x->flags | C_KEEP);
-        *out = compound_term(y);
-        uint32_t last = x->arity - 1u;
-        for (uint32_t i = 0; i < last; i++) y->args[i] = keep(e, x->args[i]);
-        out = &y->args[last];
-        t = x->args[last];
-    }
-}
-
 /* The arena copy of f and its callers, for a consumer to resume later. */
 static frame *capture(engine *e, frame *f) {
     if (f->copy != NULL) return f->copy;
     size_t bytes = sizeof(frame) + f->nslots * sizeof(term);
-    frame *h = region_alloc(&e->arena, bytes);
+    frame *h = arena_take(e->arena, bytes);
     memcpy(h, f, bytes);
     for (uint32_t i = 0; i < h->nslots; i++) {
-        if (is_compound(h->env[i])) h->env[i] = keep(e, h->env[i]);
+        if (is_compound(h->env[i])) h->env[i] = keep(&e->th, e->arena, h->env[i]);
     }
     h->parent = f->parent ? capture(e, f->parent) : NULL;
     h->copy = h;
@@ -730,7 +222,7 @@ static void queue(engine *e, sgframe *s) {
 
 static inline void add_answer(engine *e, sgframe *gen, const term *tuple) {
     uint32_t ntokens;
-    const term *tokens = flatten(e, tuple, gen->nvars, &ntokens);
+    const term *tokens = flatten(&e->th, tuple, gen->nvars, &ntokens);
     if (table_add_answer(e->ts, &e->counts, gen, tokens, ntokens) && gen->consumers != NULL) {
         queue(e, gen);
     }
@@ -940,23 +432,23 @@ static void consume_complete(engine *e, frame *f, const uint32_t *roots, uint32_
     fact_join join = {NULL, 0, 0, join_arg, first_at, join_ans};
     bool joins = !direct && make_join(f, roots, m, &join);
     for (tnode *a = answer_next(ans, NULL); a != NULL; a = answer_next(ans, a)) {
-        region_mark mark = region_top(&e->heap);
+        hh_arena_mark mark = heap_mark(&e->th);
         uint32_t nv = read_answer(e, a, m, tuple);
         if (direct && all_ground(tuple, m)) plan_answer(e, f->gen, &plan, tuple);
         else if (joins && all_ground(tuple, m)) join_answer(e, &join, f->gen, tuple);
         else continue_with(e, f, roots, m, tuple, nv);
-        region_release(&e->heap, mark);
+        heap_release(&e->th, mark);
     }
 }
 
 static void resume(engine *e, const consumer *c, const tnode *answer) {
-    region_mark mark = region_top(&e->heap);
+    hh_arena_mark mark = heap_mark(&e->th);
     term tuple[c->nroots + 1];
     uint32_t nv = read_answer(e, answer, c->nroots, tuple);
     if (c->direct && all_ground(tuple, c->nroots)) plan_answer(e, c->k->gen, &c->plan, tuple);
     else if (c->joins && all_ground(tuple, c->nroots)) join_answer(e, &c->join, c->k->gen, tuple);
     else continue_with(e, c->k, c->roots, c->nroots, tuple, nv);
-    region_release(&e->heap, mark);
+    heap_release(&e->th, mark);
 }
 
 /* Gives the consumer every answer it has not taken yet. */
@@ -1030,7 +522,7 @@ static void fixpoint(engine *e, sgframe *leader) {
     }
     if (e->shared_answers) table_completed(e->ts);
     e->depth = d;
-    if (d == 0) region_release(&e->arena, (region_mark){NULL, NULL});
+    if (d == 0) hh_arena_reset(e->arena);
 }
 
 /* ---- calls ---- */
@@ -1094,19 +586,19 @@ static void start_clause(engine *e, const clause *c, const term *tok, uint32_t m
     g->ncall = m;
     g->nslots = nslots;
     memset(g->env, 0, nslots * sizeof(term));
-    region_mark mark = region_top(&e->heap);
+    hh_arena_mark mark = heap_mark(&e->th);
     for (uint32_t i = 0; i < c->p->arity; i++) {
         term p = tok[i], h = c->head[i];
         bool ok;
-        if (is_var(p)) ok = unify(e, g->env, h, make_ref(c->nvars + var_index(p)));
-        else ok = unify_call(e, g, h, p);
+        if (is_var(p)) ok = unify(&e->th, g->env, h, make_ref(c->nvars + var_index(p)));
+        else ok = unify_call(&e->th, g->env, &g->nslots, c->nvars, m, h, p);
         if (!ok) {
-            region_release(&e->heap, mark);
+            heap_release(&e->th, mark);
             return;
         }
     }
     run(e, g);
-    region_release(&e->heap, mark);
+    heap_release(&e->th, mark);
 }
 
 /* Runs every clause of p that may match the pattern. */
@@ -1126,7 +618,7 @@ static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, f
 static void call_rules(engine *e, frame *f, const literal *l) {
     term tok[l->p->arity + 1];
     uint32_t roots[f->nslots + 1];
-    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
+    uint32_t m = make_pattern(&e->th, f->env, l->args, l->p->arity, tok, roots);
     each_clause(e, l->p, tok, m, f, f->gen);
 }
 
@@ -1161,9 +653,9 @@ static void generate(engine *e, sgframe *s, const term *tok, uint32_t m) {
 static void call_tabled(engine *e, frame *f, const literal *l) {
     term tok[l->p->arity + 1];
     uint32_t roots[f->nslots + 1];
-    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
+    uint32_t m = make_pattern(&e->th, f->env, l->args, l->p->arity, tok, roots);
     uint32_t ntokens;
-    const term *tokens = flatten(e, tok, l->p->arity, &ntokens);
+    const term *tokens = flatten(&e->th, tok, l->p->arity, &ntokens);
     sgframe *s;
     answers *ans;
     tnode *leaf = table_subgoal(e->ts, e->thread, &e->counts, l->p, tokens, ntokens, m, &s, &ans);
@@ -1190,8 +682,8 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     } else if (f->gen) {
         lower(f->gen, s->dfn);
     }
-    if (f->gen == NULL) fatal("internal error: an incomplete table at the top level");
-    consumer *c = region_alloc(&e->arena, sizeof *c + m * sizeof(uint32_t));
+    if (f->gen == NULL) stop_evaluation("internal error: an incomplete table at the top level");
+    consumer *c = arena_take(e->arena, sizeof *c + m * sizeof(uint32_t));
     c->of = s;
     c->cursor = NULL;
     c->taken = 0;
@@ -1199,16 +691,20 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
     c->nroots = m;
     memcpy(c->roots, roots, m * sizeof(uint32_t));
     uint32_t nout = f->ncall;
-    c->plan.from = region_alloc(&e->arena, (nout + 1) * sizeof(int32_t));
-    c->plan.fixed = region_alloc(&e->arena, (nout + 1) * sizeof(term));
+    c->plan.from = arena_take(e->arena, (nout + 1) * sizeof(int32_t));
+    c->plan.fixed = arena_take(e->arena, (nout + 1) * sizeof(term));
     c->direct = make_plan(f, roots, m, &c->plan);
-    for (uint32_t j = 0; c->direct && j < nout; j++) c->plan.fixed[j] = keep(e, c->plan.fixed[j]);
+    for (uint32_t j = 0; c->direct && j < nout; j++) {
+        c->plan.fixed[j] = keep(&e->th, e->arena, c->plan.fixed[j]);
+    }
     uint32_t facts_arity = next_facts_arity(f);
-    c->join.arg = region_alloc(&e->arena, (facts_arity + 1) * sizeof(term));
-    c->join.first_at = region_alloc(&e->arena, (facts_arity + 1) * sizeof(uint32_t));
-    c->join.ans = region_alloc(&e->arena, (nout + 1) * sizeof(term));
+    c->join.arg = arena_take(e->arena, (facts_arity + 1) * sizeof(term));
+    c->join.first_at = arena_take(e->arena, (facts_arity + 1) * sizeof(uint32_t));
+    c->join.ans = arena_take(e->arena, (nout + 1) * sizeof(term));
     c->joins = !c->direct && make_join(f, roots, m, &c->join);
-    for (uint32_t j = 0; c->joins && j < nout; j++) c->join.ans[j] = keep(e, c->join.ans[j]);
+    for (uint32_t j = 0; c->joins && j < nout; j++) {
+        c->join.ans[j] = keep(&e->th, e->arena, c->join.ans[j]);
+    }
     c->next = s->consumers;
     s->consumers = c;
     drain(e, c);
@@ -1221,10 +717,10 @@ static void call_tabled(engine *e, frame *f, const literal *l) {
 static bool negation_holds(engine *e, frame *f, const literal *l) {
     term tok[l->p->arity + 1];
     uint32_t roots[f->nslots + 1];
-    uint32_t m = make_pattern(e, f->env, l->args, l->p->arity, tok, roots);
+    uint32_t m = make_pattern(&e->th, f->env, l->args, l->p->arity, tok, roots);
     jmp_buf here;
     jmp_buf *outer = e->negation_exit;
-    region_mark mark = region_top(&e->heap);
+    hh_arena_mark mark = heap_mark(&e->th);
     e->negation_exit = &here;
     bool found;
     if (setjmp(here) == 0) {
@@ -1234,140 +730,8 @@ static bool negation_holds(engine *e, frame *f, const literal *l) {
         found = true;
     }
     e->negation_exit = outer;
-    region_release(&e->heap, mark);
+    heap_release(&e->th, mark);
     return !found;
-}
-
-static _Noreturn void arithmetic_error(const engine *e, const literal *l, const char *format,
-                                       ...) __attribute__((format(printf, 3, 4)));
-static _Noreturn void arithmetic_error(const engine *e, const literal *l, const char *format,
-                                       ...) {
-    char what[400];
-    va_list ap;
-    va_start(ap, format);
-    vsnprintf(what, sizeof what, format, ap);
-    va_end(ap);
-    runtime_error(e, l, what);
-}
-
-static int64_t checked(const engine *e, const literal *l, bool overflow, int64_t v) {
-    if (overflow || v < -INT_LIMIT || v >= INT_LIMIT) {
-        arithmetic_error(e, l, "integer overflow (hhtab's integers have 61 bits and a sign)");
-    }
-    return v;
-}
-
-static int64_t power(const engine *e, const literal *l, int64_t base, int64_t exp) {
-    if (exp < 0) {
-        if (base == 1) return 1;
-        if (base == -1) return exp % 2 ? -1 : 1;
-        arithmetic_error(e, l, "%lld^%lld is not an integer (hhtab has integers only)",
-                         (long long)base, (long long)exp);
-    }
-    int64_t result = 1, product;
-    while (exp > 0) {
-        if (exp & 1) {
-            bool overflow = __builtin_mul_overflow(result, base, &product);
-            result = checked(e, l, overflow, product);
-        }
-        exp >>= 1;
-        if (exp > 0) {
-            bool overflow = __builtin_mul_overflow(base, base, &product);
-            base = checked(e, l, overflow, product);
-        }
-    }
-    return result;
-}
-
-/* The integer value of an arithmetic expression of env. */
-static int64_t eval(engine *e, const term *env, term t, const literal *l) {
-    t = deref(env, t);
-    if (is_int(t)) return int_value(t);
-    if (is_ref(t)) arithmetic_error(e, l, "arguments are not sufficiently instantiated");
-    if (is_atom(t)) {
-        text name = {0};
-        write_term(e->prog, t, NULL, &name);
-        arithmetic_error(e, l, "%s is not a number or an arithmetic function of hhtab",
-                         name.s ? name.s : "an atom");
-    }
-    const compound *c = term_compound(t);
-    if (c->functor < F_FIRST_ARITH || c->functor >= N_FIXED_FUNCTORS ||
-        e->prog->functors[c->functor].arity != c->arity) {
-        const functor_def *f = &e->prog->functors[c->functor];
-        arithmetic_error(e, l, "%s/%u is not an arithmetic function of hhtab",
-                         e->prog->atom_names[f->name], f->arity);
-    }
-    check_stack(e);
-    int64_t a = eval(e, env, c->args[0], l), b = c->arity > 1 ? eval(e, env, c->args[1], l) : 0;
-    int64_t r = 0;
-    bool overflow;
-    switch (c->functor) {
-    case F_ADD:
-        overflow = __builtin_add_overflow(a, b, &r);
-        return checked(e, l, overflow, r);
-    case F_SUB:
-        overflow = __builtin_sub_overflow(a, b, &r);
-        return checked(e, l, overflow, r);
-    case F_MUL:
-        overflow = __builtin_mul_overflow(a, b, &r);
-        return checked(e, l, overflow, r);
-    case F_NEG: return checked(e, l, false, -a);
-    case F_PLUS: return a;
-    case F_ABS: return checked(e, l, false, a < 0 ? -a : a);
-    case F_SIGN: return (a > 0) - (a < 0);
-    case F_MIN: return a < b ? a : b;
-    case F_MAX: return a > b ? a : b;
-    case F_BIT_AND: return a & b;
-    case F_BIT_OR: return a | b;
-    case F_XOR: return a ^ b;
-    case F_BIT_NOT: return ~a;
-    case F_POWER:
-    case F_STAR_POWER: return power(e, l, a, b);
-    case F_MSB:
-        if (a <= 0) arithmetic_error(e, l, "msb(%lld): not a positive integer", (long long)a);
-        return 63 - __builtin_clzll((unsigned long long)a);
-    case F_SHIFT_LEFT:
-    case F_SHIFT_RIGHT: {
-        int64_t by = c->functor == F_SHIFT_LEFT ? b : -b; /* left by `by` bits */
-        if (a == 0) return 0;
-        if (by <= 0) return -by >= 63 ? (a < 0 ? -1 : 0) : a >> -by;
-        if (by >= 62) return checked(e, l, true, 0);
-        overflow = __builtin_mul_overflow(a, (int64_t)1 << by, &r);
-        return checked(e, l, overflow, r);
-    }
-    case F_GCD: {
-        int64_t x = a < 0 ? -a : a, y = b < 0 ? -b : b;
-        while (y != 0) {
-            int64_t z = x % y;
-            x = y;
-            y = z;
-        }
-        return checked(e, l, false, x);
-    }
-    default: break;
-    }
-    /* Divisions */
-    if (b == 0) arithmetic_error(e, l, "division by zero");
-    switch (c->functor) {
-    case F_INT_DIV: return checked(e, l, false, a / b);
-    case F_REM: return a % b;
-    case F_MOD: {
-        int64_t m = a % b;
-        return m != 0 && (m < 0) != (b < 0) ? m + b : m;
-    }
-    case F_FLOOR_DIV: {
-        int64_t q = a / b;
-        return checked(e, l, false, a % b != 0 && (a < 0) != (b < 0) ? q - 1 : q);
-    }
-    case F_DIV:
-        if (a % b != 0) {
-            arithmetic_error(e, l, "%lld/%lld is not an integer (hhtab has integers only; use //)",
-                             (long long)a, (long long)b);
-        }
-        return checked(e, l, false, a / b);
-    default: break;
-    }
-    arithmetic_error(e, l, "internal error: arithmetic function %u", c->functor);
 }
 
 /* Runs a built-in in f: false if it fails. */
@@ -1376,22 +740,22 @@ static bool builtin(engine *e, frame *f, const literal *l) {
     if (l->kind == L_NOT) return negation_holds(e, f, l);
     term a = l->args[0], b = l->args[1];
     switch (l->kind) {
-    case L_UNIFY: return unify(e, f->env, a, b);
+    case L_UNIFY: return unify(&e->th, f->env, a, b);
     case L_NOT_UNIFY: {
         term scratch[f->nslots + 1];
         memcpy(scratch, f->env, f->nslots * sizeof(term));
-        return !unify(e, scratch, a, b);
+        return !unify(&e->th, scratch, a, b);
     }
-    case L_IDENTICAL: return match(e, f->env, a, b, false);
-    case L_NOT_IDENTICAL: return !match(e, f->env, a, b, false);
-    case L_IS: return unify(e, f->env, a, make_int(eval(e, f->env, b, l)));
-    case L_LT: return eval(e, f->env, a, l) < eval(e, f->env, b, l);
-    case L_GT: return eval(e, f->env, a, l) > eval(e, f->env, b, l);
-    case L_LE: return eval(e, f->env, a, l) <= eval(e, f->env, b, l);
-    case L_GE: return eval(e, f->env, a, l) >= eval(e, f->env, b, l);
-    case L_ARITH_EQ: return eval(e, f->env, a, l) == eval(e, f->env, b, l);
-    case L_ARITH_NE: return eval(e, f->env, a, l) != eval(e, f->env, b, l);
-    default: fatal("internal error: a call run as a built-in");
+    case L_IDENTICAL: return match(&e->th, f->env, a, b, false);
+    case L_NOT_IDENTICAL: return !match(&e->th, f->env, a, b, false);
+    case L_IS: return unify(&e->th, f->env, a, make_int(eval(&e->ev, f->env, b, l)));
+    case L_LT: return eval(&e->ev, f->env, a, l) < eval(&e->ev, f->env, b, l);
+    case L_GT: return eval(&e->ev, f->env, a, l) > eval(&e->ev, f->env, b, l);
+    case L_LE: return eval(&e->ev, f->env, a, l) <= eval(&e->ev, f->env, b, l);
+    case L_GE: return eval(&e->ev, f->env, a, l) >= eval(&e->ev, f->env, b, l);
+    case L_ARITH_EQ: return eval(&e->ev, f->env, a, l) == eval(&e->ev, f->env, b, l);
+    case L_ARITH_NE: return eval(&e->ev, f->env, a, l) != eval(&e->ev, f->env, b, l);
+    default: stop_evaluation("internal error: a call run as a built-in");
     }
 }
 
@@ -1406,7 +770,7 @@ static __attribute__((noinline)) void emit_solution(engine *e, const frame *f) {
     for (uint32_t i = 0; i < e->query_vars; i++) {
         term t = deref(f->env, make_ref(i));
         values[i] = is_const(t) ? t : is_ref(t) ? canon_var(&cv, ref_slot(t))
-                                                 : canon_term(e, f->env, NULL, t, &cv);
+                                                 : canon_term(&e->th, f->env, NULL, t, &cv);
     }
     e->emit(e->emit_ctx, values, e->query_vars);
 }
@@ -1419,7 +783,7 @@ static inline uint32_t call_roots(engine *e, const frame *p, uint32_t *roots) {
     for (uint32_t i = 0; i < l->p->arity; i++) {
         term t = deref(p->env, l->args[i]);
         if (is_ref(t)) canon_var(&cv, ref_slot(t));
-        else if (!is_ground(t)) collect_vars(e, p->env, t, &cv);
+        else if (!is_ground(t)) collect_vars(&e->th, p->env, t, &cv);
     }
     return cv.n;
 }
@@ -1448,7 +812,7 @@ static void finish(engine *e, frame *f) {
         if (p->parent == NULL && p->gen == &negation_goal) longjmp(*e->negation_exit, 1);
         uint32_t roots[p->nslots + 1];
         overlay ov = {roots, call_roots(e, p, roots), tuple};
-        tuple = region_alloc(&e->heap, (p->ncall + 1) * sizeof(term));
+        tuple = arena_take(e->th.heap, (p->ncall + 1) * sizeof(term));
         nv = solution_tuple(e, p, &ov, tuple);
         if (p->parent == NULL) {
             add_answer(e, p->gen, tuple);
@@ -1462,8 +826,8 @@ static void finish(engine *e, frame *f) {
 }
 
 static void run(engine *e, frame *f) {
-    check_stack(e);
-    region_mark mark = region_top(&e->heap);
+    check_stack(&e->th);
+    hh_arena_mark mark = heap_mark(&e->th);
     for (;;) {
         if (f->lit == f->cl->nbody) {
             finish(e, f);
@@ -1488,12 +852,24 @@ static void run(engine *e, frame *f) {
         f->lit++;
         f->copy = NULL;
     }
-    region_release(&e->heap, mark);
+    heap_release(&e->th, mark);
 }
 
 /* ---- the engine ---- */
 
-engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const char *stack_floor) {
+bool engine_memory_create(engine_memory *m) {
+    m->heap = hh_arena_create();
+    m->consumers = hh_arena_create();
+    return m->heap != NULL && m->consumers != NULL;
+}
+
+void engine_memory_destroy(engine_memory *m) {
+    hh_arena_destroy(m->heap);
+    hh_arena_destroy(m->consumers);
+}
+
+engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const char *stack_floor,
+                   engine_memory *memory) {
     engine *e = calloc(1, sizeof *e);
     if (e == NULL) return NULL;
     e->prog = prog;
@@ -1501,20 +877,21 @@ engine *engine_new(const program *prog, tablespace *ts, unsigned thread, const c
     e->thread = thread;
     e->shared_answers = tablespace_shares_answers(ts);
     e->counts.thread = thread;
-    e->stack_floor = stack_floor;
+    e->ev.prog = prog;
+    e->ev.th = &e->th;
+    /* What an earlier engine left in them is forgotten; their chunks serve again. */
+    hh_arena_reset(memory->heap);
+    hh_arena_reset(memory->consumers);
+    e->arena = memory->consumers;
+    term_heap_init(&e->th, stack_floor, memory->heap);
     return e;
 }
 
 void engine_free(engine *e) {
     if (e == NULL) return;
-    region_free(&e->arena);
-    region_free(&e->heap);
+    term_heap_free(&e->th);
     free(e->stack);
     free(e->work);
-    free(e->tokens);
-    free(e->emits);
-    free(e->fills);
-    free(e->chain);
     free(e);
 }
 

@@ -6,28 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The program's memory: chunks, each at least 64 KiB, handed out by a bump
- * pointer and freed together. */
-typedef struct chunk {
-    struct chunk *next;
-    _Alignas(16) char data[];
-} chunk;
+#include "hugeheap.h"
 
-#define CHUNK_BYTES ((size_t)64 << 10)
-
+/* The program's memory is one hh_arena, freed with the program: nothing in
+ * it is freed alone.  Zeroed here, since callers rely on it and an arena
+ * promises nothing about fresh memory. */
 void *program_alloc(program *prog, size_t size) {
-    size = (size + 15) & ~(size_t)15;
-    if ((size_t)(prog->end - prog->at) < size) {
-        size_t bytes = size > CHUNK_BYTES ? size : CHUNK_BYTES;
-        chunk *c = calloc(1, sizeof(chunk) + bytes);
-        if (c == NULL) return NULL;
-        c->next = prog->chunks;
-        prog->chunks = c;
-        prog->at = c->data;
-        prog->end = c->data + bytes;
-    }
-    void *p = prog->at;
-    prog->at += size;
+    void *p = hh_arena_alloc(prog->memory, size, 16);
+    if (p != NULL) memset(p, 0, size);
     return p;
 }
 
@@ -83,7 +69,8 @@ program *program_new(const char *name) {
     prog->atom_hash = calloc(prog->atom_hash_mask + 1, sizeof *prog->atom_hash);
     prog->functor_hash = calloc(prog->functor_hash_mask + 1, sizeof *prog->functor_hash);
     prog->pred_hash = calloc(prog->pred_hash_mask + 1, sizeof *prog->pred_hash);
-    bool ok = prog->atom_hash && prog->functor_hash && prog->pred_hash;
+    prog->memory = hh_arena_create();
+    bool ok = prog->atom_hash && prog->functor_hash && prog->pred_hash && prog->memory;
     /* [] is not found by its name: the quoted atom '[]' is another atom. */
     uint32_t id;
     ok = ok && add_atom_name(prog, "[]", 2, &id);
@@ -106,11 +93,7 @@ program *program_new(const char *name) {
 void program_free(program *prog) {
     if (prog == NULL) return;
     for (pred *p = prog->first_pred; p != NULL; p = p->next) free(p->clauses);
-    for (chunk *c = prog->chunks; c != NULL;) {
-        chunk *next = c->next;
-        free(c);
-        c = next;
-    }
+    hh_arena_destroy(prog->memory);
     for (uint32_t i = 0; i < prog->natoms; i++) free(prog->atom_names[i]);
     free(prog->atom_names);
     free(prog->atom_hash);

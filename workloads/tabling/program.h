@@ -204,8 +204,7 @@ typedef struct program {
     pred *first_pred, *last_pred;
     uint32_t ntabled;
     pred **tabled; /* by table_id */
-    void *chunks;  /* the program's memory, freed together */
-    char *at, *end;
+    struct hh_arena *memory; /* the program's memory (program_alloc), freed together */
 } program;
 
 program *program_new(const char *name);
@@ -221,7 +220,8 @@ bool program_finish(program *prog);
 /* How a call of p is evaluated (L_TABLED, L_FACTS or L_RULES), once it is finished. */
 literal_kind program_call_kind(const pred *p);
 
-/* Reads a program (see parse.c for the accepted text).  NULL on an error, with
+/* Reads a program (the accepted text: the top of docs/HHTAB.md; the reader
+ * is lexer.c, parser.c and compile.c).  NULL on an error, with
  * "FILE:LINE:COLUMN: what was found" in error. */
 program *program_read(const char *path, char *error, size_t error_size);
 /* The same from a buffer; name is what messages call it. */

@@ -35,6 +35,7 @@ struct shared_run {
     tablespace *ts;
     pthread_barrier_t ended, read;
     run_result *r;
+    engine_memory *memory; /* [thread], kept across runs */
     bool keep; /* thread 0 keeps its solutions as text */
 };
 
@@ -50,7 +51,7 @@ static void *work(void *arg) {
     worker *w = arg;
     shared_run *s = w->s;
     const char *floor = (const char *)__builtin_frame_address(0) - (THREAD_STACK - STACK_MARGIN);
-    engine *e = engine_new(s->prog, s->ts, w->index, floor);
+    engine *e = engine_new(s->prog, s->ts, w->index, floor, &s->memory[w->index]);
     if (e == NULL) table_out_of_memory();
     bool keep = w->index == 0 && s->keep;
     engine_query(e, &s->o->queries[w->index % s->o->nqueries], keep ? keep_solution : NULL, s);
@@ -72,6 +73,11 @@ static void *work(void *arg) {
     return NULL;
 }
 
+static void free_engine_memory(engine_memory *memory, unsigned threads) {
+    for (unsigned i = 0; memory != NULL && i < threads; i++) engine_memory_destroy(&memory[i]);
+    free(memory);
+}
+
 static double seconds_between(const struct timespec *a, const struct timespec *b) {
     return (double)(b->tv_sec - a->tv_sec) + (double)(b->tv_nsec - a->tv_nsec) * 1e-9;
 }
@@ -84,13 +90,19 @@ bool run_query(const program *prog, const run_options *o, run_result *r, char *e
     r->seconds = calloc(o->repeat, sizeof *r->seconds);
     worker *workers = calloc(o->threads, sizeof *workers);
     tablespace *ts = tablespace_new(prog, o->design, o->alloc, o->threads);
-    if (!r->repeated || !r->inserted || !r->seconds || !workers || !ts) {
+    /* The engines' memory is made (and its first pages touched) here, before
+     * the first run's clock starts. */
+    engine_memory *memory = calloc(o->threads, sizeof *memory);
+    bool made = memory != NULL;
+    for (unsigned i = 0; made && i < o->threads; i++) made = engine_memory_create(&memory[i]);
+    if (!r->repeated || !r->inserted || !r->seconds || !workers || !ts || !made) {
         snprintf(error, error_size, "out of memory");
         free(workers);
         tablespace_free(ts);
+        free_engine_memory(memory, o->threads);
         return false;
     }
-    shared_run s = {.prog = prog, .o = o, .ts = ts, .r = r};
+    shared_run s = {.prog = prog, .o = o, .ts = ts, .r = r, .memory = memory};
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, THREAD_STACK);
@@ -154,6 +166,7 @@ bool run_query(const program *prog, const run_options *o, run_result *r, char *e
     pthread_attr_destroy(&attr);
     free(workers);
     tablespace_free(ts);
+    free_engine_memory(memory, o->threads);
     return ok;
 }
 

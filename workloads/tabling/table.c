@@ -17,39 +17,14 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-_Noreturn void table_out_of_memory(void) {
-    static const char message[] = "hhtab: out of memory for the tables\n";
-    if (write(2, message, sizeof message - 1) < 0) _exit(3);
-    _exit(3);
-}
-
 /* ---- memory ---- */
 
-void *table_obj_alloc(tablespace *ts, table_thread *c, int kind) {
-    void *p = ts->pools ? hh_pool_alloc(ts->pool[kind]) : malloc(ts->size[kind]);
-    if (p == NULL) table_out_of_memory();
-    c->bytes += (int64_t)ts->size[kind];
-    return p;
+static inline void *table_obj_alloc(tablespace *ts, table_thread *c, int kind) {
+    return object_alloc(&ts->mem, &c->bytes, kind);
 }
 
-void table_obj_free(tablespace *ts, table_thread *c, int kind, void *p) {
-    if (ts->pools) hh_pool_free(ts->pool[kind], p);
-    else free(p);
-    c->bytes -= (int64_t)ts->size[kind];
-}
-
-void *table_big_alloc(tablespace *ts, table_thread *c, size_t bytes) {
-    /* Beyond pool objects (16 KiB): hugeheap's or the system's malloc. */
-    void *p = ts->pools ? hh_malloc(bytes) : malloc(bytes);
-    if (p == NULL) table_out_of_memory();
-    c->bytes += (int64_t)bytes;
-    return p;
-}
-
-void table_big_free(tablespace *ts, table_thread *c, void *p, size_t bytes) {
-    if (ts->pools) hh_free(p);
-    else free(p);
-    c->bytes -= (int64_t)bytes;
+static inline void table_obj_free(tablespace *ts, table_thread *c, int kind, void *p) {
+    object_free(&ts->mem, &c->bytes, kind, p);
 }
 
 tablespace *tablespace_new(const program *prog, table_design design, table_alloc alloc,
@@ -61,35 +36,30 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
     ts->prog = prog;
     ts->design = design;
     ts->threads = threads;
-    ts->pools = alloc == ALLOC_POOL;
+    ts->mem.pools = alloc == ALLOC_POOL;
     ts->shared_subgoals = design != DESIGN_NS && threads > 1;
     ts->shared_answers = design == DESIGN_FS && threads > 1;
-    ts->size[K_SG_NODE] = sizeof(tnode);
-    ts->size[K_ANS_NODE] = sizeof(tnode);
-    ts->size[K_FRAME] = sizeof(sgframe);
-    ts->size[K_ENTRY] = sizeof(sgentry) + threads * sizeof(sgframe *);
-    ts->size[K_BUCKET] = threads * sizeof(sgframe *);
+    ts->mem.size[K_SG_NODE] = sizeof(tnode);
+    ts->mem.size[K_ANS_NODE] = sizeof(tnode);
+    ts->mem.size[K_FRAME] = sizeof(sgframe);
+    ts->mem.size[K_ENTRY] = sizeof(sgentry) + threads * sizeof(sgframe *);
+    ts->mem.size[K_BUCKET] = threads * sizeof(sgframe *);
     for (int i = 0; i < N_CTABLE_SIZES; i++) {
-        ts->size[K_CTABLE + i] = sizeof(ctable) + (size_t)(CTABLE_MIN << i) * sizeof(slot);
+        ts->mem.size[K_CTABLE + i] = sizeof(ctable) + (size_t)(CTABLE_MIN << i) * sizeof(slot);
     }
-    for (int k = 0; k < N_KINDS && ts->pools; k++) {
-        ts->pool[k] = hh_pool_create(ts->size[k]);
-        if (ts->pool[k] == NULL) {
-            tablespace_free(ts);
-            return NULL;
-        }
+    if (!object_memory_open(&ts->mem)) {
+        tablespace_free(ts);
+        return NULL;
     }
     size_t n = prog->ntabled ? prog->ntabled : 1;
     ts->shared_roots = calloc(n, sizeof *ts->shared_roots);
     ts->private_roots = calloc(n * threads, sizeof *ts->private_roots);
-    ts->seen = aligned_alloc(64, threads * sizeof *ts->seen);
     ts->waits = aligned_alloc(64, threads * sizeof *ts->waits);
-    ts->retired = calloc(threads, sizeof *ts->retired);
-    if (!ts->shared_roots || !ts->private_roots || !ts->seen || !ts->waits || !ts->retired) {
+    if (!trie_space_init(&ts->tries, &ts->mem, threads) || !ts->shared_roots ||
+        !ts->private_roots || !ts->waits) {
         tablespace_free(ts);
         return NULL;
     }
-    memset(ts->seen, 0, threads * sizeof *ts->seen);
     memset(ts->waits, 0, threads * sizeof *ts->waits);
     for (unsigned t = 0; t < threads; t++) atomic_init(&ts->waits[t].waits_for, NOT_WAITING);
     return ts;
@@ -97,30 +67,22 @@ tablespace *tablespace_new(const program *prog, table_design design, table_alloc
 
 void tablespace_free(tablespace *ts) {
     if (ts == NULL) return;
-    for (int k = 0; k < N_KINDS; k++) {
-        if (ts->pool[k]) hh_pool_destroy(ts->pool[k]);
-    }
+    object_memory_close(&ts->mem);
+    trie_space_free(&ts->tries);
     free(ts->shared_roots);
     free(ts->private_roots);
-    free(ts->seen);
     free(ts->waits);
-    free(ts->retired);
     free(ts);
 }
 
 bool tablespace_shares_answers(const tablespace *ts) { return ts->shared_answers; }
 
 void table_memory(const tablespace *ts, table_memory_report *r) {
-    r->pool_pages = 0;
-    for (int k = 0; k < N_KINDS && ts->pools; k++) {
-        hh_pool_stats st;
-        hh_pool_get_stats(ts->pool[k], &st);
-        r->pool_pages += st.pages;
-    }
+    r->pool_pages = object_memory_pages(&ts->mem);
 }
 
-void table_run_start(tablespace *ts) { trie_run_start(ts); }
-void table_thread_done(tablespace *ts, unsigned thread) { trie_thread_done(ts, thread); }
+void table_run_start(tablespace *ts) { trie_run_start(&ts->tries); }
+void table_thread_done(tablespace *ts, unsigned thread) { trie_thread_done(&ts->tries, thread); }
 
 /* ---- nodes, answers, subgoal leaves ---- */
 
@@ -165,7 +127,7 @@ static void answers_append(answers *a, tnode *leaf) {
 static void subgoal_leaf_init(tablespace *ts, table_thread *c, tnode *leaf, uint32_t nvars) {
     if (ts->design == DESIGN_SS) {
         sgframe **bucket = table_obj_alloc(ts, c, K_BUCKET);
-        memset(bucket, 0, ts->size[K_BUCKET]);
+        memset(bucket, 0, ts->mem.size[K_BUCKET]);
         atomic_init(&leaf->down, (uintptr_t)bucket);
     } else if (ts->design == DESIGN_FS) {
         sgentry *e = table_obj_alloc(ts, c, K_ENTRY);
@@ -212,7 +174,7 @@ trie_child(tablespace *ts, table_thread *c, tnode *parent, term t, int kind, boo
         atomic_init(&n->sibling, NULL);
         if (make == MAKE_SUBGOAL) subgoal_leaf_init(ts, c, n, nvars);
         if (make == MAKE_ANSWER) answers_append(ans, n);
-        child_link(ts, c, parent, n, &at, readers);
+        child_link(&ts->tries, c->thread, &c->bytes, parent, n, &at, readers);
         *created = true;
     }
     if (lock) spin_unlock(lock);
@@ -258,7 +220,7 @@ tnode *table_subgoal(tablespace *ts, unsigned thread, table_thread *c, const pre
         node = trie_child(ts, c, node, tokens[i], K_SG_NODE, shared, shared,
                           leaf ? MAKE_SUBGOAL : MAKE_INNER, NULL, nvars, &created);
     }
-    if (shared) trie_quiesce(ts, thread);
+    if (shared) trie_quiesce(&ts->tries, thread);
     uintptr_t d = atomic_load_explicit(&node->down, memory_order_acquire);
     switch (ts->design) {
     case DESIGN_NS:
@@ -332,7 +294,7 @@ bool table_wait_complete(tablespace *ts, table_thread *c, const tnode *leaf) {
         c->wait_cycles++;
         return false;
     }
-    trie_park(ts, thread);
+    trie_park(&ts->tries, thread);
     /* What it waits on, then the count, then the flag (sequentially
      * consistent, as table_completed's flags, then the count, then this):
      * either this thread sees the flag or the completer sees it waiting. */
@@ -347,7 +309,7 @@ bool table_wait_complete(tablespace *ts, table_thread *c, const tnode *leaf) {
     atomic_fetch_sub(&ts->waiters, 1);
     atomic_store(&me->waits_on, NULL);
     atomic_store(&me->waits_for, NOT_WAITING);
-    trie_unpark(ts, thread);
+    trie_unpark(&ts->tries, thread);
     return true;
 }
 
@@ -410,7 +372,7 @@ bool table_add_answer(tablespace *ts, table_thread *c, sgframe *frame, const ter
         }
     }
     if (lock) spin_unlock(lock);
-    if (shared) trie_quiesce(ts, c->thread);
+    if (shared) trie_quiesce(&ts->tries, c->thread);
     if (!created) {
         c->repeated++;
         return false;
@@ -497,7 +459,7 @@ static void abolish_visit(void *arg, tnode *node, uint32_t depth, bool leaf) {
     }
     if (leaf && ab->subgoal_trie) free_subgoal_leaf(ab, node);
     if (!ab->free_nodes) return;
-    if (!leaf) trie_free_children(ab->ts, ab->c, node);
+    if (!leaf) trie_free_children(&ab->ts->tries, &ab->c->bytes, node);
     table_obj_free(ab->ts, ab->c, ab->subgoal_trie ? K_SG_NODE : K_ANS_NODE, node);
 }
 
@@ -509,7 +471,7 @@ static void free_answers(const abolish *ab, answers *a) {
     if (a->nvars > 0) {
         trie_walk(a->root, a->nvars, !atomic_load_explicit(&a->compounds, memory_order_relaxed),
                   abolish_visit, &answer_trie);
-        trie_free_children(ab->ts, ab->c, a->root);
+        trie_free_children(&ab->ts->tries, &ab->c->bytes, a->root);
     }
     if (ab->count_answers != NULL) {
         ab->count_answers->answer_nodes++;
@@ -538,7 +500,7 @@ static void abolish_subgoals(abolish *ab, tnode *root, const pred *p) {
         }
     } else {
         trie_walk(root, p->arity, false, abolish_visit, ab);
-        if (ab->free_nodes) trie_free_children(ab->ts, ab->c, root);
+        if (ab->free_nodes) trie_free_children(&ab->ts->tries, &ab->c->bytes, root);
     }
     if (ab->free_nodes) table_obj_free(ab->ts, ab->c, K_SG_NODE, root);
 }
@@ -569,5 +531,5 @@ void table_abolish_shared(tablespace *ts, table_thread *c, table_stats *view) {
         abolish_subgoals(&ab, root, ts->prog->tabled[t]);
         atomic_store_explicit(&ts->shared_roots[t], NULL, memory_order_relaxed);
     }
-    trie_free_retired(ts, c);
+    trie_free_retired(&ts->tries, &c->bytes);
 }

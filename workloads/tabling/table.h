@@ -12,9 +12,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "hugeheap.h"
 #include "program.h"
 #include "trie.h"
+
+typedef struct tablespace tablespace;
+typedef struct table_thread table_thread;
 
 typedef enum { DESIGN_NS, DESIGN_SS, DESIGN_FS } table_design;
 typedef enum { ALLOC_POOL, ALLOC_MALLOC } table_alloc;
@@ -66,23 +68,6 @@ struct table_thread {
     tnode *spare[2];      /* subgoal, answer trie node */
 };
 
-/* The kinds of object, each with a pool of its own. */
-enum {
-    K_SG_NODE,
-    K_ANS_NODE,
-    K_FRAME,
-    K_ENTRY,
-    K_BUCKET,
-    K_CTABLE, /* K_CTABLE + i: child tables of CTABLE_MIN << i slots */
-    N_KINDS = K_CTABLE + N_CTABLE_SIZES,
-};
-
-/* Each thread's last quiescent epoch, on a cache line of its own. */
-typedef struct epoch_seen {
-    _Atomic(uint64_t) epoch;
-    char pad[64 - sizeof(uint64_t)];
-} epoch_seen;
-
 /* FS: what a thread waits for, on a cache line of its own. */
 #define NOT_WAITING (-1)
 typedef struct waiting {
@@ -96,21 +81,14 @@ struct tablespace {
     const program *prog;
     table_design design;
     unsigned threads;
-    bool pools;
     /* Written by several threads: subgoal tries (SS, FS) and answer tries
      * (FS), when there is more than one thread. */
     bool shared_subgoals, shared_answers;
-    hh_pool *pool[N_KINDS];
-    size_t size[N_KINDS];
+    object_memory mem;
     /* Subgoal trie roots: shared (SS, FS) or one per thread (NS). */
     _Atomic(tnode *) *shared_roots;
     tnode **private_roots; /* [thread * ntabled + table_id] */
-    /* Replaced child tables of shared tries wait for every thread to pass
-     * a quiescent point (the end of a table operation) after they were
-     * replaced, then the thread that replaced them frees them (trie.c). */
-    _Atomic(uint64_t) epoch;
-    epoch_seen *seen;  /* [thread] */
-    ctable **retired;  /* [thread]: what it replaced, newest first */
+    trie_space tries; /* child tables' memory and epochs (trie.c) */
     waiting *waits;    /* [thread] */
     /* FS: how many threads wait for another's subgoal to complete (on a
      * cache line of its own: read at every completion). */
@@ -193,16 +171,5 @@ typedef struct table_memory_report {
     size_t pool_pages; /* 64 KiB pages the pools hold */
 } table_memory_report;
 void table_memory(const tablespace *ts, table_memory_report *r);
-
-/* The table space's memory, by kind of object (for trie.c too): from the
- * kind's pool (--alloc pool) or malloc; `bytes` beyond pool objects from
- * hugeheap's or the system's malloc.  Counted in c->bytes. */
-void *table_obj_alloc(tablespace *ts, table_thread *c, int kind);
-void table_obj_free(tablespace *ts, table_thread *c, int kind, void *p);
-void *table_big_alloc(tablespace *ts, table_thread *c, size_t bytes);
-void table_big_free(tablespace *ts, table_thread *c, void *p, size_t bytes);
-
-/* Stops the program with a message: the table space cannot grow. */
-_Noreturn void table_out_of_memory(void);
 
 #endif

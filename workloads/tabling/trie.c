@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "table.h"
+#include "trie.h"
 
 struct trie_lock trie_locks[N_LOCKS];
 
@@ -26,19 +26,19 @@ static int ctable_kind(uint32_t slots) {
     return -1;
 }
 
-static ctable *ctable_alloc(tablespace *ts, table_thread *c, uint32_t slots) {
+static ctable *ctable_alloc(trie_space *tr, int64_t *bytes, uint32_t slots) {
     int kind = ctable_kind(slots);
-    ctable *t = kind >= 0 ? table_obj_alloc(ts, c, kind)
-                          : table_big_alloc(ts, c, ctable_bytes(slots));
+    ctable *t = kind >= 0 ? object_alloc(tr->mem, bytes, kind)
+                          : big_object_alloc(tr->mem, bytes, ctable_bytes(slots));
     memset(t, 0, ctable_bytes(slots));
     t->mask = slots - 1;
     return t;
 }
 
-static void ctable_free(tablespace *ts, table_thread *c, ctable *t) {
+static void ctable_free(trie_space *tr, int64_t *bytes, ctable *t) {
     int kind = ctable_kind(t->mask + 1);
-    if (kind >= 0) table_obj_free(ts, c, kind, t);
-    else table_big_free(ts, c, t, ctable_bytes(t->mask + 1));
+    if (kind >= 0) object_free(tr->mem, bytes, kind, t);
+    else big_object_free(tr->mem, bytes, t, ctable_bytes(t->mask + 1));
 }
 
 static void slot_put(ctable *tab, tnode *n) {
@@ -51,83 +51,99 @@ static void slot_put(ctable *tab, tnode *n) {
 
 /* ---- epochs ---- */
 
-void trie_quiesce(tablespace *ts, unsigned thread) {
-    uint64_t now = atomic_load_explicit(&ts->epoch, memory_order_acquire);
-    atomic_store_explicit(&ts->seen[thread].epoch, now, memory_order_release);
+bool trie_space_init(trie_space *tr, const object_memory *mem, unsigned threads) {
+    tr->mem = mem;
+    tr->threads = threads;
+    atomic_init(&tr->epoch, 0);
+    tr->seen = aligned_alloc(64, threads * sizeof *tr->seen);
+    tr->retired = calloc(threads, sizeof *tr->retired);
+    if (tr->seen == NULL || tr->retired == NULL) return false;
+    memset(tr->seen, 0, threads * sizeof *tr->seen);
+    return true;
+}
+
+void trie_space_free(trie_space *tr) {
+    free(tr->seen);
+    free(tr->retired);
+}
+
+void trie_quiesce(trie_space *tr, unsigned thread) {
+    uint64_t now = atomic_load_explicit(&tr->epoch, memory_order_acquire);
+    atomic_store_explicit(&tr->seen[thread].epoch, now, memory_order_release);
 }
 
 /* A replaced table: freed at once if no other thread can be reading it,
  * else kept until every thread has been quiescent since; each retirement
  * frees what has become safe of this thread's earlier ones. */
-static void retire(tablespace *ts, table_thread *c, ctable *old, bool readers) {
+static void retire(trie_space *tr, unsigned thread, int64_t *bytes, ctable *old, bool readers) {
     if (!readers) {
-        ctable_free(ts, c, old);
+        ctable_free(tr, bytes, old);
         return;
     }
     /* Sequentially consistent with the reads of `seen` below: see
      * trie_unpark, whose thread comes back from quiescence. */
-    old->retired_epoch = atomic_fetch_add(&ts->epoch, 1);
-    old->retired_next = ts->retired[c->thread];
-    ts->retired[c->thread] = old;
+    old->retired_epoch = atomic_fetch_add(&tr->epoch, 1);
+    old->retired_next = tr->retired[thread];
+    tr->retired[thread] = old;
     uint64_t oldest = UINT64_MAX;
-    for (unsigned t = 0; t < ts->threads; t++) {
-        uint64_t e = atomic_load(&ts->seen[t].epoch);
+    for (unsigned t = 0; t < tr->threads; t++) {
+        uint64_t e = atomic_load(&tr->seen[t].epoch);
         if (e < oldest) oldest = e;
     }
-    for (ctable **link = &ts->retired[c->thread]; *link != NULL;) {
+    for (ctable **link = &tr->retired[thread]; *link != NULL;) {
         ctable *r = *link;
         if (r->retired_epoch < oldest) {
             *link = r->retired_next;
-            ctable_free(ts, c, r);
+            ctable_free(tr, bytes, r);
         } else {
             link = &r->retired_next;
         }
     }
 }
 
-void trie_run_start(tablespace *ts) {
-    uint64_t now = atomic_load_explicit(&ts->epoch, memory_order_relaxed);
-    for (unsigned t = 0; t < ts->threads; t++) {
-        atomic_store_explicit(&ts->seen[t].epoch, now, memory_order_relaxed);
+void trie_run_start(trie_space *tr) {
+    uint64_t now = atomic_load_explicit(&tr->epoch, memory_order_relaxed);
+    for (unsigned t = 0; t < tr->threads; t++) {
+        atomic_store_explicit(&tr->seen[t].epoch, now, memory_order_relaxed);
     }
 }
 
-void trie_thread_done(tablespace *ts, unsigned thread) {
-    atomic_store_explicit(&ts->seen[thread].epoch, UINT64_MAX, memory_order_release);
+void trie_thread_done(trie_space *tr, unsigned thread) {
+    atomic_store_explicit(&tr->seen[thread].epoch, UINT64_MAX, memory_order_release);
 }
 
-void trie_park(tablespace *ts, unsigned thread) {
+void trie_park(trie_space *tr, unsigned thread) {
     /* Quiescent while it waits: else the tables the others replace would
      * pile up unfreed (and every retirement would walk them all). */
-    atomic_store_explicit(&ts->seen[thread].epoch, UINT64_MAX, memory_order_release);
+    atomic_store_explicit(&tr->seen[thread].epoch, UINT64_MAX, memory_order_release);
 }
 
-void trie_unpark(tablespace *ts, unsigned thread) {
+void trie_unpark(trie_space *tr, unsigned thread) {
     /* Back in the tables: a retirer that read "quiescent" before this
      * thread's epoch was stored had raised the epoch before, so the second
      * read sees a change and the loop stores the raised epoch, whose raise
      * published the replacement (all sequentially consistent). */
     for (;;) {
-        uint64_t now = atomic_load(&ts->epoch);
-        atomic_store(&ts->seen[thread].epoch, now);
-        if (atomic_load(&ts->epoch) == now) break;
+        uint64_t now = atomic_load(&tr->epoch);
+        atomic_store(&tr->seen[thread].epoch, now);
+        if (atomic_load(&tr->epoch) == now) break;
     }
 }
 
-void trie_free_retired(tablespace *ts, table_thread *c) {
-    for (unsigned t = 0; t < ts->threads; t++) {
-        while (ts->retired[t] != NULL) {
-            ctable *r = ts->retired[t];
-            ts->retired[t] = r->retired_next;
-            ctable_free(ts, c, r);
+void trie_free_retired(trie_space *tr, int64_t *bytes) {
+    for (unsigned t = 0; t < tr->threads; t++) {
+        while (tr->retired[t] != NULL) {
+            ctable *r = tr->retired[t];
+            tr->retired[t] = r->retired_next;
+            ctable_free(tr, bytes, r);
         }
     }
 }
 
 /* ---- linking ---- */
 
-void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const place *at,
-                bool readers) {
+void child_link(trie_space *tr, unsigned thread, int64_t *bytes, tnode *parent, tnode *n,
+                const place *at, bool readers) {
     if (at->tab != NULL) {
         ctable *tab = at->tab;
         if ((tab->count + 1) * 4 <= (tab->mask + 1) * 3) {
@@ -136,14 +152,14 @@ void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const 
             tab->count++;
             return;
         }
-        ctable *bigger = ctable_alloc(ts, c, (tab->mask + 1) * 2);
+        ctable *bigger = ctable_alloc(tr, bytes, (tab->mask + 1) * 2);
         for (uint32_t i = 0; i <= tab->mask; i++) {
             uintptr_t v = atomic_load_explicit(&tab->slots[i], memory_order_relaxed);
             if (v != 0) slot_put(bigger, slot_node(v));
         }
         slot_put(bigger, n);
         atomic_store_explicit(&parent->down, (uintptr_t)bigger | 1u, memory_order_release);
-        retire(ts, c, tab, readers);
+        retire(tr, thread, bytes, tab, readers);
         return;
     }
     uintptr_t d = atomic_load_explicit(&parent->down, memory_order_relaxed);
@@ -152,7 +168,7 @@ void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const 
         atomic_store_explicit(&parent->down, (uintptr_t)n, memory_order_release);
         return;
     }
-    ctable *tab = ctable_alloc(ts, c, CTABLE_MIN);
+    ctable *tab = ctable_alloc(tr, bytes, CTABLE_MIN);
     for (tnode *m = (tnode *)d; m != NULL; m = next_sibling(m, memory_order_relaxed)) {
         slot_put(tab, m);
     }
@@ -160,9 +176,9 @@ void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const 
     atomic_store_explicit(&parent->down, (uintptr_t)tab | 1u, memory_order_release);
 }
 
-void trie_free_children(tablespace *ts, table_thread *c, tnode *node) {
+void trie_free_children(trie_space *tr, int64_t *bytes, tnode *node) {
     uintptr_t d = atomic_load_explicit(&node->down, memory_order_relaxed);
-    if (is_table(d)) ctable_free(ts, c, as_table(d));
+    if (is_table(d)) ctable_free(tr, bytes, as_table(d));
     atomic_store_explicit(&node->down, 0, memory_order_relaxed);
 }
 

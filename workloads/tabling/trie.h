@@ -23,10 +23,8 @@
 #include <stdint.h>
 
 #include "cpu_relax.h"
+#include "objects.h"
 #include "program.h"
-
-typedef struct tablespace tablespace;
-typedef struct table_thread table_thread;
 
 /* One node: its token and where it is.  `down` is an inner node's children
  * (a node list, sibling-linked, or with the low bit set a ctable), a subgoal
@@ -41,7 +39,6 @@ typedef struct tnode {
 
 #define LIST_MAX 8      /* children kept in a list up to this many */
 #define CTABLE_MIN 16u  /* slots of a new child table (a power of two) */
-#define N_CTABLE_SIZES 6 /* child tables up to CTABLE_MIN << 5 slots come from pools */
 
 /* A slot: node | tag << SLOT_TAG_SHIFT, 0 when empty.  User-space addresses
  * stay below 2^48 (x86-64, AArch64 with 48-bit addresses). */
@@ -49,13 +46,39 @@ typedef _Atomic(uintptr_t) slot;
 #define SLOT_TAG_SHIFT 48
 #define SLOT_PTR_MASK (((uintptr_t)1 << SLOT_TAG_SHIFT) - 1)
 
-typedef struct ctable {
+/* Each thread's last quiescent epoch, on a cache line of its own. */
+typedef struct epoch_seen {
+    _Atomic(uint64_t) epoch;
+    char pad[64 - sizeof(uint64_t)];
+} epoch_seen;
+
+typedef struct ctable ctable;
+
+/* What the tries of one table space share: where their child tables come
+ * from, and the epochs after which a replaced child table may be freed
+ * (it waits for every thread to pass a quiescent point, the end of a table
+ * operation, after it was replaced; then the thread that replaced it frees
+ * it).  A writer names itself by its thread and counts the bytes it
+ * allocates and frees in a counter of its own. */
+typedef struct trie_space {
+    const object_memory *mem;
+    unsigned threads;
+    _Atomic(uint64_t) epoch;
+    epoch_seen *seen; /* [thread] */
+    ctable **retired; /* [thread]: what it replaced, newest first */
+} trie_space;
+
+/* False on no memory. */
+bool trie_space_init(trie_space *tr, const object_memory *mem, unsigned threads);
+void trie_space_free(trie_space *tr);
+
+struct ctable {
     uint32_t mask;                    /* slots - 1 */
     uint32_t count;                   /* written under the parent's lock */
     struct ctable *retired_next;      /* once replaced by a bigger table */
     uint64_t retired_epoch;           /* the epoch it was replaced in */
     slot slots[];
-} ctable;
+};
 
 static inline uint64_t token_mix(term t) { return t * 0x9E3779B97F4A7C15u; }
 static inline uint32_t mix_index(uint64_t mix) { return (uint32_t)(mix >> 32); }
@@ -135,8 +158,8 @@ static inline tnode *child_locate(const tnode *parent, term t, place *at) {
  * parent's writer): a slot, or the list, which becomes a table when long.
  * readers: other threads may be reading the trie (a replaced table waits for
  * them). */
-void child_link(tablespace *ts, table_thread *c, tnode *parent, tnode *n, const place *at,
-                bool readers);
+void child_link(trie_space *tr, unsigned thread, int64_t *bytes, tnode *parent, tnode *n,
+                const place *at, bool readers);
 
 /* The children of a node, one after the other; the next is read before a
  * child is returned, so the caller may free it. */
@@ -176,7 +199,7 @@ typedef void (*trie_visit)(void *arg, tnode *node, uint32_t depth, bool leaf);
 void trie_walk(tnode *root, uint32_t terms, bool flat, trie_visit visit, void *arg);
 
 /* Frees a node's child table, if it has one (after its children). */
-void trie_free_children(tablespace *ts, table_thread *c, tnode *node);
+void trie_free_children(trie_space *tr, int64_t *bytes, tnode *node);
 
 /* ---- locks: one writer per parent node (the paper's TLWL with a global
  * array of locks on separate cache lines) ---- */
@@ -209,15 +232,15 @@ static inline bool try_lock(atomic_int *l) {
 
 /* A quiescent point of a thread in a shared table space: it holds no
  * pointer into a child table (the end of a table operation). */
-void trie_quiesce(tablespace *ts, unsigned thread);
+void trie_quiesce(trie_space *tr, unsigned thread);
 /* Before a run's threads start; when a thread has ended its query. */
-void trie_run_start(tablespace *ts);
-void trie_thread_done(tablespace *ts, unsigned thread);
+void trie_run_start(trie_space *tr);
+void trie_thread_done(trie_space *tr, unsigned thread);
 /* A thread about to sleep counts as quiescent meanwhile; back, it stores
  * an epoch that every retirer since has seen raised. */
-void trie_park(tablespace *ts, unsigned thread);
-void trie_unpark(tablespace *ts, unsigned thread);
+void trie_park(trie_space *tr, unsigned thread);
+void trie_unpark(trie_space *tr, unsigned thread);
 /* Frees every replaced table (the last thread, tables abolished). */
-void trie_free_retired(tablespace *ts, table_thread *c);
+void trie_free_retired(trie_space *tr, int64_t *bytes);
 
 #endif
