@@ -34,7 +34,6 @@
  * own at a named step of the library, to stop a thread exactly inside a race
  * window.  Elsewhere they compile to nothing. */
 #if defined(HH_TESTING)
-typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
 __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
 #define HH_TEST_POINT(point, arg)                                                        \
     do {                                                                                 \
@@ -44,15 +43,6 @@ __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_
 #else
 #define HH_TEST_POINT(point, arg) ((void)0)
 #endif
-
-/* What a 2 MiB granule of address space outside the reserved range is to us
- * (the granule map; inside the range every address is a region's). */
-enum {
-    HH_GRANULE_FOREIGN = 0,
-    HH_GRANULE_REGION = 1, /* a region mapped outside the reserved range */
-    HH_GRANULE_LARGE = 2,  /* holds the user pointer of a large block */
-    HH_GRANULE_POOL = 3,   /* a region of hh_pool pages */
-};
 
 /* ------------------------------------------ process state (init.c) */
 
@@ -69,9 +59,6 @@ HH_INTERNAL extern hh_page _hh_empty_page;  /* free list always empty */
 HH_INTERNAL extern hh_heap _hh_empty_heap;  /* every queue the empty page */
 /* The thread's heap; the empty heap until its first allocation. */
 HH_INTERNAL extern __thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec")));
-#if defined(HH_TESTING)
-HH_INTERNAL extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
-#endif
 
 HH_INTERNAL void _hh_init(void);
 /* The heap of the calling thread, made on its first allocation; NULL if no
@@ -97,11 +84,6 @@ HH_INTERNAL void _hh_lock_after_fork_parent(void);
 HH_INTERNAL void _hh_lock_after_fork_child(void);
 /* A lock of its own (the pools') with the same fork rules: the thread that
  * holds every lock across fork may take it again from a prepare handler. */
-typedef struct hh_sublock {
-    atomic_int word;
-    _Atomic(const void *) owner;
-    unsigned depth;
-} hh_sublock;
 HH_INTERNAL void _hh_sublock_take(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_give(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_take_for_fork(hh_sublock *lock);
@@ -140,7 +122,6 @@ HH_INTERNAL uint64_t _hh_clock_ms(void);
  * blocks in use) reached the threshold.  The switch is one way. */
 HH_INTERNAL bool _hh_os_huge_now(size_t adding);
 HH_INTERNAL void _hh_os_count_demand(intptr_t delta);
-HH_INTERNAL int64_t _hh_os_demand(void);
 /* True once, for the caller that is to promote the early heap. */
 HH_INTERNAL bool _hh_os_take_promotion(void);
 
@@ -186,10 +167,6 @@ HH_INTERNAL void _hh_region_promote(void);
 /* The region that holds p, or NULL if p is in none. */
 HH_INTERNAL hh_region *_hh_region_find(const void *p);
 /* Statistics of the page heap (global lock held by the caller). */
-typedef struct hh_region_usage {
-    uint64_t regions, header_bytes, used_bytes, dirty_free_bytes, purgeable_bytes,
-        touched_unit_bytes;
-} hh_region_usage;
 HH_INTERNAL void _hh_region_usage_locked(hh_region_usage *usage);
 /* Whether every unit holding memory is a huge page, resident whole (a huge
  * heap but for the dense policy, whose units in 4 KiB pages hold their
@@ -248,17 +225,12 @@ HH_INTERNAL void _hh_large_release_due(void);
 /* The promotion's part for large blocks: those mapped in 4 KiB pages while the
  * heap was small are advised huge and collapsed (region.c calls it). */
 HH_INTERNAL void _hh_large_promote(void);
-
-typedef struct hh_large_usage {
-    uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
-} hh_large_usage;
 /* Takes no lock (the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 
 /* ----------------------------------------------------------- pool.c */
 HH_INTERNAL void _hh_pools_before_fork(void);
 HH_INTERNAL void _hh_pools_after_fork(bool child);
-HH_INTERNAL uint64_t _hh_pools_mapped(void);
 
 /* ---------------------------------------------------------- stats.c */
 HH_INTERNAL extern hh_global_stats _hh_gstats;

@@ -80,8 +80,6 @@ void _hh_os_count_demand(intptr_t delta) {
     atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
 }
 
-int64_t _hh_os_demand(void) { return atomic_load_explicit(&demand, memory_order_relaxed); }
-
 bool _hh_os_huge_now(size_t adding) {
     if (_hh_cfg.thp == HH_THP_OFF) return false;
     if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;

@@ -305,7 +305,6 @@ static hh_region *region_new_locked(void) {
     r->open_pages = (uint32_t)open_pages;
     r->free_pages = r->mapped_pages - (uint32_t)header;
     r->first_free = (uint32_t)header;
-    r->outside_range = outside;
     set_bits(r->used, 0, header, true);
     set_bits(r->used, r->mapped_pages, HH_REGION_PAGES, true); /* not mapped: never free */
     set_bits(r->dirty, 0, header, true);

@@ -124,8 +124,8 @@ typedef struct hh_page {
     /* The owner thread's identity (_hh_thread_id) | HH_PAGE_* flags; 0 while
      * abandoned or retired. */
     _Atomic(uintptr_t) owner;
-    uint8_t flags_unused_;
     uint8_t class_index;
+    bool in_kept_list; /* on its heap's list of kept empty pages */
     uint16_t capacity; /* blocks that fit */
     uint16_t reserved; /* blocks carved so far; the rest are untouched */
     bool fresh;        /* the page's memory was zero when it was set up */
@@ -133,9 +133,8 @@ typedef struct hh_page {
     /* Shared with other threads. */
     _Atomic(uintptr_t) thread_free; /* remote frees | HH_PAGE_* state */
     _Atomic(bool) has_aligned;      /* HH_PAGE_ALIGNED, for remote frees */
-    bool in_kept_list;              /* on its heap's list of kept empty pages */
     uint8_t written_pages;          /* OS pages of it ever written (carved) */
-    uint8_t pad_[1];
+    uint8_t pad_[2];
     /* reserved * block_size: a free must point below it (written by the
      * owner with atomic stores; read by it plainly, by others atomically). */
     uint32_t carved_end;
@@ -164,9 +163,9 @@ typedef struct hh_region {
     uint32_t first_free;     /* no free page below this one */
     uint32_t hugetlb_units;  /* bit u: unit u is backed by explicit huge pages */
     uint32_t touched_units;  /* bit u: unit u has held memory since it was last given back */
-    bool outside_range;      /* mapped outside the reserved range (marked in the granule map) */
-    bool cannot_grow;        /* outside: the address space after its mapped part is taken */
-    uint8_t pad_[2];
+    bool cannot_grow;        /* outside the range: the address space after its mapped part
+                                is taken */
+    uint8_t pad_[3];
     uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
     uint32_t open_pages;     /* pages writable from its start (in the range: the rest is
                                 PROT_NONE until the page heap reaches it; below it,
@@ -255,5 +254,42 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) bytes_released;
     _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (region.c) */
 } hh_global_stats;
+
+/* ------------------------------------------------------------------ misc */
+
+/* What a 2 MiB granule of address space outside the reserved range is to us
+ * (the granule map; inside the range every address is a region's). */
+enum {
+    HH_GRANULE_FOREIGN = 0,
+    HH_GRANULE_REGION = 1, /* a region mapped outside the reserved range */
+    HH_GRANULE_LARGE = 2,  /* holds the user pointer of a large block */
+    HH_GRANULE_POOL = 3,   /* a region of hh_pool pages */
+};
+
+/* A lock of its own (the pools') with the same fork rules as the global
+ * lock (lock.c): the thread that holds every lock across fork may take it
+ * again from a prepare handler. */
+typedef struct hh_sublock {
+    atomic_int word;              /* 0 free, 1 taken */
+    _Atomic(const void *) owner;  /* the holder's thread identity */
+    unsigned depth;               /* times the holder took it again */
+} hh_sublock;
+
+/* The page heap's books, for the statistics. */
+typedef struct hh_region_usage {
+    uint64_t regions, header_bytes;
+    uint64_t used_bytes;         /* pages handed out */
+    uint64_t dirty_free_bytes;   /* free pages holding memory */
+    uint64_t purgeable_bytes;    /* of those, what the release policy may give back */
+    uint64_t touched_unit_bytes; /* 2 MiB units holding memory */
+} hh_region_usage;
+
+/* Large blocks in use and cached, for the statistics. */
+typedef struct hh_large_usage {
+    uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
+} hh_large_usage;
+
+/* A test's code run at a named step of the library (HH_TEST_POINT). */
+typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
 
 #endif
