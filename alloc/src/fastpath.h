@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kind.h"
 
 /* free() of anything the fast path does not handle (heap.c); size as in
  * _hh_free_fast. */

@@ -32,6 +32,7 @@
 
 #include "fastpath.h"
 #include "internal.h"
+#include "kind.h"
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 
@@ -530,38 +531,33 @@ void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
 }
 
 void _hh_free_slow(void *ptr, size_t size) {
-    /* A region's pointer, in the range or mapped elsewhere; in the range,
-     * none where no region is yet (no header to read there: PROT_NONE). */
-    hh_region *region = _hh_region_find(ptr);
-    if (region == NULL) {
-        uint8_t kind = _hh_granule_kind(ptr);
-        if (kind == HH_GRANULE_LARGE) {
-            hh_large *large = _hh_large_of(ptr);
-            if (HH_UNLIKELY(large->cookie != _hh_large_cookie(ptr))) {
-                _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
-            }
-            if (HH_UNLIKELY(size > large->usable)) _hh_free_size_mismatch(ptr);
-            _hh_large_free(large, ptr);
-            return;
-        }
-        if (kind == HH_GRANULE_POOL) {
-            _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
-        }
-        if (ptr == NULL) return;
-        _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
-    }
-    hh_page *page = _hh_page_of(ptr);
-    if (HH_SHARED_LOAD(page->span) != 0) {
-        _hh_free_small_slow(page, ptr, size);
+    hh_pointer_kind what = _hh_pointer_kind(ptr);
+    switch (what.kind) {
+    case HH_KIND_SMALL:
+        _hh_free_small_slow(what.page, ptr, size);
         return;
-    }
-    if (size != 0) { /* a pointer that is no medium block is stopped by the free */
-        size_t pages = _hh_medium_pages(region, ptr);
-        if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
-            _hh_free_size_mismatch(ptr);
+    case HH_KIND_MEDIUM:
+        if (size != 0) { /* a pointer that is no medium block is stopped by the free */
+            size_t pages = _hh_medium_pages(what.region, ptr);
+            if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
+                _hh_free_size_mismatch(ptr);
+            }
         }
+        _hh_medium_free(what.region, ptr);
+        return;
+    case HH_KIND_LARGE:
+        if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
+        _hh_large_free(what.large, ptr);
+        return;
+    case HH_KIND_LARGE_FREED:
+        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
+    case HH_KIND_POOL:
+        _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
+    case HH_KIND_FOREIGN:
+        break;
     }
-    _hh_medium_free(region, ptr);
+    if (ptr == NULL) return;
+    _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
 }
 
 /* ------------------------------------------------------------ allocation */

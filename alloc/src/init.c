@@ -13,6 +13,7 @@
 #include <sys/auxv.h>
 
 #include "internal.h"
+#include "kind.h"
 #include "pthread_compat.h"
 
 hh_config _hh_cfg;
@@ -23,9 +24,6 @@ uintptr_t _hh_free_mark;
 #if defined(HH_TESTING)
 _Atomic(_hh_test_hook_fn) _hh_test_hook;
 #endif
-uint32_t _hh_class_size[HH_CLASSES];
-uint8_t _hh_class_table[HH_DIRECT_SLOTS];
-uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
 
 /* Its free list is always empty, it has no owner and no blocks: every queue
  * of a new heap points here, and so does every slot of the empty heap. */
@@ -46,32 +44,6 @@ static atomic_uint_fast64_t threads_seen;
 /* Guarded by the global lock. */
 static hh_heap *all_heaps, *free_heaps;
 static char *meta_next, *meta_end;
-
-/* ---------------------------------------------------------------- classes */
-
-void _hh_classes_init(void) {
-    for (unsigned c = 1; c <= 8; c++) _hh_class_size[c] = 16u * c;
-    for (unsigned c = 9; c <= 56; c++) {
-        unsigned j = c - 9, bit = 7 + j / 8, sub = j % 8;
-        _hh_class_size[c] = (9u + sub) << (bit - 3);
-    }
-    /* A 64 KiB page in 7, 6, 5 and 4 blocks (multiples of 16). */
-    _hh_class_size[57] = 9360;
-    _hh_class_size[58] = 10912;
-    _hh_class_size[59] = 13104;
-    _hh_class_size[60] = 16384;
-    for (unsigned c = 0; c < HH_CLASSES; c++) {
-        _hh_class_direct_first[c] = 1;
-        _hh_class_direct_last[c] = 0;
-    }
-    /* Every size in ((i - 1) * 16, i * 16] has the class of i * 16. */
-    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
-        unsigned c = _hh_size_class_computed((size_t)i * 16);
-        _hh_class_table[i] = (uint8_t)c;
-        if (_hh_class_direct_first[c] > _hh_class_direct_last[c]) _hh_class_direct_first[c] = (uint8_t)i;
-        _hh_class_direct_last[c] = (uint8_t)i;
-    }
-}
 
 /* ------------------------------------------------------------------- init */
 

@@ -164,7 +164,7 @@ HH_INTERNAL size_t _hh_region_release(bool everything);
  * units collapsed into huge pages.  Cheap when there is nothing to do; call
  * with no lock held. */
 HH_INTERNAL void _hh_region_promote(void);
-/* The region that holds p, or NULL if p is in none. */
+/* The region that holds p, or NULL if p is in none (kind.c asks). */
 HH_INTERNAL hh_region *_hh_region_find(const void *p);
 /* Statistics of the page heap (global lock held by the caller). */
 HH_INTERNAL void _hh_region_usage_locked(hh_region_usage *usage);
@@ -247,34 +247,6 @@ HH_INTERNAL void _hh_stats_print(int fd);
 /* Bytes in blocks in use (pages walked; for mallinfo2 and the peak). */
 HH_INTERNAL int64_t _hh_stats_in_use(void);
 
-/* ------------------------------------------------------ size classes */
-HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
-/* The class of every size up to HH_DIRECT_MAX, by (size + 15) / 16. */
-HH_INTERNAL extern uint8_t _hh_class_table[HH_DIRECT_SLOTS];
-/* The direct[] entries of each class: first .. last (empty when first > last). */
-HH_INTERNAL extern uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
-HH_INTERNAL void _hh_classes_init(void);
-
-/* The arithmetic behind the table, for every size up to HH_SMALL_MAX. */
-static inline unsigned _hh_size_class_computed(size_t size) {
-    if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
-    if (size <= HH_BINNED_MAX) {
-        size_t w = size - 1;
-        unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..12 */
-        unsigned sub = (unsigned)(w >> (bit - 3)) & 7u;
-        return 8u + ((bit - 7u) << 3) + sub + 1u;
-    }
-    if (size <= 9360) return 57;
-    if (size <= 10912) return 58;
-    if (size <= 13104) return 59;
-    return 60;
-}
-
-static inline unsigned _hh_size_class(size_t size) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[(size + 15) >> 4];
-    return _hh_size_class_computed(size);
-}
-
 /* Fields one thread writes and others read (relaxed, no tearing). */
 #define HH_SHARED_STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
 #define HH_SHARED_LOAD(field) __atomic_load_n(&(field), __ATOMIC_RELAXED)
@@ -304,43 +276,9 @@ static inline void _hh_count(_Atomic(uint64_t) *counter, uint64_t n) {
                           memory_order_relaxed);
 }
 
-/* ------------------------------------------------ address arithmetic */
+/* ------------------------------------------------------- arithmetic */
 
 static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
-
-static inline hh_region *_hh_region_of(const void *p) {
-    return (hh_region *)((uintptr_t)p & ~(uintptr_t)HH_REGION_MASK);
-}
-
-static inline bool _hh_in_range(const void *p) {
-    return (uintptr_t)p - _hh_range_base < _hh_range_size;
-}
-
-/* The descriptor of the 64 KiB slot that holds p: in the range's descriptor
- * area, or (a region outside the range) in its header. */
-static inline hh_page *_hh_page_of(const void *p) {
-    uintptr_t offset = (uintptr_t)p - _hh_range_base;
-    if (HH_LIKELY(offset < _hh_range_size)) {
-        return (hh_page *)(_hh_range_base + (offset >> HH_SPAGE_SHIFT) * sizeof(hh_page));
-    }
-    return &_hh_region_of(p)->pages[((uintptr_t)p >> HH_SPAGE_SHIFT) & (HH_REGION_SLOTS - 1)];
-}
-
-static inline size_t _hh_page_index(const hh_region *region, const void *p) {
-    return ((uintptr_t)p - (uintptr_t)region) >> HH_OS_PAGE_SHIFT;
-}
-
-static inline uintptr_t _hh_region_cookie(const hh_region *r) {
-    return (uintptr_t)r ^ _hh_cookie_key;
-}
-
-static inline uintptr_t _hh_large_cookie(const void *user) {
-    return ((uintptr_t)user ^ _hh_cookie_key) * 0x9E3779B97F4A7C15ull;
-}
-
-static inline hh_large *_hh_large_of(const void *p) {
-    return (hh_large *)((const char *)p - HH_LARGE_HEADER);
-}
 
 static inline hh_block *_hh_encode(const hh_block *p) {
     return (hh_block *)((uintptr_t)p ^ _hh_list_key);

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "kind.h"
 
 /* Freed blocks are unmapped at once, as glibc does, unless the program is
  * seen to churn blocks of that size (it allocated one of about the same size
@@ -188,13 +189,13 @@ void _hh_large_usage(hh_large_usage *usage) {
     usage->cached_bytes = atomic_load_explicit(&cached_bytes_seen, memory_order_relaxed);
 }
 
-/* A block's header agrees with itself (HH_ASSERT): the cookie of its
- * pointer, the pointer aligned as asked and a page after the mapping's start
- * at least, the mapping ending where the usable bytes end, the request within
- * them. */
+/* A block's header agrees with itself (HH_ASSERT): the header of its
+ * pointer and live (kind.h's cookie check), the pointer aligned as asked and
+ * a page after the mapping's start at least, the mapping ending where the
+ * usable bytes end, the request within them. */
 static inline bool large_is_valid(const hh_large *h, const void *user) {
     uintptr_t u = (uintptr_t)user, base = (uintptr_t)h->map_base;
-    return h->cookie == _hh_large_cookie(user) && h->alignment >= 16 &&
+    return h == _hh_large_of(user) && _hh_large_is_live(user) && h->alignment >= 16 &&
            (h->alignment & (h->alignment - 1)) == 0 && (u & (h->alignment - 1)) == 0 &&
            u >= base + HH_OS_PAGE && (h->map_size & (HH_OS_PAGE - 1)) == 0 &&
            base + h->map_size == u + h->usable && h->requested <= h->usable;

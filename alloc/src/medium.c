@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kind.h"
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 #define INSIDE "free(): invalid pointer (inside a block, not its start)"

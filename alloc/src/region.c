@@ -41,6 +41,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kind.h"
 
 /* The reserved range, set once at start-up (before anything is handed out);
  * a base of 2^63 keeps every pointer out until then. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kind.h"
 
 hh_global_stats _hh_gstats;
 

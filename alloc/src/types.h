@@ -289,6 +289,27 @@ typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
 } hh_large_usage;
 
+/* What a pointer or a size is (kind.h decides). */
+typedef enum hh_kind {
+    HH_KIND_FOREIGN = 0,  /* not ours (NULL among them) */
+    HH_KIND_SMALL,        /* in a small page of a region */
+    HH_KIND_MEDIUM,       /* in a region, not in a small page: a medium block's
+                             start, or a pointer that is no block (medium.c tells) */
+    HH_KIND_LARGE,        /* the start of a live large block (its cookie checked) */
+    HH_KIND_LARGE_FREED,  /* a large block's granule whose header holds no live
+                             block there: freed, or not the block's start */
+    HH_KIND_POOL,         /* an hh_pool region's */
+} hh_kind;
+
+/* A pointer's kind and the structures that hold it (NULL where they do not
+ * apply): region and page for SMALL and MEDIUM, the header for LARGE. */
+typedef struct hh_pointer_kind {
+    hh_kind kind;
+    hh_region *region;
+    hh_page *page;
+    hh_large *large;
+} hh_pointer_kind;
+
 /* A test's code run at a named step of the library (HH_TEST_POINT). */
 typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
 
