@@ -236,7 +236,7 @@ static uint32_t carve(hh_page *page) {
     HH_SHARED_STORE(page->carved_end, (uint32_t)page->reserved * page->block_size);
     size_t written = ((size_t)page->reserved * page->block_size + HH_OS_PAGE - 1) >> HH_OS_PAGE_SHIFT;
     if (written > page->written_pages) {
-        _hh_region_count_unwritten(-(intptr_t)(written - page->written_pages));
+        _hh_usage_count_unwritten(-(intptr_t)(written - page->written_pages));
         page->written_pages = (uint8_t)written;
     }
     return batch;
@@ -320,7 +320,7 @@ static void page_forget(hh_heap *heap, hh_page *page) {
 
 /* A page that left its heap goes back to the page heap. */
 static void page_give_back(hh_page *page) {
-    _hh_region_count_unwritten(-(intptr_t)(HH_SPAGE_PAGES - page->written_pages));
+    _hh_usage_count_unwritten(-(intptr_t)(HH_SPAGE_PAGES - page->written_pages));
     _hh_pages_free(page->area, HH_SPAGE_PAGES, page->written_pages);
 }
 
@@ -404,7 +404,7 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
     bool zero = false;
     char *area = _hh_pages_alloc(HH_SPAGE_PAGES, HH_SPAGE_PAGES, &zero);
     if (area == NULL) return NULL;
-    _hh_region_count_unwritten((intptr_t)HH_SPAGE_PAGES);
+    _hh_usage_count_unwritten((intptr_t)HH_SPAGE_PAGES);
     hh_page *page = page_init(heap, area, class_index, zero);
     page->written_pages = 0;
     return page;

@@ -201,73 +201,6 @@ static inline bool large_is_valid(const hh_large *h, const void *user) {
            base + h->map_size == u + h->usable && h->requested <= h->usable;
 }
 
-/* The blocks mapped in 4 KiB pages while the heap was small, for the
- * promotion to make huge (a block that never grows would otherwise stay in
- * small pages for good).  Guarded by the global lock; a block whose header
- * is here has small_pages set.  Only a heap below the threshold adds to it,
- * so it holds at most a threshold's worth of blocks of 2 MiB or more; a block
- * that finds it full stays in small pages. */
-#define SMALL_PAGE_BLOCKS 512
-static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
-static size_t small_page_count;
-
-static void list_small_pages(hh_large *h) {
-    _hh_lock();
-    if (small_page_count < SMALL_PAGE_BLOCKS) {
-        small_page_blocks[small_page_count++] = h;
-    } else {
-        atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
-    }
-    _hh_unlock();
-}
-
-/* Takes the block off the list if it is there (the promotion may have taken
- * it already). */
-static void unlist_small_pages(hh_large *h) {
-    if (!atomic_load_explicit(&h->small_pages, memory_order_relaxed)) return;
-    _hh_lock();
-    for (size_t i = 0; i < small_page_count; i++) {
-        if (small_page_blocks[i] == h) {
-            small_page_blocks[i] = small_page_blocks[--small_page_count];
-            break;
-        }
-    }
-    _hh_unlock();
-}
-
-void _hh_large_promote(void) {
-    enum { BATCH = 32 }; /* a small frame: malloc may run on a small stack */
-    struct {
-        char *base, *user;
-        size_t map_size, usable;
-    } blocks[BATCH];
-    for (;;) {
-        size_t n = 0;
-        _hh_lock();
-        while (small_page_count > 0 && n < BATCH) {
-            hh_large *h = small_page_blocks[--small_page_count];
-            atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
-            blocks[n].base = h->map_base;
-            blocks[n].user = (char *)h + HH_LARGE_HEADER;
-            blocks[n].map_size = h->map_size;
-            blocks[n].usable = h->usable;
-            n++;
-        }
-        _hh_unlock();
-        if (n == 0) return;
-        /* Outside the lock, as the regions' collapse: a block freed meanwhile
-         * makes madvise fail (ENOMEM, ignored) or, if its address was mapped
-         * again, collapse memory that is someone else's but keeps its
-         * contents. */
-        for (size_t i = 0; i < n; i++) {
-            _hh_os_advise(blocks[i].base, blocks[i].map_size, true);
-            _hh_os_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
-            atomic_fetch_add_explicit(&_hh_gstats.units_promoted,
-                                      blocks[i].usable >> HH_UNIT_SHIFT, memory_order_relaxed);
-        }
-    }
-}
-
 static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
                      bool small_pages, size_t requested) {
     char *user = base + lead;
@@ -334,10 +267,10 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         if (base != NULL) {
             cached = true;
             user = install(base, cached_size, HH_OS_PAGE, alignment, false,
-                           !_hh_os_huge_now(0), size);
+                           !_hh_policy_huge_now(0), size);
             if (zero) memset(user, 0, size);
         } else {
-            bool huge = _hh_os_huge_now(span);
+            bool huge = _hh_policy_huge_now(span);
             base = map_block(span, map_alignment, huge);
             if (base == NULL) {
                 errno = ENOMEM;
@@ -349,24 +282,24 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
     hh_large *large = _hh_large_of(user);
     HH_ASSERT(large_is_valid(large, user));
-    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) list_small_pages(large);
-    _hh_os_count_demand((intptr_t)large->usable);
+    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) _hh_policy_list_small_block(large);
+    _hh_policy_count_demand((intptr_t)large->usable);
     count_live(1, (int64_t)size, (int64_t)large->map_size);
     if (!cached) _hh_stats_count_mapped((intptr_t)large->map_size, false);
-    _hh_region_promote();
+    _hh_policy_promote();
     return user;
 }
 
 void _hh_large_free(hh_large *large, void *user) {
     HH_ASSERT(large_is_valid(large, user));
     atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
-    _hh_os_count_demand(-(intptr_t)large->usable);
+    _hh_policy_count_demand(-(intptr_t)large->usable);
     count_live(-1, -(int64_t)large->requested, -(int64_t)large->map_size);
     char *base = large->map_base;
     size_t size = large->map_size;
     bool reusable = !large->hugetlb && (size_t)((char *)user - base) == HH_OS_PAGE &&
                     ((uintptr_t)user & HH_UNIT_MASK) == 0;
-    unlist_small_pages(large);
+    _hh_policy_unlist_small_block(large);
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
@@ -379,7 +312,7 @@ void _hh_large_free(hh_large *large, void *user) {
  * thread's mapping may land there the moment mremap returns, and its mark
  * must not be wiped afterwards. */
 static char *move_mapping(hh_large *large, void *user, size_t span) {
-    char *target = map_block(span, HH_UNIT, _hh_os_huge_now(0));
+    char *target = map_block(span, HH_UNIT, _hh_policy_huge_now(0));
     if (target == NULL) return NULL;
     char *base = large->map_base;
     size_t old_size = large->map_size;
@@ -391,7 +324,7 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
         return NULL;
     }
     HH_TEST_POINT("large_moved", user);
-    _hh_os_advise(target, HH_OS_PAGE + span, _hh_os_huge_now(0));
+    _hh_os_advise(target, HH_OS_PAGE + span, _hh_policy_huge_now(0));
     return target;
 }
 
@@ -403,11 +336,11 @@ static void *resize(hh_large *large, void *user, size_t size);
  * may move), and comes back if it is still in small pages. */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     bool listed = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
-    if (listed) unlist_small_pages(large);
+    if (listed) _hh_policy_unlist_small_block(large);
     void *result = resize(large, user, size);
     hh_large *now = result != NULL ? _hh_large_of(result) : large;
     if (listed && atomic_load_explicit(&now->small_pages, memory_order_relaxed)) {
-        list_small_pages(now);
+        _hh_policy_list_small_block(now);
     }
     return result;
 }
@@ -427,7 +360,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
             unmap_block(large->map_base + keep, cut);
             large->map_size = keep;
             large->usable = keep - lead;
-            _hh_os_count_demand(-(intptr_t)cut);
+            _hh_policy_count_demand(-(intptr_t)cut);
             count_live(0, 0, -(int64_t)cut);
         }
         return user;
@@ -439,7 +372,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     }
     /* The tail a growth leaves in 4 KiB pages is collapsed by the next one
      * (below), once the block covers its whole unit. */
-    bool huge = _hh_os_huge_now(size - large->usable);
+    bool huge = _hh_policy_huge_now(size - large->usable);
     size_t span = block_span(size);
     size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable, old_map_size = large->map_size, old_requested = large->requested;
@@ -448,7 +381,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     void *grown = mremap(large->map_base, large->map_size, new_size, 0);
     errno = saved;
     if (grown != MAP_FAILED) {
-        _hh_os_advise(large->map_base, new_size, _hh_os_huge_now(0));
+        _hh_os_advise(large->map_base, new_size, _hh_policy_huge_now(0));
         large->map_size = new_size;
         large->usable = new_size - lead;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
@@ -474,11 +407,11 @@ static void *resize(hh_large *large, void *user, size_t size) {
         _hh_os_collapse((char *)user + (old_usable & ~HH_UNIT_MASK), HH_UNIT);
     }
     large->requested = size;
-    _hh_os_count_demand((intptr_t)(large->usable - old_usable));
+    _hh_policy_count_demand((intptr_t)(large->usable - old_usable));
     count_live(0, (int64_t)size - (int64_t)old_requested,
                (int64_t)large->map_size - (int64_t)old_map_size);
     /* One change, moved or not: the pages moved with the block. */
     _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
-    _hh_region_promote();
+    _hh_policy_promote();
     return user;
 }

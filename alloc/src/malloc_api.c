@@ -189,7 +189,7 @@ HH_API int hh_trim(size_t pad) {
     (void)pad;
     _hh_init();
     _hh_heap_purge_local(_hh_heap);
-    size_t released = _hh_region_release(true) + _hh_large_purge(true);
+    size_t released = _hh_release_pages(true) + _hh_large_purge(true);
     return released > 0;
 }
 

@@ -65,7 +65,7 @@ void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
         _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
         return NULL;
     }
-    _hh_region_set_span(p, pages);
+    _hh_pages_set_span(p, pages);
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
 }
@@ -94,7 +94,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     size_t new_pages = pages_for(size);
     if (new_pages == pages) return ptr;
     if (new_pages < pages) {
-        _hh_region_set_span(ptr, new_pages);
+        _hh_pages_set_span(ptr, new_pages);
         _hh_pages_shrink(ptr, pages, new_pages);
         _hh_stats_count_medium(-(intptr_t)((pages - new_pages) << HH_OS_PAGE_SHIFT));
         return ptr;
@@ -103,7 +103,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
         intptr_t more = (intptr_t)((new_pages - pages) << HH_OS_PAGE_SHIFT);
         _hh_stats_count_medium(more);
         if (_hh_pages_grow(ptr, pages, new_pages)) {
-            _hh_region_set_span(ptr, new_pages);
+            _hh_pages_set_span(ptr, new_pages);
             return ptr;
         }
         _hh_stats_count_medium(-more);

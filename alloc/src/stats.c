@@ -74,7 +74,7 @@ __attribute__((no_sanitize("thread"))) static uint32_t racy_used(const hh_page *
 /* Walks the regions (global lock held). */
 static void look_locked(breakdown *b) {
     memset(b, 0, sizeof *b);
-    bool huge = _hh_region_every_unit_huge();
+    bool huge = _hh_policy_every_unit_huge();
     uint64_t small_pages = 0;
     for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
         for (size_t slot = 0; slot < HH_REGION_SLOTS; slot++) {
@@ -93,7 +93,7 @@ static void look_locked(breakdown *b) {
         }
     }
     hh_region_usage usage;
-    _hh_region_usage_locked(&usage);
+    _hh_usage_regions_locked(&usage);
     b->medium = atomic_load_explicit(&medium_bytes, memory_order_relaxed);
     uint64_t in_pages = small_pages * HH_SPAGE + b->medium;
     b->empty_pages = usage.used_bytes > in_pages ? usage.used_bytes - in_pages : 0;

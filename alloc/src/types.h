@@ -284,6 +284,24 @@ typedef struct hh_region_usage {
     uint64_t touched_unit_bytes; /* 2 MiB units holding memory */
 } hh_region_usage;
 
+/* The page heap's books (pages.c's _hh_pageheap, under the global lock but
+ * for unwritten_pages, which small pages change as they are carved). */
+typedef struct hh_pageheap {
+    hh_region *regions;                  /* every region, in address order */
+    uint64_t demand_pages;               /* handed out */
+    _Atomic(int64_t) unwritten_pages;    /* handed out, not written yet (small pages) */
+    uint64_t dirty_free_pages;           /* free and holding memory: the regions' dirty_free */
+    uint64_t touched_units;              /* units holding memory (huge heap: resident whole) */
+    uint64_t released_units_outstanding; /* given back, not yet needed again */
+} hh_pageheap;
+
+/* A run of pages held out of the page heap while its memory goes back to
+ * the kernel, or while it is shut (release.c). */
+typedef struct hh_purge_run {
+    hh_region *region;
+    size_t idx, n; /* pages [idx, idx + n) of the region */
+} hh_purge_run;
+
 /* Large blocks in use and cached, for the statistics. */
 typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
