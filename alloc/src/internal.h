@@ -44,7 +44,7 @@ __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_
 #define HH_TEST_POINT(point, arg) ((void)0)
 #endif
 
-/* ------------------------------------------ process state (init.c) */
+/* ------------------------------------------ process state (init.c, heap_life.c) */
 
 HH_INTERNAL extern hh_config _hh_cfg;
 HH_INTERNAL extern bool _hh_stats_on;
@@ -61,11 +61,21 @@ HH_INTERNAL extern hh_heap _hh_empty_heap;  /* every queue the empty page */
 HH_INTERNAL extern __thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec")));
 
 HH_INTERNAL void _hh_init(void);
+/* The second step of start-up (fork handlers, the thread key): once, by the
+ * first thread that gets here; others wait for it. */
+HH_INTERNAL void _hh_late_init(void);
+/* Metadata that lives as long as the process (the global lock held). */
+HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
+
+/* ----------------------------------------------------- heap_life.c */
 /* The heap of the calling thread, made on its first allocation; NULL if no
  * memory for it. */
 HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
-/* Metadata that lives as long as the process (the global lock held). */
-HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
+/* Creates the thread key whose destructor abandons a thread's heap (start-up). */
+HH_INTERNAL void _hh_heap_watch_exits_start(void);
+/* The calling thread's live heap is abandoned at its exit (once the key is). */
+HH_INTERNAL void _hh_heap_watch_exit(void);
+HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
@@ -262,7 +272,6 @@ HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *w
  * never returns. */
 HH_INTERNAL void *_hh_free_list_corrupted_at(const void *where);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
-HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
 /* The block of the page that ptr is (or, on pages with aligned blocks,
  * points into), or a stop with one line naming the pointer. */
