@@ -1,6 +1,6 @@
-/* What a size or a pointer is (kind.h): the size classes' tables, and the
- * lookup that tells any pointer's kind and owner for every path but free's
- * inline fast path. */
+/* What a size or a pointer is (kind.h): the size classes' tables.  The
+ * lookup of a pointer's kind is inline in kind.h: free's slow path is hot
+ * enough that a call and a returned record cost it a tenth more. */
 #include "kind.h"
 
 /* ------------------------------------------------------------ size classes */
@@ -30,36 +30,5 @@ void _hh_classes_init(void) {
         _hh_class_table[i] = (uint8_t)c;
         if (_hh_class_direct_first[c] > _hh_class_direct_last[c]) _hh_class_direct_first[c] = (uint8_t)i;
         _hh_class_direct_last[c] = (uint8_t)i;
-    }
-}
-
-/* ----------------------------------------------------------------- pointers */
-
-hh_pointer_kind _hh_pointer_kind(const void *ptr) {
-    hh_pointer_kind what = {HH_KIND_FOREIGN, NULL, NULL, NULL};
-    /* A region's pointer, in the range or mapped elsewhere; in the range,
-     * none where no region is yet (no header to read there: PROT_NONE). */
-    hh_region *region = _hh_region_find(ptr);
-    if (region != NULL) {
-        HH_ASSERT(region->cookie == _hh_region_cookie(region));
-        what.region = region;
-        what.page = _hh_page_of(ptr);
-        what.kind = HH_SHARED_LOAD(what.page->span) != 0 ? HH_KIND_SMALL : HH_KIND_MEDIUM;
-        return what;
-    }
-    switch (_hh_granule_kind(ptr)) {
-    case HH_GRANULE_LARGE:
-        if (!_hh_large_is_live(ptr)) {
-            what.kind = HH_KIND_LARGE_FREED;
-            return what;
-        }
-        what.kind = HH_KIND_LARGE;
-        what.large = _hh_large_of(ptr);
-        return what;
-    case HH_GRANULE_POOL:
-        what.kind = HH_KIND_POOL;
-        return what;
-    default:
-        return what;
     }
 }

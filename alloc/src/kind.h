@@ -103,7 +103,34 @@ static inline bool _hh_large_is_live(const void *user) {
 /* What ptr is and who holds it (one lookup of the range, the region's
  * books or the granule map; a large block's cookie checked).  Any pointer,
  * NULL and wild ones included. */
-HH_INTERNAL hh_pointer_kind _hh_pointer_kind(const void *ptr);
+static inline hh_pointer_kind _hh_pointer_kind(const void *ptr) {
+    hh_pointer_kind what = {HH_KIND_FOREIGN, NULL, NULL, NULL};
+    /* A region's pointer, in the range or mapped elsewhere; in the range,
+     * none where no region is yet (no header to read there: PROT_NONE). */
+    hh_region *region = _hh_region_find(ptr);
+    if (region != NULL) {
+        HH_ASSERT(region->cookie == _hh_region_cookie(region));
+        what.region = region;
+        what.page = _hh_page_of(ptr);
+        what.kind = HH_SHARED_LOAD(what.page->span) != 0 ? HH_KIND_SMALL : HH_KIND_MEDIUM;
+        return what;
+    }
+    switch (_hh_granule_kind(ptr)) {
+    case HH_GRANULE_LARGE:
+        if (!_hh_large_is_live(ptr)) {
+            what.kind = HH_KIND_LARGE_FREED;
+            return what;
+        }
+        what.kind = HH_KIND_LARGE;
+        what.large = _hh_large_of(ptr);
+        return what;
+    case HH_GRANULE_POOL:
+        what.kind = HH_KIND_POOL;
+        return what;
+    default:
+        return what;
+    }
+}
 
 /* Whether ptr is the start (or, on pages with aligned blocks, inside) of a
  * block the small page has carved: what hh_owns says of a small page. */
