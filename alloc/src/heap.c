@@ -45,6 +45,7 @@ static _Atomic(size_t) abandoned_count;
 /* direct[] entries of the class (sizes up to HH_DIRECT_MAX) follow the head
  * of its queue. */
 static void direct_update(hh_heap *heap, unsigned c) {
+    HH_ASSERT(c > 0 && c < HH_CLASSES);
     for (unsigned i = _hh_class_direct_first[c]; i <= _hh_class_direct_last[c]; i++) {
         heap->direct[i] = heap->queue[c];
     }
@@ -62,6 +63,8 @@ static void page_set_flag(hh_page *page, uintptr_t flag, bool on) {
 
 static void queue_push_front(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
+    HH_ASSERT(page_flags(page) & HH_PAGE_OUT_OF_QUEUE); /* never in a queue twice */
+    HH_ASSERT(_hh_page_heap(page) == heap);
     page->prev = NULL;
     page->next = (heap->queue[c] == &_hh_empty_page) ? NULL : heap->queue[c];
     if (page->next) {
@@ -82,6 +85,8 @@ static void queue_push_back(hh_heap *heap, hh_page *page) {
         queue_push_front(heap, page);
         return;
     }
+    HH_ASSERT(page_flags(page) & HH_PAGE_OUT_OF_QUEUE);
+    HH_ASSERT(_hh_page_heap(page) == heap && heap->queue_tail[c]->next == NULL);
     page->next = NULL;
     page->prev = heap->queue_tail[c];
     page->prev->next = page;
@@ -92,6 +97,9 @@ static void queue_push_back(hh_heap *heap, hh_page *page) {
 static void queue_remove(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
     HH_ASSERT(!(page_flags(page) & HH_PAGE_OUT_OF_QUEUE));
+    /* Linked both ways: the head has no prev, the tail no next. */
+    HH_ASSERT(page->prev != NULL || heap->queue[c] == page);
+    HH_ASSERT(page->next != NULL || heap->queue_tail[c] == page);
     bool head = page->prev == NULL;
     if (page->prev) {
         page->prev->next = page->next;
@@ -118,6 +126,7 @@ static void owned_add(hh_heap *heap, hh_page *page) {
 }
 
 static void owned_remove(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->owned_prev != NULL || heap->owned == page);
     if (page->owned_prev) {
         page->owned_prev->owned_next = page->owned_next;
     } else {
@@ -158,6 +167,36 @@ bool _hh_page_is_valid(const hh_page *page) {
     if (free_n == UINT32_MAX || local_n == UINT32_MAX) return false;
     return page->used + free_n + local_n == page->reserved;
 }
+
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* A heap's books agree with its pages (HH_ASSERT_EXPENSIVE; the owner's
+ * view, walks bounded by the pages it owns): every owned page is this heap's
+ * (each page's own invariants: _hh_page_is_valid); each class queue is linked both ways, holds pages of its class
+ * in their queue, ends at queue_tail, and direct[] points at its head; the
+ * caches hold no more than they can. */
+static bool heap_is_valid(const hh_heap *heap) {
+    size_t owned = 0;
+    for (const hh_page *p = heap->owned; p != NULL; p = p->owned_next) {
+        if (++owned > ((size_t)1 << 24) || _hh_page_heap(p) != heap) return false;
+        if (p->owned_next != NULL && p->owned_next->owned_prev != p) return false;
+    }
+    if (heap->empty_count > HH_EMPTY_CACHE || heap->kept_count > HH_CLASSES) return false;
+    for (unsigned c = 1; c < HH_CLASSES; c++) {
+        const hh_page *head = heap->queue[c];
+        if (head == &_hh_empty_page) continue;
+        size_t n = 0;
+        const hh_page *last = NULL;
+        for (const hh_page *p = head; p != NULL; last = p, p = p->next) {
+            if (++n > owned || p->class_index != c || !in_queue(p) || p->prev != last) return false;
+        }
+        if (heap->queue_tail[c] != last) return false;
+    }
+    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
+        if (heap->direct[i] != heap->queue[_hh_class_table[i]]) return false;
+    }
+    return true;
+}
+#endif
 
 void _hh_free_list_corrupted(const void *where) {
     _hh_fatal("corrupted free list (a block was written after free?) at", where);
@@ -219,6 +258,7 @@ static bool collect_thread_free(hh_page *page) {
 /* Carves not-yet-used blocks off the end of the page, a few KiB at a time so
  * that a page's memory is touched as it is needed. */
 static uint32_t carve(hh_page *page) {
+    HH_ASSERT(page->free == NULL && page->reserved < page->capacity);
     uint32_t left = (uint32_t)page->capacity - page->reserved;
     uint32_t batch = page->block_size >= 4096 ? 1 : 4096 / page->block_size;
     if (batch > left) batch = left;
@@ -239,6 +279,7 @@ static uint32_t carve(hh_page *page) {
         _hh_usage_count_unwritten(-(intptr_t)(written - page->written_pages));
         page->written_pages = (uint8_t)written;
     }
+    HH_ASSERT(page->reserved <= page->capacity && page->written_pages <= HH_SPAGE_PAGES);
     return batch;
 }
 
@@ -246,6 +287,7 @@ static uint32_t carve(hh_page *page) {
  * heap's allocation count grows by the blocks the list now holds: each of
  * them is handed out before the next refill (or the page is abandoned). */
 static bool page_refill(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->free == NULL && _hh_page_heap(page) == heap);
     if (page->local_free != NULL) {
         _hh_count(&heap->stats.allocs, page->reserved - page->used); /* |local_free| */
         page->free = page->local_free;
@@ -270,6 +312,10 @@ static bool page_refill(hh_heap *heap, hh_page *page) {
 /* Sets up the 64 KiB page at `area` for a size class. */
 static hh_page *page_init(hh_heap *heap, char *area, unsigned class_index, bool fresh) {
     hh_page *page = _hh_page_of(area);
+    HH_ASSERT(((uintptr_t)area & (HH_SPAGE - 1)) == 0);
+    HH_ASSERT(class_index > 0 && class_index < HH_CLASSES);
+    /* A retired page or never one: nobody may take it for a live page. */
+    HH_ASSERT(HH_SHARED_LOAD(page->span) == 0 && _hh_page_heap(page) == NULL);
     page->free = page->local_free = NULL;
     page->used = 0;
     page->block_size = _hh_class_size[class_index];
@@ -291,6 +337,7 @@ static hh_page *page_init(hh_heap *heap, char *area, unsigned class_index, bool 
                           memory_order_relaxed);
     owned_add(heap, page);
     queue_push_front(heap, page);
+    HH_ASSERT_EXPENSIVE(_hh_page_is_valid(page));
     return page;
 }
 
@@ -320,6 +367,7 @@ static void page_forget(hh_heap *heap, hh_page *page) {
 
 /* A page that left its heap goes back to the page heap. */
 static void page_give_back(hh_page *page) {
+    HH_ASSERT(page->written_pages <= HH_SPAGE_PAGES && _hh_page_heap(page) == NULL);
     _hh_usage_count_unwritten(-(intptr_t)(HH_SPAGE_PAGES - page->written_pages));
     _hh_pages_free(page->area, HH_SPAGE_PAGES, page->written_pages);
 }
@@ -328,6 +376,7 @@ static void page_give_back(hh_page *page) {
  * back to the page heap. */
 static void page_retire(hh_heap *heap, hh_page *page) {
     page_forget(heap, page);
+    HH_ASSERT(heap->empty_count <= HH_EMPTY_CACHE);
     if (heap->alive && heap->empty_count < HH_EMPTY_CACHE) {
         heap->empty[heap->empty_count++] = page;
         return;
@@ -339,6 +388,7 @@ static void page_retire(hh_heap *heap, hh_page *page) {
  * remembered so that the heap uses it for another class first. */
 static bool page_keep_when_empty(hh_heap *heap, hh_page *page) {
     if (!heap->alive || heap->queue[page->class_index] != page || page->next != NULL) return false;
+    HH_ASSERT(heap->kept_count <= HH_CLASSES);
     if (!page->in_kept_list && heap->kept_count < HH_CLASSES) {
         page->in_kept_list = true;
         heap->kept[heap->kept_count++] = page;
@@ -375,6 +425,8 @@ static hh_page *adopt(hh_heap *heap, unsigned class_index) {
     }
     _hh_unlock();
     if (page == NULL) return NULL;
+    /* Abandoned: ownerless, of the class of its list, blocks in use. */
+    HH_ASSERT(_hh_page_heap(page) == NULL && page->class_index == class_index);
     uintptr_t aligned =
         atomic_load_explicit(&page->has_aligned, memory_order_relaxed) ? HH_PAGE_ALIGNED : 0;
     atomic_store_explicit(&page->heap, heap, memory_order_release);
@@ -393,6 +445,7 @@ static hh_page *adopt(hh_heap *heap, unsigned class_index) {
 /* A new page for the class: a cached empty page, an abandoned one with room,
  * a kept empty page of another class, or fresh pages from the page heap. */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
+    HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
     if (heap->empty_count > 0) {
         hh_page *page = heap->empty[--heap->empty_count];
         return page_init(heap, page->area, class_index, false);
@@ -413,6 +466,7 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
 /* The owner found the page exhausted: take it out of the queue.  Returns
  * false if other threads freed blocks into it meanwhile (then it stays). */
 static bool page_take_out_full(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->free == NULL && page->local_free == NULL && page->reserved == page->capacity);
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
     for (;;) {
         if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) break; /* the pending stack has it */
@@ -450,6 +504,10 @@ static void drain_pending(hh_heap *heap) {
     hh_page *page = atomic_exchange_explicit(&heap->pending, NULL, memory_order_acquire);
     while (page != NULL) {
         hh_page *next = page->pending_next;
+        /* On the pending stack exactly while PENDING (the protocol, top of file). */
+        HH_ASSERT((atomic_load_explicit(&page->thread_free, memory_order_relaxed) &
+                   HH_PAGE_STATE_MASK) == HH_PAGE_PENDING);
+        HH_ASSERT(_hh_page_heap(page) == heap);
         page_set_normal(page);
         collect_thread_free(page);
         if (!in_queue(page)) queue_push_back(heap, page);
@@ -459,6 +517,7 @@ static void drain_pending(hh_heap *heap) {
 }
 
 void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(_hh_page_heap(page) == heap);
     if (!in_queue(page)) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
@@ -499,6 +558,7 @@ static void free_remote(hh_page *page, hh_block *block) {
     if (state == HH_PAGE_FULL) {
         /* The owner cannot go away while the page is PENDING (see abandon). */
         hh_heap *owner = _hh_page_heap(page);
+        HH_ASSERT(owner != NULL);
         hh_page *head = atomic_load_explicit(&owner->pending, memory_order_relaxed);
         do {
             page->pending_next = head;
@@ -571,6 +631,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
         }
     }
     unsigned class_index = _hh_size_class(size);
+    HH_ASSERT(class_index > 0 && class_index < HH_CLASSES && _hh_class_size[class_index] >= size);
     drain_pending(heap);
     for (;;) {
         hh_page *page;
@@ -590,6 +651,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
 /* -------------------------------------------------- abandoning a heap */
 
 static void give_abandoned(hh_page *page) {
+    HH_ASSERT(page->used > 0 && _hh_page_heap(page) == NULL);
     _hh_lock();
     unsigned c = page->class_index;
     page->prev = NULL;
@@ -639,6 +701,7 @@ static void abandon(hh_heap *heap) {
     }
     for (unsigned i = 0; i < heap->empty_count; i++) page_give_back(heap->empty[i]);
     heap->empty_count = 0;
+    HH_ASSERT(heap->owned == NULL && heap->kept_count == 0);
 }
 
 bool _hh_heap_abandon(hh_heap *heap) {
@@ -673,6 +736,7 @@ void _hh_heap_fork_child(void) {
 /* malloc_trim: the heap's empty pages go back to the page heap. */
 void _hh_heap_purge_local(hh_heap *heap) {
     if (!heap->alive) return;
+    HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
     drain_pending(heap);
     while (heap->empty_count > 0) page_give_back(heap->empty[--heap->empty_count]);
     hh_page *page;

@@ -78,6 +78,8 @@ hh_heap *_hh_heap_for_thread(void) {
         }
     }
     if (heap != NULL) {
+        /* A recycled heap was abandoned whole: it owns no page. */
+        HH_ASSERT(heap->owned == NULL && !atomic_load_explicit(&heap->alive, memory_order_relaxed));
         /* A recycled heap keeps its counts (and its place in the list of all). */
         memset(heap, 0, offsetof(hh_heap, thread_id));
         for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = &_hh_empty_page;
@@ -101,6 +103,7 @@ hh_heap *_hh_heap_for_thread(void) {
 static void thread_exit(void *arg) {
     hh_heap *heap = arg;
     if (!_hh_heap_abandon(heap)) return;
+    HH_ASSERT(heap->owned == NULL && !atomic_load_explicit(&heap->alive, memory_order_relaxed));
     _hh_heap = &_hh_empty_heap;
     _hh_lock();
     heap->next_free = free_heaps;

@@ -31,4 +31,14 @@ void _hh_classes_init(void) {
         if (_hh_class_direct_first[c] > _hh_class_direct_last[c]) _hh_class_direct_first[c] = (uint8_t)i;
         _hh_class_direct_last[c] = (uint8_t)i;
     }
+    /* Classes grow in 16-byte multiples, and a page holds at least 4 blocks;
+     * every size up to HH_DIRECT_MAX finds a class that holds it. */
+    for (unsigned c = 2; c < HH_CLASSES; c++) {
+        HH_ASSERT(_hh_class_size[c] % 16 == 0 && _hh_class_size[c] > _hh_class_size[c - 1]);
+        HH_ASSERT(_hh_size_class_computed(_hh_class_size[c]) == c);
+    }
+    HH_ASSERT(HH_SPAGE / _hh_class_size[HH_CLASSES - 1] >= 4);
+    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
+        HH_ASSERT(_hh_class_size[_hh_class_table[i]] >= (size_t)i * 16);
+    }
 }

@@ -52,7 +52,22 @@ static unsigned churn_next;
 /* When the oldest cached block is due; UINT64_MAX: the cache is empty. */
 static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
 
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* The cache's books: cache_bytes is the sum of its blocks, each no larger
+ * than a cached block may be (HH_ASSERT_EXPENSIVE). */
+static bool cache_is_valid_locked(void) {
+    size_t sum = 0;
+    for (size_t i = 0; i < cache_count; i++) {
+        if (cache[i].size > HH_OS_PAGE + CACHE_BLOCK_MAX || cache[i].base == NULL) return false;
+        sum += cache[i].size;
+    }
+    return sum == cache_bytes;
+}
+#endif
+
 static void set_cache_due_locked(void) {
+    HH_ASSERT(cache_count <= CACHE_SLOTS && cache_bytes <= CACHE_BYTES_MAX);
+    HH_ASSERT_EXPENSIVE(cache_is_valid_locked());
     atomic_store_explicit(&cached_bytes_seen, cache_bytes, memory_order_relaxed);
     uint64_t due = UINT64_MAX;
     for (size_t i = 0; i < cache_count; i++) {
@@ -412,6 +427,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
                (int64_t)large->map_size - (int64_t)old_map_size);
     /* One change, moved or not: the pages moved with the block. */
     _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
+    HH_ASSERT(large_is_valid(large, user) && large->usable >= size);
     _hh_policy_promote();
     return user;
 }

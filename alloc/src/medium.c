@@ -65,6 +65,7 @@ void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
         _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
         return NULL;
     }
+    HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
     _hh_pages_set_span(p, pages);
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
@@ -79,6 +80,7 @@ void _hh_medium_free(hh_region *region, void *ptr) {
         _hh_fatal(inside_a_block(region, ptr) ? INSIDE : NOT_LIVE, ptr);
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
+    HH_ASSERT(pages > 0 && _hh_page_index(region, ptr) + pages <= HH_REGION_PAGES);
     _hh_pages_free_block(ptr, pages);
     _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
     atomic_fetch_add_explicit(&_hh_gstats.medium_frees, 1, memory_order_relaxed);

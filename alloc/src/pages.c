@@ -36,6 +36,7 @@ static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
         if (r->touched_units & mask) continue;
         r->touched_units |= mask;
         _hh_pageheap.touched_units++;
+        HH_ASSERT(!(r->hugetlb_units & mask)); /* a unit holding no memory is no huge page */
         if (_hh_pageheap.released_units_outstanding > 0) {
             _hh_pageheap.released_units_outstanding--;
             atomic_fetch_add_explicit(&_hh_gstats.units_refaulted, 1, memory_order_relaxed);
@@ -74,15 +75,18 @@ static bool region_is_valid(const hh_region *r) {
            _hh_find_bit(r->used, 0, r->first_free, false) == r->first_free;
 }
 
-/* Every region valid, and their written free pages are the heap's count. */
+/* Every region valid, and the heap's counts the sums of theirs: written free
+ * pages, and units holding memory (hugetlb units are among them). */
 bool _hh_pages_valid_locked(void) {
-    uint64_t dirty = 0;
+    uint64_t dirty = 0, touched = 0;
     for (const hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
         if (!region_is_valid(r)) return false;
         if (r->next != NULL && r->next <= r) return false; /* address order */
+        if (r->hugetlb_units & ~r->touched_units) return false;
         dirty += r->dirty_free;
+        touched += (uint64_t)__builtin_popcount(r->touched_units);
     }
-    return dirty == _hh_pageheap.dirty_free_pages;
+    return dirty == _hh_pageheap.dirty_free_pages && touched == _hh_pageheap.touched_units;
 }
 #endif
 
@@ -91,7 +95,9 @@ bool _hh_pages_valid_locked(void) {
  * memory.  Their dirty bits stay as they were until they come back. */
 size_t _hh_pages_hold_locked(hh_region *r, size_t idx, size_t n) {
     HH_ASSERT(_hh_find_bit(r->used, idx, idx + n, true) == idx + n);
+    HH_ASSERT(n > 0 && idx >= r->header_pages && idx + n <= r->mapped_pages && r->free_pages >= n);
     size_t dirty = _hh_count_bits(r->dirty, idx, idx + n);
+    HH_ASSERT(r->dirty_free >= dirty && _hh_pageheap.dirty_free_pages >= dirty);
     _hh_set_bits(r->used, idx, idx + n, true);
     r->free_pages -= (uint32_t)n;
     r->dirty_free -= (uint32_t)dirty;
@@ -103,6 +109,7 @@ size_t _hh_pages_hold_locked(hh_region *r, size_t idx, size_t n) {
 }
 
 static size_t take_locked(hh_region *r, size_t idx, size_t n) {
+    HH_ASSERT(idx + n <= r->open_pages); /* handed out only where writable */
     size_t dirty = _hh_pages_hold_locked(r, idx, n);
     _hh_policy_advise_whole_units_locked(r, idx, n);
     touch_units_locked(r, idx, n);
@@ -110,6 +117,7 @@ static size_t take_locked(hh_region *r, size_t idx, size_t n) {
     HH_ASSERT_EXPENSIVE(region_is_valid(r));
     return dirty;
 }
+
 static void *alloc_locked(size_t n, size_t align, size_t *dirty) {
     for (int pass = 0; pass < 2; pass++) {
         for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
@@ -146,6 +154,7 @@ void _hh_pages_free_locked(hh_region *r, size_t idx, size_t n, size_t written) {
     r->dirty_free += (uint32_t)dirty;
     _hh_pageheap.dirty_free_pages += dirty;
     if (idx < r->first_free) r->first_free = (uint32_t)idx;
+    HH_ASSERT(r->free_pages <= r->mapped_pages - r->header_pages && r->dirty_free <= r->free_pages);
     _hh_usage_demand_locked(-(int64_t)n);
     HH_ASSERT_EXPENSIVE(region_is_valid(r));
 }
@@ -153,6 +162,7 @@ void _hh_pages_free_locked(hh_region *r, size_t idx, size_t n, size_t written) {
 /* ------------------------------------------------------------- the API */
 
 void *_hh_pages_alloc(size_t pages, size_t align, bool *zero) {
+    HH_ASSERT(pages > 0 && align > 0 && (align & (align - 1)) == 0);
     size_t dirty = 0;
     _hh_lock();
     void *p = alloc_locked(pages, align, &dirty);
@@ -162,6 +172,7 @@ void *_hh_pages_alloc(size_t pages, size_t align, bool *zero) {
         errno = ENOMEM;
         return NULL;
     }
+    HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
     if (zero != NULL) *zero = dirty == 0;
     _hh_policy_promote();
     return p;
@@ -177,6 +188,7 @@ void *_hh_pages_alloc_zeroed(size_t pages, size_t align) {
 static void pages_free(void *addr, size_t pages, size_t written, bool block) {
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
+    HH_ASSERT(r->cookie == _hh_region_cookie(r) && ((uintptr_t)addr & (HH_OS_PAGE - 1)) == 0);
     _hh_lock();
     if (block) {
         _hh_release_block_locked(r, idx, pages);
@@ -194,6 +206,7 @@ void _hh_pages_free(void *addr, size_t pages, size_t written) {
 void _hh_pages_free_block(void *addr, size_t pages) { pages_free(addr, pages, pages, true); }
 
 bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
+    HH_ASSERT(new_pages > pages && pages > 0);
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
     if (idx + new_pages > HH_REGION_PAGES) return false;
@@ -208,12 +221,17 @@ bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
 }
 
 void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages) {
+    HH_ASSERT(new_pages > 0 && new_pages < pages);
     _hh_pages_free((char *)addr + (new_pages << HH_OS_PAGE_SHIFT), pages - new_pages,
                    pages - new_pages);
 }
 
 void _hh_pages_set_span(void *addr, size_t pages) {
     hh_region *r = _hh_region_of(addr);
+    /* A medium block starts on a page and lies in its region (its pages'
+     * bits are not read here: no lock is held). */
+    HH_ASSERT(((uintptr_t)addr & (HH_OS_PAGE - 1)) == 0 &&
+              _hh_page_index(r, addr) + pages <= HH_REGION_PAGES);
     uint32_t entry = pages ? (uint32_t)(pages << HH_SPAN_SHIFT) | HH_SPAN_MEDIUM : 0;
     atomic_store_explicit((_Atomic(uint32_t) *)&r->span[_hh_page_index(r, addr)], entry,
                           memory_order_release);

@@ -35,7 +35,9 @@ static _Atomic(int64_t) demand;     /* bytes of pages and blocks in use */
 static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
 
 void _hh_policy_count_demand(intptr_t delta) {
-    atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
+    int64_t before = atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
+    HH_ASSERT(before + delta >= 0); /* nothing given back that was not handed out */
+    (void)before;
 }
 
 bool _hh_policy_huge_now(size_t adding) {
@@ -135,6 +137,7 @@ static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
 static size_t small_page_count;
 
 void _hh_policy_list_small_block(hh_large *h) {
+    HH_ASSERT(atomic_load_explicit(&h->small_pages, memory_order_relaxed));
     _hh_lock();
     if (small_page_count < SMALL_PAGE_BLOCKS) {
         small_page_blocks[small_page_count++] = h;
@@ -167,6 +170,7 @@ static void promote_large_blocks(void) {
     for (;;) {
         size_t n = 0;
         _hh_lock();
+        HH_ASSERT(small_page_count <= SMALL_PAGE_BLOCKS);
         while (small_page_count > 0 && n < BATCH) {
             hh_large *h = small_page_blocks[--small_page_count];
             atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
@@ -232,6 +236,7 @@ static uint64_t sparse_pages; /* unwritten pages of the units seen sparse twice 
 static bool dense_decided;
 
 static void note_sparse_locked(hh_region *r, size_t u, size_t unwritten) {
+    HH_ASSERT(u < HH_REGION_UNITS && unwritten <= HH_UNIT_PAGES);
     uint32_t mask = (uint32_t)1 << u;
     if (r->sparse_units & mask) return;
     r->sparse_units |= mask;
@@ -313,6 +318,7 @@ static void collapse_dense_units(void) {
                 used += handed_out;
                 written += (resident[i] & 1) & handed_out;
             }
+            HH_ASSERT(written <= used && used <= HH_UNIT_PAGES);
             looks[k].unwritten = used - written;
             if (written < DENSE_PAGES) continue;
             _hh_os_advise(addr, HH_UNIT, true);

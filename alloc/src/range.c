@@ -118,7 +118,9 @@ static void insert_in_order(hh_region *r) {
     while (*link != NULL && *link < r) link = &(*link)->next;
     r->next = *link;
     *link = r;
+    HH_ASSERT(r->next == NULL || r->next > r); /* address order */
 }
+
 /* Pages [0, end) of r are writable, or false (the kernel refused). */
 bool _hh_region_open_to_locked(hh_region *r, size_t end) {
     if (HH_LIKELY(end <= r->open_pages)) return true;
@@ -127,6 +129,7 @@ bool _hh_region_open_to_locked(hh_region *r, size_t end) {
     char *from = (char *)r + ((size_t)r->open_pages << HH_OS_PAGE_SHIFT);
     if (!_hh_os_open(from, (end - r->open_pages) << HH_OS_PAGE_SHIFT)) return false;
     r->open_pages = (uint32_t)end;
+    HH_ASSERT(r->open_pages <= HH_REGION_PAGES);
     return true;
 }
 
@@ -183,6 +186,10 @@ hh_region *_hh_region_new_locked(void) {
     _hh_set_bits(r->dirty, 0, header, true);
     r->touched_units = 1; /* the header's */
     _hh_pageheap.touched_units++;
+    /* On its 64 MiB boundary (free() finds the header by masking), the
+     * header inside the writable and mapped part. */
+    HH_ASSERT(((uintptr_t)r & HH_REGION_MASK) == 0 && r->header_pages < r->mapped_pages);
+    HH_ASSERT(r->header_pages <= r->open_pages && r->open_pages <= HH_REGION_PAGES);
     insert_in_order(r);
     if (!outside) { /* _hh_region_find may give it out from here on */
         atomic_store_explicit(&range_committed, (uintptr_t)range_next, memory_order_release);
@@ -218,6 +225,7 @@ bool _hh_region_grow_locked(hh_region *r, size_t need) {
         r->free_pages += (uint32_t)more;
         if (r->first_free > r->mapped_pages) r->first_free = r->mapped_pages;
         r->mapped_pages += (uint32_t)more;
+        HH_ASSERT(r->mapped_pages <= HH_REGION_PAGES);
         if (more >= need) return true;
     }
     r->cannot_grow = r->mapped_pages < HH_REGION_PAGES;

@@ -85,6 +85,7 @@ static void note_given_back_locked(hh_region *r, size_t idx, size_t n, size_t by
             _hh_find_bit(r->used, run_to, to, true) == to) {
             r->touched_units &= ~mask;
             r->hugetlb_units &= ~mask;
+            HH_ASSERT(_hh_pageheap.touched_units > 0);
             _hh_pageheap.touched_units--;
             _hh_pageheap.released_units_outstanding++;
             atomic_fetch_add_explicit(&_hh_gstats.units_released, 1, memory_order_relaxed);
@@ -94,6 +95,7 @@ static void note_given_back_locked(hh_region *r, size_t idx, size_t n, size_t by
 
 /* Held pages (marked used, clean) are free again. */
 static void unhold_locked(hh_region *r, size_t idx, size_t n) {
+    HH_ASSERT(_hh_find_bit(r->used, idx, idx + n, false) == idx + n); /* held: still marked used */
     _hh_set_bits(r->used, idx, idx + n, false);
     r->free_pages += (uint32_t)n;
     if (idx < r->first_free) r->first_free = (uint32_t)idx;
@@ -103,6 +105,8 @@ static void unhold_locked(hh_region *r, size_t idx, size_t n) {
 static void finish_purge_locked(const hh_purge_run *runs, size_t count) {
     for (size_t k = 0; k < count; k++) {
         hh_region *r = runs[k].region;
+        HH_ASSERT(runs[k].n > 0 && runs[k].idx >= r->header_pages &&
+                  runs[k].idx + runs[k].n <= r->mapped_pages);
         size_t dirty = _hh_count_bits(r->dirty, runs[k].idx, runs[k].idx + runs[k].n);
         note_given_back_locked(r, runs[k].idx, runs[k].n, dirty << HH_OS_PAGE_SHIFT);
         unhold_locked(runs[k].region, runs[k].idx, runs[k].n);
@@ -205,6 +209,7 @@ static void forget_unit_if_clean_locked(hh_region *r, size_t u) {
         return;
     }
     r->touched_units &= ~mask;
+    HH_ASSERT(_hh_pageheap.touched_units > 0);
     _hh_pageheap.touched_units--;
 }
 
@@ -233,6 +238,7 @@ static bool shut_locked(hh_region *r, size_t idx, size_t n) {
         return false;
     }
     if (shut_count == SHUT_SLOTS) unshut_oldest_locked();
+    HH_ASSERT(shut_count < SHUT_SLOTS);
     shut[shut_count++] = (hh_purge_run){r, idx, n};
     atomic_fetch_add_explicit(&_hh_gstats.blocks_shut, 1, memory_order_relaxed);
     note_given_back_locked(r, idx, n, size); /* its pages stay marked used: held */

@@ -32,6 +32,7 @@ void _hh_usage_changed_locked(void) {
 }
 
 void _hh_usage_demand_locked(int64_t pages) {
+    HH_ASSERT(pages >= 0 || _hh_pageheap.demand_pages >= (uint64_t)-pages);
     _hh_pageheap.demand_pages = (uint64_t)((int64_t)_hh_pageheap.demand_pages + pages);
     _hh_policy_count_demand((intptr_t)(pages * (int64_t)HH_OS_PAGE));
 }
@@ -62,6 +63,7 @@ void _hh_usage_regions_locked(hh_region_usage *usage) {
     usage->used_bytes = _hh_pageheap.demand_pages << HH_OS_PAGE_SHIFT;
     usage->dirty_free_bytes = _hh_pageheap.dirty_free_pages << HH_OS_PAGE_SHIFT;
     usage->touched_unit_bytes = _hh_pageheap.touched_units << HH_UNIT_SHIFT;
+    HH_ASSERT(usage->purgeable_bytes <= usage->dirty_free_bytes);
 }
 
 void _hh_usage_count_unwritten(intptr_t pages) {
