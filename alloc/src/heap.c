@@ -2,7 +2,7 @@
  * allocator, generalised to many size classes.
  *
  * Each thread owns a heap; a heap owns 64 KiB pages of one size class each
- * (taken from the page heap, region.c) and allocates and frees on them
+ * (taken from the page heap, pages.c) and allocates and frees on them
  * without locks.  A free by another thread goes to the page with one atomic
  * push (thread_free).  When the owner finds a page exhausted it takes the
  * page out of its queue and marks it FULL; the first remote free into a FULL

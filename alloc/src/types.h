@@ -9,7 +9,7 @@
  *   | region (64 MiB)   | region            | region            | ...
  *   +-------------------+-------------------+-------------------+----
  *
- *   region: 16384 OS pages of 4 KiB, handed out by the page heap (region.c)
+ *   region: 16384 OS pages of 4 KiB, handed out by the page heap (pages.c)
  *   +--------+------------+----------------+------------+---------------+
  *   | header | small page | medium block   | small page | free pages... |
  *   | ~200K  | 64 KiB     | n x 4 KiB      | 64 KiB     |               |
@@ -169,7 +169,7 @@ typedef struct hh_region {
     uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
     uint32_t open_pages;     /* pages writable from its start (in the range: the rest is
                                 PROT_NONE until the page heap reaches it; below it,
-                                only shut blocks are, region.c) */
+                                only shut blocks are, release.c) */
     uint32_t huge_units;     /* bit u: unit u was found mostly written and made a huge page */
     uint32_t sparse_units;   /* bit u: unit u was found not mostly written a second time */
     uint8_t pad2_[4];
@@ -192,7 +192,7 @@ typedef struct hh_large {
     size_t alignment;   /* alignment the user asked for (>= 16) */
     size_t requested;   /* bytes the program asked for (statistics) */
     uint8_t hugetlb;
-    _Atomic(uint8_t) small_pages; /* mapped while the heap was small: 4 KiB pages (large.c's
+    _Atomic(uint8_t) small_pages; /* mapped while the heap was small: 4 KiB pages (policy.c's
                                    * list of such blocks holds it until the promotion) */
 } hh_large;
 
@@ -238,7 +238,7 @@ typedef struct hh_config {
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
-                                  (region.c), not at their first touch */
+                                  (policy.c), not at their first touch */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
@@ -252,7 +252,7 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
     _Atomic(uint64_t) bytes_released;
-    _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (region.c) */
+    _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (release.c) */
 } hh_global_stats;
 
 /* ------------------------------------------------------------------ misc */
