@@ -79,7 +79,6 @@ HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
-HH_INTERNAL void _hh_warn(const char *msg);
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,
                                                             int line);
@@ -98,7 +97,6 @@ HH_INTERNAL void _hh_sublock_take(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_give(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_take_for_fork(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_after_fork(hh_sublock *lock, bool child);
-HH_INTERNAL void _hh_cpu_relax(void);
 
 /* -------------------------------------------------------------- os.c */
 /* size bytes whose start + offset is aligned, advised huge or not (where not
@@ -213,8 +211,6 @@ HH_INTERNAL bool _hh_policy_regions_huge_at_fault(void);
  * heap but for the dense policy, whose units in 4 KiB pages hold their
  * written pages only). */
 HH_INTERNAL bool _hh_policy_every_unit_huge(void);
-/* Whether units become huge pages one by one now, as they are found written. */
-HH_INTERNAL bool _hh_policy_dense_in_force(void);
 /* Whether unit u of r can be a huge page, so its free memory goes back only
  * with the whole unit (never splitting a huge page). */
 HH_INTERNAL bool _hh_policy_unit_whole_only(const hh_region *r, size_t u);
@@ -299,8 +295,6 @@ HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
 HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);
 HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
-/* Unmaps cached blocks whose release delay has passed. */
-HH_INTERNAL void _hh_large_release_due(void);
 /* Takes no lock (the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 
@@ -310,7 +304,6 @@ HH_INTERNAL void _hh_pools_after_fork(bool child);
 
 /* ---------------------------------------------------------- stats.c */
 HH_INTERNAL extern hh_global_stats _hh_gstats;
-HH_INTERNAL void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
 /* The memory held changed (locked: the global lock is held); with
  * statistics on, a new peak is looked at in detail. */
 HH_INTERNAL void _hh_stats_count_mapped(intptr_t delta, bool locked);
@@ -318,7 +311,6 @@ HH_INTERNAL void _hh_stats_count_medium(intptr_t delta);
 /* hh_pool and hh_arena mappings (counted in the memory held too). */
 HH_INTERNAL void _hh_stats_count_api(intptr_t delta);
 HH_INTERNAL void _hh_stats_keep_stderr(void);
-HH_INTERNAL void _hh_stats_report_at_exit(void);
 HH_INTERNAL void _hh_stats_print(int fd);
 /* Bytes in blocks in use (pages walked; for mallinfo2 and the peak). */
 HH_INTERNAL int64_t _hh_stats_in_use(void);

@@ -129,7 +129,8 @@ static size_t purge_cache_locked(bool everything) {
     return released;
 }
 
-void _hh_large_release_due(void) {
+/* Unmaps cached blocks whose release delay has passed. */
+static void release_due(void) {
     uint64_t due = atomic_load_explicit(&cache_due_ms, memory_order_relaxed);
     if (HH_LIKELY(due == UINT64_MAX) || _hh_clock_ms() < due) return;
     _hh_large_purge(false);
@@ -267,7 +268,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
         return NULL;
     }
-    _hh_large_release_due();
+    release_due();
     size_t map_alignment = alignment > HH_UNIT ? alignment : HH_UNIT;
     void *user = NULL;
     bool cached = false;

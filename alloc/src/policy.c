@@ -78,7 +78,7 @@ bool _hh_policy_regions_huge_at_fault(void) { return _hh_policy_huge_now(0) && !
 bool _hh_policy_every_unit_huge(void) { return _hh_policy_heap_is_huge() && !units_by_density(); }
 
 /* Whether units become huge pages one by one now, as they are found written. */
-bool _hh_policy_dense_in_force(void) { return units_by_density() && _hh_policy_heap_is_huge(); }
+static bool dense_policy_in_force(void) { return units_by_density() && _hh_policy_heap_is_huge(); }
 
 /* Whether unit u of r can be a huge page, so its free memory goes back only
  * with the whole unit (never splitting a huge page). */
@@ -114,7 +114,7 @@ bool _hh_policy_giving_back_churns(void) {
  * more is an array the program fills, as a large block is, which is huge at
  * its first touch; looking at such units first would fault them twice. */
 void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
-    if (n < HH_UNIT_PAGES || !_hh_policy_dense_in_force()) return;
+    if (n < HH_UNIT_PAGES || !dense_policy_in_force()) return;
     for (size_t u = _hh_align_up(idx, HH_UNIT_PAGES) / HH_UNIT_PAGES;
          (u + 1) * HH_UNIT_PAGES <= idx + n; u++) {
         uint32_t mask = (uint32_t)1 << u;
@@ -200,7 +200,7 @@ static void promote_large_blocks(void) {
 void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
     uint32_t mask = (uint32_t)1 << u;
     /* The units below a new one are likely written by now. */
-    if (_hh_policy_dense_in_force()) {
+    if (dense_policy_in_force()) {
         atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
     }
     if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask)) {
