@@ -171,9 +171,10 @@ bool _hh_page_is_valid(const hh_page *page) {
 #if defined(HH_DEBUG) && HH_DEBUG >= 2
 /* A heap's books agree with its pages (HH_ASSERT_EXPENSIVE; the owner's
  * view, walks bounded by the pages it owns): every owned page is this heap's
- * (each page's own invariants: _hh_page_is_valid); each class queue is linked both ways, holds pages of its class
- * in their queue, ends at queue_tail, and direct[] points at its head; the
- * caches hold no more than they can. */
+ * (each page's own invariants: _hh_page_is_valid); each class queue is
+ * linked both ways, holds pages of its class marked in their queue, ends at
+ * queue_tail, and direct[] points at its head; the caches hold no more than
+ * they can. */
 static bool heap_is_valid(const hh_heap *heap) {
     size_t owned = 0;
     for (const hh_page *p = heap->owned; p != NULL; p = p->owned_next) {

@@ -74,7 +74,8 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
     }
     hh_heap *heap = _hh_heap;
     if (heap->alive) _hh_count(&heap->stats.reallocs, 1);
-    hh_pointer_kind kind = block_kind(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
+    hh_pointer_kind kind =
+        block_kind(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
     if (kind.kind == HH_KIND_LARGE) {
         size_t usable = kind.large->usable;
         void *resized = _hh_large_realloc(kind.large, ptr, size);

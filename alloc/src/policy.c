@@ -73,7 +73,9 @@ static bool units_by_density(void) {
 }
 
 /* Whether memory of regions is advised huge before its first touch. */
-bool _hh_policy_regions_huge_at_fault(void) { return _hh_policy_huge_now(0) && !units_by_density(); }
+bool _hh_policy_regions_huge_at_fault(void) {
+    return _hh_policy_huge_now(0) && !units_by_density();
+}
 
 bool _hh_policy_every_unit_huge(void) { return _hh_policy_heap_is_huge() && !units_by_density(); }
 
@@ -89,7 +91,8 @@ bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
 /* Pages become writable this many at a time: whole units where a unit may
  * be a huge page. */
 size_t _hh_policy_open_step(void) {
-    return _hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
+    bool whole_units = _hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB;
+    return whole_units ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
 }
 
 /* Whether unit u of r has been quiet (nothing handed out from it) for the
@@ -270,7 +273,8 @@ typedef struct dense_look {
 static bool proved_dense_locked(void) {
     if (dense_decided || _hh_pageheap.touched_units < DENSE_DECIDE_UNITS) return false;
     dense_decided = true;
-    if (sparse_pages * DENSE_SPARSE_SHARE > _hh_pageheap.touched_units * HH_UNIT_PAGES) return false;
+    uint64_t pages = _hh_pageheap.touched_units * HH_UNIT_PAGES;
+    if (sparse_pages * DENSE_SPARSE_SHARE > pages) return false;
     atomic_store_explicit(&dense_policy_dropped, true, memory_order_relaxed);
     return true;
 }

@@ -39,7 +39,6 @@ static char *range_next, *range_end;      /* the next region to commit, the rang
 static _Atomic(uintptr_t) range_committed; /* regions below this address are in use */
 static bool descriptors_each; /* every writable mapping is charged: descriptors region by region */
 
-
 /* ------------------------------------------------------------- regions */
 
 static size_t range_size_wanted(void) {
@@ -158,10 +157,11 @@ hh_region *_hh_region_new_locked(void) {
          * start (a small RLIMIT_AS), grown later where the space after it is
          * free. */
         bool no_hugetlb = false;
-        addr = _hh_os_map_aligned(HH_REGION, HH_REGION, 0, &no_hugetlb, _hh_policy_regions_huge_at_fault());
+        bool huge = _hh_policy_regions_huge_at_fault();
+        addr = _hh_os_map_aligned(HH_REGION, HH_REGION, 0, &no_hugetlb, huge);
         if (addr == NULL) {
             mapped = OUTSIDE_FIRST;
-            addr = _hh_os_map_aligned(mapped, HH_REGION, 0, &no_hugetlb, _hh_policy_regions_huge_at_fault());
+            addr = _hh_os_map_aligned(mapped, HH_REGION, 0, &no_hugetlb, huge);
         }
         if (addr == NULL) return NULL;
         if (!_hh_granule_reserve(addr, HH_REGION)) {
@@ -210,8 +210,10 @@ hh_region *_hh_region_find(const void *p) {
 hh_region *_hh_region_first(void) { return _hh_pageheap.regions; }
 
 void _hh_range_advise_descriptors(bool huge) {
-    if (_hh_range_size != 0) _hh_os_advise((void *)_hh_range_base, descriptor_area(_hh_range_size), huge);
+    if (_hh_range_size == 0) return;
+    _hh_os_advise((void *)_hh_range_base, descriptor_area(_hh_range_size), huge);
 }
+
 /* A region outside the range that was mapped in part maps more of itself,
  * doubling, if the address space after it is free. */
 bool _hh_region_grow_locked(hh_region *r, size_t need) {

@@ -42,7 +42,10 @@ static size_t pick_purge_locked(uint64_t now, bool everything, hh_purge_run *run
         hh_region *r = order[k];
         if (r->dirty_free == 0) continue;
         for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
-            if (!(r->touched_units & ((uint32_t)1 << u)) || !_hh_policy_unit_quiet(r, u, now, everything)) continue;
+            if (!(r->touched_units & ((uint32_t)1 << u)) ||
+                !_hh_policy_unit_quiet(r, u, now, everything)) {
+                continue;
+            }
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
             if (_hh_policy_unit_whole_only(r, u)) {
                 if (!_hh_unit_is_free(r, u)) continue;
