@@ -20,7 +20,7 @@
 #define HH_API __attribute__((visibility("default")))
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
-    if (_hh_big_size_kind(size, alignment) == HH_KIND_MEDIUM) {
+    if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
     }
     return _hh_large_alloc(size, alignment, zero);
@@ -109,14 +109,14 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         return NULL;
     }
     size_t rounded = _hh_align_up(size ? size : 1, alignment);
-    if (rounded <= HH_SMALL_MAX) {
+    if (_hh_size_kind(rounded, 16) == HH_KIND_SMALL) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
          * alignment divides gives aligned blocks. */
         unsigned c = _hh_size_class(rounded);
         if (_hh_class_size[c] % alignment == 0) return _hh_alloc(rounded, false);
     }
     size_t padded = size + alignment - 16;
-    if (alignment < HH_OS_PAGE && padded <= HH_SMALL_MAX) {
+    if (alignment < HH_OS_PAGE && _hh_size_kind(padded, 16) == HH_KIND_SMALL) {
         char *block = _hh_alloc(padded, false);
         if (block == NULL) return NULL;
         char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);

@@ -92,7 +92,7 @@ size_t _hh_medium_usable(hh_region *region, const void *ptr) {
 
 void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     size_t pages = checked_pages(region, ptr, "realloc(): invalid pointer");
-    if (size <= HH_SMALL_MAX) return NULL; /* to a small page */
+    if (_hh_size_kind(size, 16) == HH_KIND_SMALL) return NULL; /* to a small page */
     size_t new_pages = pages_for(size);
     if (new_pages == pages) return ptr;
     if (new_pages < pages) {
