@@ -3,8 +3,9 @@
  *
  * size -> kind and class: a small block (up to HH_SMALL_MAX, one of the size
  * classes), a medium block (a run of pages, below HH_LARGE_MIN) or a large
- * block (a mapping of its own).  The fast path of malloc (fastpath.h) asks
- * the inline helpers here; the tables behind them are in kind.c.
+ * block (a mapping of its own).  The fast path of malloc (fastpath.h) takes
+ * its class from the inline helpers here (the tables behind them are in
+ * kind.c) and writes the one comparison of _hh_size_kind's small test out.
  *
  * pointer -> kind and owner: in the reserved range or in a region mapped
  * elsewhere, a small page's block or a medium block; outside, what the
@@ -49,8 +50,7 @@ static inline unsigned _hh_size_class(size_t size) {
 }
 
 /* Which kind of block a request of `size` bytes aligned to `alignment`
- * (malloc's: 16) gets.  Inline: with a constant alignment malloc's fast path
- * compiles it to one comparison. */
+ * (malloc's: 16) gets. */
 static inline hh_kind _hh_size_kind(size_t size, size_t alignment) {
     if (size <= HH_SMALL_MAX && alignment <= 16) return HH_KIND_SMALL;
     return size < HH_LARGE_MIN && alignment <= HH_UNIT ? HH_KIND_MEDIUM : HH_KIND_LARGE;
