@@ -30,22 +30,16 @@
 #define RECENT_FREES 8
 #define CHURN_SIZES 4
 
-typedef struct cached_mapping {
-    char *base;
-    size_t size;
-    uint64_t freed_at_ms;
-} cached_mapping;
-
 static void unmap_block(char *base, size_t size) {
     _hh_os_unmap(base, size);
     _hh_stats_count_mapped(-(intptr_t)size, false);
 }
 
 /* Guarded by the global lock. */
-static cached_mapping cache[CACHE_SLOTS];
+static hh_cached_mapping cache[CACHE_SLOTS];
 static size_t cache_count, cache_bytes;
 static _Atomic(uint64_t) cached_bytes_seen; /* cache_bytes, for the statistics */
-static cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
+static hh_cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
 static unsigned recent_next;
 static size_t churn_sizes[CHURN_SIZES];
 static unsigned churn_next;
@@ -168,7 +162,7 @@ static bool cache_put(char *base, size_t size) {
     purge_cache_locked(false);
     bool keep = churning(size);
     if (!keep) {
-        recent_frees[recent_next++ % RECENT_FREES] = (cached_mapping){NULL, size, _hh_clock_ms()};
+        recent_frees[recent_next++ % RECENT_FREES] = (hh_cached_mapping){NULL, size, _hh_clock_ms()};
     }
     while (keep && cache_count > 0 &&
            (cache_count == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES_MAX)) {
@@ -181,7 +175,7 @@ static bool cache_put(char *base, size_t size) {
         cache[oldest] = cache[--cache_count];
     }
     if (keep) {
-        cache[cache_count++] = (cached_mapping){base, size, _hh_clock_ms()};
+        cache[cache_count++] = (hh_cached_mapping){base, size, _hh_clock_ms()};
         cache_bytes += size;
     }
     set_cache_due_locked();

@@ -260,15 +260,6 @@ static bool dense_candidate_locked(const hh_region *r, size_t u) {
     return _hh_count_bits(r->used, from, to) >= DENSE_PAGES;
 }
 
-typedef struct dense_look {
-    hh_region *region;
-    size_t unit;
-    uint64_t used[HH_UNIT_PAGES / 64]; /* the unit's pages handed out when picked */
-    bool again; /* looked at before */
-    bool made_huge;
-    size_t unwritten; /* pages handed out and not resident */
-} dense_look;
-
 /* Whether the heap has just proved dense (see DENSE_DECIDE_UNITS). */
 static bool proved_dense_locked(void) {
     if (dense_decided || _hh_pageheap.touched_units < DENSE_DECIDE_UNITS) return false;
@@ -288,7 +279,7 @@ static void make_every_unit_huge(void);
  * in a unit being collapsed comes back as zeros, and one given back after
  * it splits the huge page). */
 static void collapse_dense_units(void) {
-    dense_look looks[DENSE_BATCH];
+    hh_dense_look looks[DENSE_BATCH];
     unsigned char resident[HH_UNIT_PAGES];
     _hh_lock();
     hh_region *r = _hh_pageheap.regions;
@@ -303,7 +294,7 @@ static void collapse_dense_units(void) {
                 continue;
             }
             if (dense_candidate_locked(r, u)) {
-                looks[n] = (dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0};
+                looks[n] = (hh_dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0};
                 r->unit_checked_at[u] = now;
                 memcpy(looks[n].used, &r->used[u * HH_UNIT_PAGES / 64], sizeof looks[n].used);
                 n++;

@@ -302,6 +302,24 @@ typedef struct hh_purge_run {
     size_t idx, n; /* pages [idx, idx + n) of the region */
 } hh_purge_run;
 
+/* A freed large block's mapping kept for reuse (large.c's cache), or the
+ * size and time of a recent free (base NULL) by which churn is seen. */
+typedef struct hh_cached_mapping {
+    char *base;           /* the mapping, header page first */
+    size_t size;          /* bytes mapped */
+    uint64_t freed_at_ms; /* when the block was freed */
+} hh_cached_mapping;
+
+/* A unit the dense policy looks at outside the lock (policy.c). */
+typedef struct hh_dense_look {
+    hh_region *region;
+    size_t unit;                       /* its index in the region */
+    uint64_t used[HH_UNIT_PAGES / 64]; /* the unit's pages handed out when picked */
+    bool again;                        /* looked at before */
+    bool made_huge;                    /* advised huge and collapsed now */
+    size_t unwritten;                  /* pages handed out and not resident */
+} hh_dense_look;
+
 /* Large blocks in use and cached, for the statistics. */
 typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
