@@ -12,6 +12,8 @@
 
 #include "internal.h"
 
+static void warn_stderr(const char *msg);
+
 /* MiB of pages and blocks in use from which the heap is huge.  A higher
  * threshold keeps medium heaps as lean as glibc's but costs them the user
  * time huge pages save (a fifth for ABC's bmc3 on a 200 MiB heap), and every
@@ -166,11 +168,11 @@ void _hh_config_read(hh_config *cfg) {
         } else if (strcmp(v.thp, "hugetlb") == 0) {
             cfg->thp = HH_THP_HUGETLB;
         } else {
-            _hh_warn("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
+            warn_stderr("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
         }
     } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
                strcmp(v.glibc_thp_always, "0") != 0) {
-        _hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
+        warn_stderr("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
     }
     /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
     /* Where the administrator set THP to never, no transparent huge page is
@@ -186,7 +188,7 @@ void _hh_config_read(hh_config *cfg) {
             copy_value(cfg->stats_json_path, sizeof cfg->stats_json_path, v.stats + 5,
                        strlen(v.stats + 5));
         } else if (strcmp(v.stats, "0") != 0 && v.stats[0] != '\0') {
-            _hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
+            warn_stderr("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
                     "statistics off\n");
         }
     }
@@ -196,7 +198,7 @@ void _hh_config_read(hh_config *cfg) {
         if (parse_u64(v.release_delay, &ms)) {
             cfg->release_delay_ms = ms;
         } else {
-            _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
+            warn_stderr("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
                     "using 10000\n");
         }
     }
@@ -206,7 +208,7 @@ void _hh_config_read(hh_config *cfg) {
         if (parse_u64(v.huge_threshold, &mib) && mib <= ((uint64_t)1 << 40)) {
             cfg->huge_threshold = mib << 20;
         } else {
-            _hh_warn("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
+            warn_stderr("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
                      STRINGIFY(HUGE_THRESHOLD_MB_DEFAULT) "\n");
         }
     }
@@ -217,13 +219,13 @@ void _hh_config_read(hh_config *cfg) {
         } else if (strcmp(v.huge_units, "all") == 0) {
             cfg->huge_units_dense = false;
         } else {
-            _hh_warn("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
+            warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
                      "using dense\n");
         }
     }
 }
 
-void _hh_warn(const char *msg) {
+static void warn_stderr(const char *msg) {
     ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
     (void)ignored;
 }
@@ -236,13 +238,13 @@ void _hh_assert_failed(const char *cond, const char *file, int line) {
         text[--n] = (char)('0' + line % 10);
         line /= 10;
     } while (line > 0 && n > 0);
-    _hh_warn("hugeheap: internal assertion failed: ");
-    _hh_warn(cond);
-    _hh_warn(" (");
-    _hh_warn(file);
-    _hh_warn(":");
-    _hh_warn(text + n);
-    _hh_warn(")\n");
+    warn_stderr("hugeheap: internal assertion failed: ");
+    warn_stderr(cond);
+    warn_stderr(" (");
+    warn_stderr(file);
+    warn_stderr(":");
+    warn_stderr(text + n);
+    warn_stderr(")\n");
     abort();
 }
 

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kind.h"
 
 /* free() of anything the fast path does not handle (heap.c); size as in
  * _hh_free_fast. */
@@ -73,6 +74,8 @@ HH_INTERNAL HH_NOINLINE void *_hh_alloc_big(size_t size, size_t alignment, bool 
 /* malloc's and calloc's path, for every entry point that allocates. */
 static inline __attribute__((always_inline)) void *_hh_alloc(size_t size, bool zero) {
     if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
+    /* _hh_size_kind(size, 16) == HH_KIND_SMALL, written out: through the
+     * helper gcc lays the branches out otherwise. */
     if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero);
     return _hh_alloc_big(size, 16, zero);
 }

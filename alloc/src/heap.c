@@ -2,7 +2,7 @@
  * allocator, generalised to many size classes.
  *
  * Each thread owns a heap; a heap owns 64 KiB pages of one size class each
- * (taken from the page heap, region.c) and allocates and frees on them
+ * (taken from the page heap, pages.c) and allocates and frees on them
  * without locks.  A free by another thread goes to the page with one atomic
  * push (thread_free).  When the owner finds a page exhausted it takes the
  * page out of its queue and marks it FULL; the first remote free into a FULL
@@ -32,6 +32,7 @@
 
 #include "fastpath.h"
 #include "internal.h"
+#include "kind.h"
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 
@@ -44,6 +45,7 @@ static _Atomic(size_t) abandoned_count;
 /* direct[] entries of the class (sizes up to HH_DIRECT_MAX) follow the head
  * of its queue. */
 static void direct_update(hh_heap *heap, unsigned c) {
+    HH_ASSERT(c > 0 && c < HH_CLASSES);
     for (unsigned i = _hh_class_direct_first[c]; i <= _hh_class_direct_last[c]; i++) {
         heap->direct[i] = heap->queue[c];
     }
@@ -61,6 +63,8 @@ static void page_set_flag(hh_page *page, uintptr_t flag, bool on) {
 
 static void queue_push_front(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
+    HH_ASSERT(page_flags(page) & HH_PAGE_OUT_OF_QUEUE); /* never in a queue twice */
+    HH_ASSERT(_hh_page_heap(page) == heap);
     page->prev = NULL;
     page->next = (heap->queue[c] == &_hh_empty_page) ? NULL : heap->queue[c];
     if (page->next) {
@@ -81,6 +85,8 @@ static void queue_push_back(hh_heap *heap, hh_page *page) {
         queue_push_front(heap, page);
         return;
     }
+    HH_ASSERT(page_flags(page) & HH_PAGE_OUT_OF_QUEUE);
+    HH_ASSERT(_hh_page_heap(page) == heap && heap->queue_tail[c]->next == NULL);
     page->next = NULL;
     page->prev = heap->queue_tail[c];
     page->prev->next = page;
@@ -91,6 +97,9 @@ static void queue_push_back(hh_heap *heap, hh_page *page) {
 static void queue_remove(hh_heap *heap, hh_page *page) {
     unsigned c = page->class_index;
     HH_ASSERT(!(page_flags(page) & HH_PAGE_OUT_OF_QUEUE));
+    /* Linked both ways: the head has no prev, the tail no next. */
+    HH_ASSERT(page->prev != NULL || heap->queue[c] == page);
+    HH_ASSERT(page->next != NULL || heap->queue_tail[c] == page);
     bool head = page->prev == NULL;
     if (page->prev) {
         page->prev->next = page->next;
@@ -117,6 +126,7 @@ static void owned_add(hh_heap *heap, hh_page *page) {
 }
 
 static void owned_remove(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->owned_prev != NULL || heap->owned == page);
     if (page->owned_prev) {
         page->owned_prev->owned_next = page->owned_next;
     } else {
@@ -157,6 +167,37 @@ bool _hh_page_is_valid(const hh_page *page) {
     if (free_n == UINT32_MAX || local_n == UINT32_MAX) return false;
     return page->used + free_n + local_n == page->reserved;
 }
+
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* A heap's books agree with its pages (HH_ASSERT_EXPENSIVE; the owner's
+ * view, walks bounded by the pages it owns): every owned page is this heap's
+ * (each page's own invariants: _hh_page_is_valid); each class queue is
+ * linked both ways, holds pages of its class marked in their queue, ends at
+ * queue_tail, and direct[] points at its head; the caches hold no more than
+ * they can. */
+static bool heap_is_valid(const hh_heap *heap) {
+    size_t owned = 0;
+    for (const hh_page *p = heap->owned; p != NULL; p = p->owned_next) {
+        if (++owned > ((size_t)1 << 24) || _hh_page_heap(p) != heap) return false;
+        if (p->owned_next != NULL && p->owned_next->owned_prev != p) return false;
+    }
+    if (heap->empty_count > HH_EMPTY_CACHE || heap->kept_count > HH_CLASSES) return false;
+    for (unsigned c = 1; c < HH_CLASSES; c++) {
+        const hh_page *head = heap->queue[c];
+        if (head == &_hh_empty_page) continue;
+        size_t n = 0;
+        const hh_page *last = NULL;
+        for (const hh_page *p = head; p != NULL; last = p, p = p->next) {
+            if (++n > owned || p->class_index != c || !in_queue(p) || p->prev != last) return false;
+        }
+        if (heap->queue_tail[c] != last) return false;
+    }
+    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
+        if (heap->direct[i] != heap->queue[_hh_class_table[i]]) return false;
+    }
+    return true;
+}
+#endif
 
 void _hh_free_list_corrupted(const void *where) {
     _hh_fatal("corrupted free list (a block was written after free?) at", where);
@@ -218,6 +259,7 @@ static bool collect_thread_free(hh_page *page) {
 /* Carves not-yet-used blocks off the end of the page, a few KiB at a time so
  * that a page's memory is touched as it is needed. */
 static uint32_t carve(hh_page *page) {
+    HH_ASSERT(page->free == NULL && page->reserved < page->capacity);
     uint32_t left = (uint32_t)page->capacity - page->reserved;
     uint32_t batch = page->block_size >= 4096 ? 1 : 4096 / page->block_size;
     if (batch > left) batch = left;
@@ -235,9 +277,10 @@ static uint32_t carve(hh_page *page) {
     HH_SHARED_STORE(page->carved_end, (uint32_t)page->reserved * page->block_size);
     size_t written = ((size_t)page->reserved * page->block_size + HH_OS_PAGE - 1) >> HH_OS_PAGE_SHIFT;
     if (written > page->written_pages) {
-        _hh_region_count_unwritten(-(intptr_t)(written - page->written_pages));
+        _hh_usage_count_unwritten(-(intptr_t)(written - page->written_pages));
         page->written_pages = (uint8_t)written;
     }
+    HH_ASSERT(page->reserved <= page->capacity && page->written_pages <= HH_SPAGE_PAGES);
     return batch;
 }
 
@@ -245,6 +288,7 @@ static uint32_t carve(hh_page *page) {
  * heap's allocation count grows by the blocks the list now holds: each of
  * them is handed out before the next refill (or the page is abandoned). */
 static bool page_refill(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->free == NULL && _hh_page_heap(page) == heap);
     if (page->local_free != NULL) {
         _hh_count(&heap->stats.allocs, page->reserved - page->used); /* |local_free| */
         page->free = page->local_free;
@@ -269,6 +313,10 @@ static bool page_refill(hh_heap *heap, hh_page *page) {
 /* Sets up the 64 KiB page at `area` for a size class. */
 static hh_page *page_init(hh_heap *heap, char *area, unsigned class_index, bool fresh) {
     hh_page *page = _hh_page_of(area);
+    HH_ASSERT(((uintptr_t)area & (HH_SPAGE - 1)) == 0);
+    HH_ASSERT(class_index > 0 && class_index < HH_CLASSES);
+    /* A retired page or never one: nobody may take it for a live page. */
+    HH_ASSERT(HH_SHARED_LOAD(page->span) == 0 && _hh_page_heap(page) == NULL);
     page->free = page->local_free = NULL;
     page->used = 0;
     page->block_size = _hh_class_size[class_index];
@@ -290,6 +338,7 @@ static hh_page *page_init(hh_heap *heap, char *area, unsigned class_index, bool 
                           memory_order_relaxed);
     owned_add(heap, page);
     queue_push_front(heap, page);
+    HH_ASSERT_EXPENSIVE(_hh_page_is_valid(page));
     return page;
 }
 
@@ -319,7 +368,8 @@ static void page_forget(hh_heap *heap, hh_page *page) {
 
 /* A page that left its heap goes back to the page heap. */
 static void page_give_back(hh_page *page) {
-    _hh_region_count_unwritten(-(intptr_t)(HH_SPAGE_PAGES - page->written_pages));
+    HH_ASSERT(page->written_pages <= HH_SPAGE_PAGES && _hh_page_heap(page) == NULL);
+    _hh_usage_count_unwritten(-(intptr_t)(HH_SPAGE_PAGES - page->written_pages));
     _hh_pages_free(page->area, HH_SPAGE_PAGES, page->written_pages);
 }
 
@@ -327,6 +377,7 @@ static void page_give_back(hh_page *page) {
  * back to the page heap. */
 static void page_retire(hh_heap *heap, hh_page *page) {
     page_forget(heap, page);
+    HH_ASSERT(heap->empty_count <= HH_EMPTY_CACHE);
     if (heap->alive && heap->empty_count < HH_EMPTY_CACHE) {
         heap->empty[heap->empty_count++] = page;
         return;
@@ -338,6 +389,7 @@ static void page_retire(hh_heap *heap, hh_page *page) {
  * remembered so that the heap uses it for another class first. */
 static bool page_keep_when_empty(hh_heap *heap, hh_page *page) {
     if (!heap->alive || heap->queue[page->class_index] != page || page->next != NULL) return false;
+    HH_ASSERT(heap->kept_count <= HH_CLASSES);
     if (!page->in_kept_list && heap->kept_count < HH_CLASSES) {
         page->in_kept_list = true;
         heap->kept[heap->kept_count++] = page;
@@ -374,6 +426,8 @@ static hh_page *adopt(hh_heap *heap, unsigned class_index) {
     }
     _hh_unlock();
     if (page == NULL) return NULL;
+    /* Abandoned: ownerless, of the class of its list, blocks in use. */
+    HH_ASSERT(_hh_page_heap(page) == NULL && page->class_index == class_index);
     uintptr_t aligned =
         atomic_load_explicit(&page->has_aligned, memory_order_relaxed) ? HH_PAGE_ALIGNED : 0;
     atomic_store_explicit(&page->heap, heap, memory_order_release);
@@ -392,6 +446,7 @@ static hh_page *adopt(hh_heap *heap, unsigned class_index) {
 /* A new page for the class: a cached empty page, an abandoned one with room,
  * a kept empty page of another class, or fresh pages from the page heap. */
 static hh_page *page_new(hh_heap *heap, unsigned class_index) {
+    HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
     if (heap->empty_count > 0) {
         hh_page *page = heap->empty[--heap->empty_count];
         return page_init(heap, page->area, class_index, false);
@@ -403,7 +458,7 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
     bool zero = false;
     char *area = _hh_pages_alloc(HH_SPAGE_PAGES, HH_SPAGE_PAGES, &zero);
     if (area == NULL) return NULL;
-    _hh_region_count_unwritten((intptr_t)HH_SPAGE_PAGES);
+    _hh_usage_count_unwritten((intptr_t)HH_SPAGE_PAGES);
     hh_page *page = page_init(heap, area, class_index, zero);
     page->written_pages = 0;
     return page;
@@ -412,6 +467,7 @@ static hh_page *page_new(hh_heap *heap, unsigned class_index) {
 /* The owner found the page exhausted: take it out of the queue.  Returns
  * false if other threads freed blocks into it meanwhile (then it stays). */
 static bool page_take_out_full(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(page->free == NULL && page->local_free == NULL && page->reserved == page->capacity);
     uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
     for (;;) {
         if ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_PENDING) break; /* the pending stack has it */
@@ -449,6 +505,10 @@ static void drain_pending(hh_heap *heap) {
     hh_page *page = atomic_exchange_explicit(&heap->pending, NULL, memory_order_acquire);
     while (page != NULL) {
         hh_page *next = page->pending_next;
+        /* On the pending stack exactly while PENDING (the protocol, top of file). */
+        HH_ASSERT((atomic_load_explicit(&page->thread_free, memory_order_relaxed) &
+                   HH_PAGE_STATE_MASK) == HH_PAGE_PENDING);
+        HH_ASSERT(_hh_page_heap(page) == heap);
         page_set_normal(page);
         collect_thread_free(page);
         if (!in_queue(page)) queue_push_back(heap, page);
@@ -458,6 +518,7 @@ static void drain_pending(hh_heap *heap) {
 }
 
 void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
+    HH_ASSERT(_hh_page_heap(page) == heap);
     if (!in_queue(page)) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
         while ((tf & HH_PAGE_STATE_MASK) == HH_PAGE_FULL &&
@@ -498,6 +559,7 @@ static void free_remote(hh_page *page, hh_block *block) {
     if (state == HH_PAGE_FULL) {
         /* The owner cannot go away while the page is PENDING (see abandon). */
         hh_heap *owner = _hh_page_heap(page);
+        HH_ASSERT(owner != NULL);
         hh_page *head = atomic_load_explicit(&owner->pending, memory_order_relaxed);
         do {
             page->pending_next = head;
@@ -530,38 +592,33 @@ void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
 }
 
 void _hh_free_slow(void *ptr, size_t size) {
-    /* A region's pointer, in the range or mapped elsewhere; in the range,
-     * none where no region is yet (no header to read there: PROT_NONE). */
-    hh_region *region = _hh_region_find(ptr);
-    if (region == NULL) {
-        uint8_t kind = _hh_granule_kind(ptr);
-        if (kind == HH_GRANULE_LARGE) {
-            hh_large *large = _hh_large_of(ptr);
-            if (HH_UNLIKELY(large->cookie != _hh_large_cookie(ptr))) {
-                _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
-            }
-            if (HH_UNLIKELY(size > large->usable)) _hh_free_size_mismatch(ptr);
-            _hh_large_free(large, ptr);
-            return;
-        }
-        if (kind == HH_GRANULE_POOL) {
-            _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
-        }
-        if (ptr == NULL) return;
-        _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
-    }
-    hh_page *page = _hh_page_of(ptr);
-    if (HH_SHARED_LOAD(page->span) != 0) {
-        _hh_free_small_slow(page, ptr, size);
+    hh_pointer_kind what = _hh_pointer_kind(ptr);
+    switch (what.kind) {
+    case HH_KIND_SMALL:
+        _hh_free_small_slow(what.page, ptr, size);
         return;
-    }
-    if (size != 0) { /* a pointer that is no medium block is stopped by the free */
-        size_t pages = _hh_medium_pages(region, ptr);
-        if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
-            _hh_free_size_mismatch(ptr);
+    case HH_KIND_MEDIUM:
+        if (size != 0) { /* a pointer that is no medium block is stopped by the free */
+            size_t pages = _hh_medium_pages(what.region, ptr);
+            if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
+                _hh_free_size_mismatch(ptr);
+            }
         }
+        _hh_medium_free(what.region, ptr);
+        return;
+    case HH_KIND_LARGE:
+        if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
+        _hh_large_free(what.large, ptr);
+        return;
+    case HH_KIND_LARGE_FREED:
+        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
+    case HH_KIND_POOL:
+        _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
+    case HH_KIND_FOREIGN:
+        break;
     }
-    _hh_medium_free(region, ptr);
+    if (ptr == NULL) return;
+    _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
 }
 
 /* ------------------------------------------------------------ allocation */
@@ -575,6 +632,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
         }
     }
     unsigned class_index = _hh_size_class(size);
+    HH_ASSERT(class_index > 0 && class_index < HH_CLASSES && _hh_class_size[class_index] >= size);
     drain_pending(heap);
     for (;;) {
         hh_page *page;
@@ -594,6 +652,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
 /* -------------------------------------------------- abandoning a heap */
 
 static void give_abandoned(hh_page *page) {
+    HH_ASSERT(page->used > 0 && _hh_page_heap(page) == NULL);
     _hh_lock();
     unsigned c = page->class_index;
     page->prev = NULL;
@@ -643,6 +702,7 @@ static void abandon(hh_heap *heap) {
     }
     for (unsigned i = 0; i < heap->empty_count; i++) page_give_back(heap->empty[i]);
     heap->empty_count = 0;
+    HH_ASSERT(heap->owned == NULL && heap->kept_count == 0);
 }
 
 bool _hh_heap_abandon(hh_heap *heap) {
@@ -677,6 +737,7 @@ void _hh_heap_fork_child(void) {
 /* malloc_trim: the heap's empty pages go back to the page heap. */
 void _hh_heap_purge_local(hh_heap *heap) {
     if (!heap->alive) return;
+    HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
     drain_pending(heap);
     while (heap->empty_count > 0) page_give_back(heap->empty[--heap->empty_count]);
     hh_page *page;

@@ -1,11 +1,11 @@
-/* The process: its configuration and secret keys, the size classes, start-up,
- * the heap of each thread (made on its first allocation, handed on at its
- * exit), and fork.
+/* The process: its configuration and secret keys, start-up, metadata that
+ * lives as long as the process, and fork.  (The size classes are kind.c's,
+ * the life of thread heaps heap_life.c's.)
  *
  * Start-up is in two steps.  _hh_init reads the environment and draws the
  * keys: it may run inside the first malloc, before libc is ready, so it
- * allocates nothing.  late_init registers the fork handlers and the thread
- * key, which may allocate: it runs once, outside the global lock. */
+ * allocates nothing.  _hh_late_init registers the fork handlers and the
+ * thread key, which may allocate: it runs once, outside the global lock. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -13,7 +13,7 @@
 #include <sys/auxv.h>
 
 #include "internal.h"
-#include "pthread_compat.h"
+#include "kind.h"
 
 hh_config _hh_cfg;
 bool _hh_stats_on;
@@ -23,55 +23,15 @@ uintptr_t _hh_free_mark;
 #if defined(HH_TESTING)
 _Atomic(_hh_test_hook_fn) _hh_test_hook;
 #endif
-uint32_t _hh_class_size[HH_CLASSES];
-uint8_t _hh_class_table[HH_DIRECT_SLOTS];
-uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
-
-/* Its free list is always empty, it has no owner and no blocks: every queue
- * of a new heap points here, and so does every slot of the empty heap. */
-hh_page _hh_empty_page;
-#define EMPTY_PAGES(n) {[0 ...(n)-1] = &_hh_empty_page}
-hh_heap _hh_empty_heap = {.direct = EMPTY_PAGES(HH_DIRECT_SLOTS), .queue = EMPTY_PAGES(HH_CLASSES)};
-__thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec"))) = &_hh_empty_heap;
 
 static atomic_int init_state; /* 0: not yet, 2: done */
 /* late_init: 0 not started, 1 running (in the thread whose in_late_init is
  * set), 2 done. */
 static atomic_int late_init_state;
 static __thread bool in_late_init __attribute__((tls_model("initial-exec")));
-static atomic_bool thread_key_ready;
-static pthread_key_t thread_key;
-static atomic_uint_fast64_t threads_seen;
 
 /* Guarded by the global lock. */
-static hh_heap *all_heaps, *free_heaps;
 static char *meta_next, *meta_end;
-
-/* ---------------------------------------------------------------- classes */
-
-void _hh_classes_init(void) {
-    for (unsigned c = 1; c <= 8; c++) _hh_class_size[c] = 16u * c;
-    for (unsigned c = 9; c <= 56; c++) {
-        unsigned j = c - 9, bit = 7 + j / 8, sub = j % 8;
-        _hh_class_size[c] = (9u + sub) << (bit - 3);
-    }
-    /* A 64 KiB page in 7, 6, 5 and 4 blocks (multiples of 16). */
-    _hh_class_size[57] = 9360;
-    _hh_class_size[58] = 10912;
-    _hh_class_size[59] = 13104;
-    _hh_class_size[60] = 16384;
-    for (unsigned c = 0; c < HH_CLASSES; c++) {
-        _hh_class_direct_first[c] = 1;
-        _hh_class_direct_last[c] = 0;
-    }
-    /* Every size in ((i - 1) * 16, i * 16] has the class of i * 16. */
-    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
-        unsigned c = _hh_size_class_computed((size_t)i * 16);
-        _hh_class_table[i] = (uint8_t)c;
-        if (_hh_class_direct_first[c] > _hh_class_direct_last[c]) _hh_class_direct_first[c] = (uint8_t)i;
-        _hh_class_direct_last[c] = (uint8_t)i;
-    }
-}
 
 /* ------------------------------------------------------------------- init */
 
@@ -89,7 +49,6 @@ void *_hh_meta_alloc_locked(size_t size) {
     return p;
 }
 
-static void thread_exit(void *heap);
 static void fork_prepare(void);
 static void fork_parent(void);
 static void fork_child(void);
@@ -100,30 +59,19 @@ static void fork_child(void);
  * returned at once would never be).  The thread running it may allocate from
  * inside (pthread_atfork and pthread_key_create may): it does not wait on
  * itself. */
-static void late_init(void) {
+void _hh_late_init(void) {
     int expected = 0;
     if (!atomic_compare_exchange_strong(&late_init_state, &expected, 1)) {
         if (in_late_init) return;
         HH_TEST_POINT("late_init_wait", NULL);
         while (atomic_load_explicit(&late_init_state, memory_order_acquire) != 2) sched_yield();
-        hh_heap *heap = _hh_heap;
-        if (heap->alive && atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
-            pthread_setspecific(thread_key, heap);
-        }
+        _hh_heap_watch_exit();
         return;
     }
     in_late_init = true;
     HH_TEST_POINT("late_init_running", NULL);
     pthread_atfork(fork_prepare, fork_parent, fork_child);
-    bool have_keys = true;
-#if defined(HH_SHARED_LIBRARY)
-    have_keys = pthread_key_create != NULL; /* no libpthread: no other threads either */
-#endif
-    if (have_keys && pthread_key_create(&thread_key, thread_exit) == 0) {
-        atomic_store_explicit(&thread_key_ready, true, memory_order_release);
-        hh_heap *heap = _hh_heap;
-        if (heap->alive) pthread_setspecific(thread_key, heap);
-    }
+    _hh_heap_watch_exits_start();
     in_late_init = false;
     atomic_store_explicit(&late_init_state, 2, memory_order_release);
 }
@@ -154,90 +102,7 @@ void _hh_init(void) {
 
 __attribute__((constructor)) static void init_at_load(void) {
     _hh_init();
-    late_init();
-}
-
-/* ------------------------------------------------------------ thread heaps */
-
-hh_heap *_hh_heap_for_thread(void) {
-    hh_heap *heap = _hh_heap;
-    if (heap->alive) return heap;
-    _hh_init();
-    uintptr_t id = _hh_thread_id();
-    _hh_lock();
-    /* A live heap with this thread's identity belongs to a thread that is
-     * gone (identities are unique among live threads) and never abandoned
-     * it: its pages must not look like this thread's. */
-    hh_heap *orphan = NULL;
-    for (hh_heap *h = all_heaps; h != NULL && orphan == NULL; h = h->next_all) {
-        if (h->alive && h->thread_id == id) orphan = h;
-    }
-    _hh_unlock();
-    if (orphan != NULL) {
-        _hh_heap_abandon_orphan(orphan);
-        _hh_lock();
-        orphan->next_free = free_heaps;
-        free_heaps = orphan;
-        _hh_unlock();
-    }
-    _hh_lock();
-    heap = free_heaps;
-    if (heap != NULL) {
-        free_heaps = heap->next_free;
-    } else {
-        heap = _hh_meta_alloc_locked(sizeof *heap);
-        if (heap != NULL) {
-            memset(heap, 0, sizeof *heap);
-            heap->next_all = all_heaps;
-            all_heaps = heap;
-        }
-    }
-    if (heap != NULL) {
-        /* A recycled heap keeps its counts (and its place in the list of all). */
-        memset(heap, 0, offsetof(hh_heap, thread_id));
-        for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = &_hh_empty_page;
-        for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
-        heap->thread_id = id;
-        atomic_store_explicit(&heap->alive, true, memory_order_relaxed);
-    }
-    _hh_unlock();
-    if (heap == NULL) return NULL;
-    atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
-    _hh_heap = heap;
-    /* May allocate (keys past the first 32): the heap is in place already. */
-    if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
-        pthread_setspecific(thread_key, heap);
-    } else {
-        late_init();
-    }
-    return heap;
-}
-
-static void thread_exit(void *arg) {
-    hh_heap *heap = arg;
-    if (!_hh_heap_abandon(heap)) return;
-    _hh_heap = &_hh_empty_heap;
-    _hh_lock();
-    heap->next_free = free_heaps;
-    free_heaps = heap;
-    _hh_unlock();
-}
-
-void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
-    memset(sum, 0, sizeof *sum);
-    _hh_lock();
-    for (hh_heap *h = all_heaps; h != NULL; h = h->next_all) {
-        _hh_count(&sum->allocs, atomic_load_explicit(&h->stats.allocs, memory_order_relaxed));
-        _hh_count(&sum->remote_frees,
-                  atomic_load_explicit(&h->stats.remote_frees, memory_order_relaxed));
-        _hh_count(&sum->reallocs, atomic_load_explicit(&h->stats.reallocs, memory_order_relaxed));
-        _hh_count(&sum->mremap_moves,
-                  atomic_load_explicit(&h->stats.mremap_moves, memory_order_relaxed));
-        _hh_count(&sum->mremap_in_place,
-                  atomic_load_explicit(&h->stats.mremap_in_place, memory_order_relaxed));
-    }
-    _hh_unlock();
-    *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);
+    _hh_late_init();
 }
 
 /* ------------------------------------------------------------------- fork */

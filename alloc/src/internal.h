@@ -34,7 +34,6 @@
  * own at a named step of the library, to stop a thread exactly inside a race
  * window.  Elsewhere they compile to nothing. */
 #if defined(HH_TESTING)
-typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
 __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
 #define HH_TEST_POINT(point, arg)                                                        \
     do {                                                                                 \
@@ -45,16 +44,7 @@ __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_
 #define HH_TEST_POINT(point, arg) ((void)0)
 #endif
 
-/* What a 2 MiB granule of address space outside the reserved range is to us
- * (the granule map; inside the range every address is a region's). */
-enum {
-    HH_GRANULE_FOREIGN = 0,
-    HH_GRANULE_REGION = 1, /* a region mapped outside the reserved range */
-    HH_GRANULE_LARGE = 2,  /* holds the user pointer of a large block */
-    HH_GRANULE_POOL = 3,   /* a region of hh_pool pages */
-};
-
-/* ------------------------------------------ process state (init.c) */
+/* ------------------------------------------ process state (init.c, heap_life.c) */
 
 HH_INTERNAL extern hh_config _hh_cfg;
 HH_INTERNAL extern bool _hh_stats_on;
@@ -69,20 +59,26 @@ HH_INTERNAL extern hh_page _hh_empty_page;  /* free list always empty */
 HH_INTERNAL extern hh_heap _hh_empty_heap;  /* every queue the empty page */
 /* The thread's heap; the empty heap until its first allocation. */
 HH_INTERNAL extern __thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec")));
-#if defined(HH_TESTING)
-HH_INTERNAL extern _Atomic(_hh_test_hook_fn) _hh_test_hook;
-#endif
 
 HH_INTERNAL void _hh_init(void);
-/* The heap of the calling thread, made on its first allocation; NULL if no
- * memory for it. */
-HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
+/* The second step of start-up (fork handlers, the thread key): once, by the
+ * first thread that gets here; others wait for it. */
+HH_INTERNAL void _hh_late_init(void);
 /* Metadata that lives as long as the process (the global lock held). */
 HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
 
+/* ----------------------------------------------------- heap_life.c */
+/* The heap of the calling thread, made on its first allocation; NULL if no
+ * memory for it. */
+HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
+/* Creates the thread key whose destructor abandons a thread's heap (start-up). */
+HH_INTERNAL void _hh_heap_watch_exits_start(void);
+/* The calling thread's live heap is abandoned at its exit (once the key is). */
+HH_INTERNAL void _hh_heap_watch_exit(void);
+HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
+
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
-HH_INTERNAL void _hh_warn(const char *msg);
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,
                                                             int line);
@@ -97,16 +93,10 @@ HH_INTERNAL void _hh_lock_after_fork_parent(void);
 HH_INTERNAL void _hh_lock_after_fork_child(void);
 /* A lock of its own (the pools') with the same fork rules: the thread that
  * holds every lock across fork may take it again from a prepare handler. */
-typedef struct hh_sublock {
-    atomic_int word;
-    _Atomic(const void *) owner;
-    unsigned depth;
-} hh_sublock;
 HH_INTERNAL void _hh_sublock_take(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_give(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_take_for_fork(hh_sublock *lock);
 HH_INTERNAL void _hh_sublock_after_fork(hh_sublock *lock, bool child);
-HH_INTERNAL void _hh_cpu_relax(void);
 
 /* -------------------------------------------------------------- os.c */
 /* size bytes whose start + offset is aligned, advised huge or not (where not
@@ -135,14 +125,6 @@ HH_INTERNAL bool _hh_os_resident(void *addr, size_t size, unsigned char *vec);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
-/* The memory policy: whether memory mapped or handed out now, `adding`
- * bytes more, is to be advised huge: THP is on and the demand (pages and
- * blocks in use) reached the threshold.  The switch is one way. */
-HH_INTERNAL bool _hh_os_huge_now(size_t adding);
-HH_INTERNAL void _hh_os_count_demand(intptr_t delta);
-HH_INTERNAL int64_t _hh_os_demand(void);
-/* True once, for the caller that is to promote the early heap. */
-HH_INTERNAL bool _hh_os_take_promotion(void);
 
 /* ------------------------------------------------------- granule.c */
 /* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)
@@ -151,9 +133,28 @@ HH_INTERNAL bool _hh_granule_reserve(const void *addr, size_t size);
 /* The range must have been reserved. */
 HH_INTERNAL void _hh_granule_set(const void *addr, uint8_t kind);
 
-/* -------------------------------------------------------- region.c */
+/* --------------------------------------------------------- range.c */
 /* At start-up: the range free() recognises by one comparison. */
 HH_INTERNAL void _hh_region_reserve_range(void);
+/* A new region (in the range, or mapped elsewhere), in the list; NULL if
+ * there is no memory for it.  Global lock held, as for all *_locked. */
+HH_INTERNAL hh_region *_hh_region_new_locked(void);
+/* A region outside the range that was mapped in part maps more of itself,
+ * doubling, if the address space after it is free; whether `need` more
+ * pages are mapped now. */
+HH_INTERNAL bool _hh_region_grow_locked(hh_region *r, size_t need);
+/* Pages [0, end) of r are writable, or false (the kernel refused). */
+HH_INTERNAL bool _hh_region_open_to_locked(hh_region *r, size_t end);
+/* The region that holds p, or NULL if p is in none (kind.c asks). */
+HH_INTERNAL hh_region *_hh_region_find(const void *p);
+/* Every region, in address order (the global lock held while walking). */
+HH_INTERNAL hh_region *_hh_region_first(void);
+/* The range's page descriptors advised huge (at the promotion) or not. */
+HH_INTERNAL void _hh_range_advise_descriptors(bool huge);
+
+/* --------------------------------------------------------- pages.c */
+/* The page heap's books (global lock). */
+HH_INTERNAL extern hh_pageheap _hh_pageheap;
 /* The page heap: whole OS pages from the regions, address-ordered first fit.
  * `align` is in pages (a power of two).  *zero (may be NULL) tells whether
  * every page was zero (never written, or given back since).  NULL with
@@ -165,38 +166,90 @@ HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
  * never written since they were handed out). */
 HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
 /* A medium block the program frees (a big one gives its memory back at once:
- * region.c). */
+ * release.c). */
 HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages);
-/* Pages handed out and not written yet (small pages fill as they are
- * carved): held memory is counted without them while the heap is small. */
-HH_INTERNAL void _hh_region_count_unwritten(intptr_t pages);
 /* Grows a run in place if the pages after it are free; false otherwise. */
 HH_INTERNAL bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages);
 /* Frees the tail of a run (written). */
 HH_INTERNAL void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages);
 /* Records the medium block at addr (span[] entry); 0 pages clears it. */
-HH_INTERNAL void _hh_region_set_span(void *addr, size_t pages);
+HH_INTERNAL void _hh_pages_set_span(void *addr, size_t pages);
+/* Marks the free pages [idx, idx + n) of r used (handed out, or held while
+ * they are given back outside the lock); the count of those that held
+ * memory. */
+HH_INTERNAL size_t _hh_pages_hold_locked(hh_region *r, size_t idx, size_t n);
+/* The used pages [idx, idx + n) of r are free again; `written` of them from
+ * idx on may hold data. */
+HH_INTERNAL void _hh_pages_free_locked(hh_region *r, size_t idx, size_t n, size_t written);
+/* Every region's counts agree with its bitmaps, and the heap's with theirs
+ * (HH_ASSERT_EXPENSIVE: walks every bitmap; debug builds only). */
+HH_INTERNAL bool _hh_pages_valid_locked(void);
+
+/* -------------------------------------------------------- release.c */
 /* Gives back the free memory the release policy says the program will not
- * need (everything: hh_trim); bytes given back. */
-HH_INTERNAL size_t _hh_region_release(bool everything);
-/* Once the heap has become large: regions advised huge and their written
- * units collapsed into huge pages.  Cheap when there is nothing to do; call
- * with no lock held. */
-HH_INTERNAL void _hh_region_promote(void);
-/* The region that holds p, or NULL if p is in none. */
-HH_INTERNAL hh_region *_hh_region_find(const void *p);
-/* Statistics of the page heap (global lock held by the caller). */
-typedef struct hh_region_usage {
-    uint64_t regions, header_bytes, used_bytes, dirty_free_bytes, purgeable_bytes,
-        touched_unit_bytes;
-} hh_region_usage;
-HH_INTERNAL void _hh_region_usage_locked(hh_region_usage *usage);
+ * need (everything: hh_trim); bytes given back.  _locked: with the lock held
+ * on entry, and on return (it is let go while the kernel takes the memory). */
+HH_INTERNAL size_t _hh_release_pages(bool everything);
+HH_INTERNAL size_t _hh_release_locked(bool everything);
+/* A medium block the program frees: shut, or freed and its free units given
+ * back, if it is bigger than every one before; freed as usual otherwise. */
+HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n);
+/* Every shut block goes back into the page heap (at the promotion). */
+HH_INTERNAL void _hh_release_unshut_all_locked(void);
+
+/* --------------------------------------------------------- policy.c */
+/* Whether memory mapped or handed out now, `adding` bytes more, is to be
+ * advised huge: THP is on and the demand (pages and blocks in use) reached
+ * the threshold.  The switch is one way. */
+HH_INTERNAL bool _hh_policy_huge_now(size_t adding);
+HH_INTERNAL void _hh_policy_count_demand(intptr_t delta);
+/* _hh_policy_huge_now(0), THP not off: the heap has been promoted. */
+HH_INTERNAL bool _hh_policy_heap_is_huge(void);
+/* Whether memory of regions is advised huge before its first touch. */
+HH_INTERNAL bool _hh_policy_regions_huge_at_fault(void);
 /* Whether every unit holding memory is a huge page, resident whole (a huge
  * heap but for the dense policy, whose units in 4 KiB pages hold their
  * written pages only). */
-HH_INTERNAL bool _hh_region_every_unit_huge(void);
-/* Every region, in address order (the global lock held while walking). */
-HH_INTERNAL hh_region *_hh_region_first(void);
+HH_INTERNAL bool _hh_policy_every_unit_huge(void);
+/* Whether unit u of r can be a huge page, so its free memory goes back only
+ * with the whole unit (never splitting a huge page). */
+HH_INTERNAL bool _hh_policy_unit_whole_only(const hh_region *r, size_t u);
+/* Pages become writable this many at a time: whole units where a unit may
+ * be a huge page. */
+HH_INTERNAL size_t _hh_policy_open_step(void);
+/* Whether unit u of r has been quiet (nothing handed out from it) for the
+ * release delay, or everything is to go. */
+HH_INTERNAL bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now,
+                                       bool everything);
+/* Whether giving memory back is seen to be faulted in again: big frees then
+ * give nothing back. */
+HH_INTERNAL bool _hh_policy_giving_back_churns(void);
+/* Under the dense policy, the units a run of 2 MiB or more covers whole that
+ * hold no memory yet are advised huge before it is handed out. */
+HH_INTERNAL void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n);
+/* Unit u of r holds memory from now on (it did not): hugetlb replaces it,
+ * the dense policy looks at the units below it. */
+HH_INTERNAL void _hh_policy_unit_touched_locked(hh_region *r, size_t u);
+/* A large block mapped in 4 KiB pages while the heap is small, for the
+ * promotion to make huge; unlisted when freed or resized. */
+HH_INTERNAL void _hh_policy_list_small_block(hh_large *h);
+HH_INTERNAL void _hh_policy_unlist_small_block(hh_large *h);
+/* After the heap grew: the promotion, once the heap has become large (regions
+ * advised huge and their written units collapsed, large blocks too), and the
+ * dense policy's look at units.  Cheap when there is nothing to do; call with
+ * no lock held. */
+HH_INTERNAL void _hh_policy_promote(void);
+
+/* ---------------------------------------------------------- usage.c */
+/* The memory held changed: tell the statistics. */
+HH_INTERNAL void _hh_usage_changed_locked(void);
+/* Pages handed out (positive) or back (negative): the demand. */
+HH_INTERNAL void _hh_usage_demand_locked(int64_t pages);
+/* Pages handed out and not written yet (small pages fill as they are
+ * carved): held memory is counted without them while the heap is small. */
+HH_INTERNAL void _hh_usage_count_unwritten(intptr_t pages);
+/* Statistics of the page heap (global lock held by the caller). */
+HH_INTERNAL void _hh_usage_regions_locked(hh_region_usage *usage);
 
 /* ---------------------------------------------------------- heap.c */
 /* size <= HH_SMALL_MAX: a block from the thread's pages (slow path). */
@@ -215,7 +268,6 @@ HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *w
  * never returns. */
 HH_INTERNAL void *_hh_free_list_corrupted_at(const void *where);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
-HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
 /* The block of the page that ptr is (or, on pages with aligned blocks,
  * points into), or a stop with one line naming the pointer. */
@@ -243,26 +295,15 @@ HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
 HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);
 HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
-/* Unmaps cached blocks whose release delay has passed. */
-HH_INTERNAL void _hh_large_release_due(void);
-/* The promotion's part for large blocks: those mapped in 4 KiB pages while the
- * heap was small are advised huge and collapsed (region.c calls it). */
-HH_INTERNAL void _hh_large_promote(void);
-
-typedef struct hh_large_usage {
-    uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
-} hh_large_usage;
 /* Takes no lock (the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 
 /* ----------------------------------------------------------- pool.c */
 HH_INTERNAL void _hh_pools_before_fork(void);
 HH_INTERNAL void _hh_pools_after_fork(bool child);
-HH_INTERNAL uint64_t _hh_pools_mapped(void);
 
 /* ---------------------------------------------------------- stats.c */
 HH_INTERNAL extern hh_global_stats _hh_gstats;
-HH_INTERNAL void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta);
 /* The memory held changed (locked: the global lock is held); with
  * statistics on, a new peak is looked at in detail. */
 HH_INTERNAL void _hh_stats_count_mapped(intptr_t delta, bool locked);
@@ -270,38 +311,9 @@ HH_INTERNAL void _hh_stats_count_medium(intptr_t delta);
 /* hh_pool and hh_arena mappings (counted in the memory held too). */
 HH_INTERNAL void _hh_stats_count_api(intptr_t delta);
 HH_INTERNAL void _hh_stats_keep_stderr(void);
-HH_INTERNAL void _hh_stats_report_at_exit(void);
 HH_INTERNAL void _hh_stats_print(int fd);
 /* Bytes in blocks in use (pages walked; for mallinfo2 and the peak). */
 HH_INTERNAL int64_t _hh_stats_in_use(void);
-
-/* ------------------------------------------------------ size classes */
-HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
-/* The class of every size up to HH_DIRECT_MAX, by (size + 15) / 16. */
-HH_INTERNAL extern uint8_t _hh_class_table[HH_DIRECT_SLOTS];
-/* The direct[] entries of each class: first .. last (empty when first > last). */
-HH_INTERNAL extern uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
-HH_INTERNAL void _hh_classes_init(void);
-
-/* The arithmetic behind the table, for every size up to HH_SMALL_MAX. */
-static inline unsigned _hh_size_class_computed(size_t size) {
-    if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
-    if (size <= HH_BINNED_MAX) {
-        size_t w = size - 1;
-        unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..12 */
-        unsigned sub = (unsigned)(w >> (bit - 3)) & 7u;
-        return 8u + ((bit - 7u) << 3) + sub + 1u;
-    }
-    if (size <= 9360) return 57;
-    if (size <= 10912) return 58;
-    if (size <= 13104) return 59;
-    return 60;
-}
-
-static inline unsigned _hh_size_class(size_t size) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[(size + 15) >> 4];
-    return _hh_size_class_computed(size);
-}
 
 /* Fields one thread writes and others read (relaxed, no tearing). */
 #define HH_SHARED_STORE(field, value) __atomic_store_n(&(field), (value), __ATOMIC_RELAXED)
@@ -332,42 +344,55 @@ static inline void _hh_count(_Atomic(uint64_t) *counter, uint64_t n) {
                           memory_order_relaxed);
 }
 
-/* ------------------------------------------------ address arithmetic */
+/* ------------------------------------------------------- arithmetic */
 
 static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }
 
-static inline hh_region *_hh_region_of(const void *p) {
-    return (hh_region *)((uintptr_t)p & ~(uintptr_t)HH_REGION_MASK);
-}
+/* Bitmaps of a region's pages (used[], dirty[]). */
+static inline bool _hh_bit(const uint64_t *bits, size_t i) { return bits[i >> 6] >> (i & 63) & 1; }
 
-static inline bool _hh_in_range(const void *p) {
-    return (uintptr_t)p - _hh_range_base < _hh_range_size;
-}
-
-/* The descriptor of the 64 KiB slot that holds p: in the range's descriptor
- * area, or (a region outside the range) in its header. */
-static inline hh_page *_hh_page_of(const void *p) {
-    uintptr_t offset = (uintptr_t)p - _hh_range_base;
-    if (HH_LIKELY(offset < _hh_range_size)) {
-        return (hh_page *)(_hh_range_base + (offset >> HH_SPAGE_SHIFT) * sizeof(hh_page));
+/* Sets (value true) or clears bits [from, to). */
+static inline void _hh_set_bits(uint64_t *bits, size_t from, size_t to, bool value) {
+    while (from < to) {
+        size_t w = from >> 6, lo = from & 63;
+        size_t n = to - from < 64 - lo ? to - from : 64 - lo;
+        uint64_t mask = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << lo;
+        bits[w] = value ? bits[w] | mask : bits[w] & ~mask;
+        from += n;
     }
-    return &_hh_region_of(p)->pages[((uintptr_t)p >> HH_SPAGE_SHIFT) & (HH_REGION_SLOTS - 1)];
 }
 
-static inline size_t _hh_page_index(const hh_region *region, const void *p) {
-    return ((uintptr_t)p - (uintptr_t)region) >> HH_OS_PAGE_SHIFT;
+static inline size_t _hh_count_bits(const uint64_t *bits, size_t from, size_t to) {
+    size_t count = 0;
+    while (from < to) {
+        size_t w = from >> 6, lo = from & 63;
+        size_t n = to - from < 64 - lo ? to - from : 64 - lo;
+        uint64_t mask = (n == 64 ? ~(uint64_t)0 : (((uint64_t)1 << n) - 1)) << lo;
+        count += (size_t)__builtin_popcountll(bits[w] & mask);
+        from += n;
+    }
+    return count;
 }
 
-static inline uintptr_t _hh_region_cookie(const hh_region *r) {
-    return (uintptr_t)r ^ _hh_cookie_key;
+/* The first index in [from, to) whose bit is `value`, or `to`. */
+static inline size_t _hh_find_bit(const uint64_t *bits, size_t from, size_t to, bool value) {
+    while (from < to) {
+        size_t w = from >> 6;
+        uint64_t word = value ? bits[w] : ~bits[w];
+        word &= ~(uint64_t)0 << (from & 63);
+        if (word != 0) {
+            size_t at = (w << 6) + (size_t)__builtin_ctzll(word);
+            return at < to ? at : to;
+        }
+        from = (w + 1) << 6;
+    }
+    return to;
 }
 
-static inline uintptr_t _hh_large_cookie(const void *user) {
-    return ((uintptr_t)user ^ _hh_cookie_key) * 0x9E3779B97F4A7C15ull;
-}
-
-static inline hh_large *_hh_large_of(const void *p) {
-    return (hh_large *)((const char *)p - HH_LARGE_HEADER);
+/* Whether unit u of r has no page in use (nor held). */
+static inline bool _hh_unit_is_free(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    return _hh_find_bit(r->used, from, to, true) == to;
 }
 
 static inline hh_block *_hh_encode(const hh_block *p) {

@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 
 #include "internal.h"
+#include "kind.h"
 
 /* Freed blocks are unmapped at once, as glibc does, unless the program is
  * seen to churn blocks of that size (it allocated one of about the same size
@@ -29,29 +30,38 @@
 #define RECENT_FREES 8
 #define CHURN_SIZES 4
 
-typedef struct cached_mapping {
-    char *base;
-    size_t size;
-    uint64_t freed_at_ms;
-} cached_mapping;
-
 static void unmap_block(char *base, size_t size) {
     _hh_os_unmap(base, size);
     _hh_stats_count_mapped(-(intptr_t)size, false);
 }
 
 /* Guarded by the global lock. */
-static cached_mapping cache[CACHE_SLOTS];
+static hh_cached_mapping cache[CACHE_SLOTS];
 static size_t cache_count, cache_bytes;
 static _Atomic(uint64_t) cached_bytes_seen; /* cache_bytes, for the statistics */
-static cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
+static hh_cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
 static unsigned recent_next;
 static size_t churn_sizes[CHURN_SIZES];
 static unsigned churn_next;
 /* When the oldest cached block is due; UINT64_MAX: the cache is empty. */
 static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
 
+#if defined(HH_DEBUG) && HH_DEBUG >= 2
+/* The cache's books: cache_bytes is the sum of its blocks, each no larger
+ * than a cached block may be (HH_ASSERT_EXPENSIVE). */
+static bool cache_is_valid_locked(void) {
+    size_t sum = 0;
+    for (size_t i = 0; i < cache_count; i++) {
+        if (cache[i].size > HH_OS_PAGE + CACHE_BLOCK_MAX || cache[i].base == NULL) return false;
+        sum += cache[i].size;
+    }
+    return sum == cache_bytes;
+}
+#endif
+
 static void set_cache_due_locked(void) {
+    HH_ASSERT(cache_count <= CACHE_SLOTS && cache_bytes <= CACHE_BYTES_MAX);
+    HH_ASSERT_EXPENSIVE(cache_is_valid_locked());
     atomic_store_explicit(&cached_bytes_seen, cache_bytes, memory_order_relaxed);
     uint64_t due = UINT64_MAX;
     for (size_t i = 0; i < cache_count; i++) {
@@ -113,7 +123,8 @@ static size_t purge_cache_locked(bool everything) {
     return released;
 }
 
-void _hh_large_release_due(void) {
+/* Unmaps cached blocks whose release delay has passed. */
+static void release_due(void) {
     uint64_t due = atomic_load_explicit(&cache_due_ms, memory_order_relaxed);
     if (HH_LIKELY(due == UINT64_MAX) || _hh_clock_ms() < due) return;
     _hh_large_purge(false);
@@ -151,7 +162,7 @@ static bool cache_put(char *base, size_t size) {
     purge_cache_locked(false);
     bool keep = churning(size);
     if (!keep) {
-        recent_frees[recent_next++ % RECENT_FREES] = (cached_mapping){NULL, size, _hh_clock_ms()};
+        recent_frees[recent_next++ % RECENT_FREES] = (hh_cached_mapping){NULL, size, _hh_clock_ms()};
     }
     while (keep && cache_count > 0 &&
            (cache_count == CACHE_SLOTS || cache_bytes + size > CACHE_BYTES_MAX)) {
@@ -164,7 +175,7 @@ static bool cache_put(char *base, size_t size) {
         cache[oldest] = cache[--cache_count];
     }
     if (keep) {
-        cache[cache_count++] = (cached_mapping){base, size, _hh_clock_ms()};
+        cache[cache_count++] = (hh_cached_mapping){base, size, _hh_clock_ms()};
         cache_bytes += size;
     }
     set_cache_due_locked();
@@ -188,83 +199,16 @@ void _hh_large_usage(hh_large_usage *usage) {
     usage->cached_bytes = atomic_load_explicit(&cached_bytes_seen, memory_order_relaxed);
 }
 
-/* A block's header agrees with itself (HH_ASSERT): the cookie of its
- * pointer, the pointer aligned as asked and a page after the mapping's start
- * at least, the mapping ending where the usable bytes end, the request within
- * them. */
+/* A block's header agrees with itself (HH_ASSERT): the header of its
+ * pointer and live (kind.h's cookie check), the pointer aligned as asked and
+ * a page after the mapping's start at least, the mapping ending where the
+ * usable bytes end, the request within them. */
 static inline bool large_is_valid(const hh_large *h, const void *user) {
     uintptr_t u = (uintptr_t)user, base = (uintptr_t)h->map_base;
-    return h->cookie == _hh_large_cookie(user) && h->alignment >= 16 &&
+    return h == _hh_large_of(user) && _hh_large_is_live(user) && h->alignment >= 16 &&
            (h->alignment & (h->alignment - 1)) == 0 && (u & (h->alignment - 1)) == 0 &&
            u >= base + HH_OS_PAGE && (h->map_size & (HH_OS_PAGE - 1)) == 0 &&
            base + h->map_size == u + h->usable && h->requested <= h->usable;
-}
-
-/* The blocks mapped in 4 KiB pages while the heap was small, for the
- * promotion to make huge (a block that never grows would otherwise stay in
- * small pages for good).  Guarded by the global lock; a block whose header
- * is here has small_pages set.  Only a heap below the threshold adds to it,
- * so it holds at most a threshold's worth of blocks of 2 MiB or more; a block
- * that finds it full stays in small pages. */
-#define SMALL_PAGE_BLOCKS 512
-static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
-static size_t small_page_count;
-
-static void list_small_pages(hh_large *h) {
-    _hh_lock();
-    if (small_page_count < SMALL_PAGE_BLOCKS) {
-        small_page_blocks[small_page_count++] = h;
-    } else {
-        atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
-    }
-    _hh_unlock();
-}
-
-/* Takes the block off the list if it is there (the promotion may have taken
- * it already). */
-static void unlist_small_pages(hh_large *h) {
-    if (!atomic_load_explicit(&h->small_pages, memory_order_relaxed)) return;
-    _hh_lock();
-    for (size_t i = 0; i < small_page_count; i++) {
-        if (small_page_blocks[i] == h) {
-            small_page_blocks[i] = small_page_blocks[--small_page_count];
-            break;
-        }
-    }
-    _hh_unlock();
-}
-
-void _hh_large_promote(void) {
-    enum { BATCH = 32 }; /* a small frame: malloc may run on a small stack */
-    struct {
-        char *base, *user;
-        size_t map_size, usable;
-    } blocks[BATCH];
-    for (;;) {
-        size_t n = 0;
-        _hh_lock();
-        while (small_page_count > 0 && n < BATCH) {
-            hh_large *h = small_page_blocks[--small_page_count];
-            atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
-            blocks[n].base = h->map_base;
-            blocks[n].user = (char *)h + HH_LARGE_HEADER;
-            blocks[n].map_size = h->map_size;
-            blocks[n].usable = h->usable;
-            n++;
-        }
-        _hh_unlock();
-        if (n == 0) return;
-        /* Outside the lock, as the regions' collapse: a block freed meanwhile
-         * makes madvise fail (ENOMEM, ignored) or, if its address was mapped
-         * again, collapse memory that is someone else's but keeps its
-         * contents. */
-        for (size_t i = 0; i < n; i++) {
-            _hh_os_advise(blocks[i].base, blocks[i].map_size, true);
-            _hh_os_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
-            atomic_fetch_add_explicit(&_hh_gstats.units_promoted,
-                                      blocks[i].usable >> HH_UNIT_SHIFT, memory_order_relaxed);
-        }
-    }
 }
 
 static void *install(char *base, size_t map_size, size_t lead, size_t alignment, bool hugetlb,
@@ -318,7 +262,7 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
         return NULL;
     }
-    _hh_large_release_due();
+    release_due();
     size_t map_alignment = alignment > HH_UNIT ? alignment : HH_UNIT;
     void *user = NULL;
     bool cached = false;
@@ -333,10 +277,10 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
         if (base != NULL) {
             cached = true;
             user = install(base, cached_size, HH_OS_PAGE, alignment, false,
-                           !_hh_os_huge_now(0), size);
+                           !_hh_policy_huge_now(0), size);
             if (zero) memset(user, 0, size);
         } else {
-            bool huge = _hh_os_huge_now(span);
+            bool huge = _hh_policy_huge_now(span);
             base = map_block(span, map_alignment, huge);
             if (base == NULL) {
                 errno = ENOMEM;
@@ -348,24 +292,24 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
     hh_large *large = _hh_large_of(user);
     HH_ASSERT(large_is_valid(large, user));
-    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) list_small_pages(large);
-    _hh_os_count_demand((intptr_t)large->usable);
+    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) _hh_policy_list_small_block(large);
+    _hh_policy_count_demand((intptr_t)large->usable);
     count_live(1, (int64_t)size, (int64_t)large->map_size);
     if (!cached) _hh_stats_count_mapped((intptr_t)large->map_size, false);
-    _hh_region_promote();
+    _hh_policy_promote();
     return user;
 }
 
 void _hh_large_free(hh_large *large, void *user) {
     HH_ASSERT(large_is_valid(large, user));
     atomic_fetch_add_explicit(&_hh_gstats.large_frees, 1, memory_order_relaxed);
-    _hh_os_count_demand(-(intptr_t)large->usable);
+    _hh_policy_count_demand(-(intptr_t)large->usable);
     count_live(-1, -(int64_t)large->requested, -(int64_t)large->map_size);
     char *base = large->map_base;
     size_t size = large->map_size;
     bool reusable = !large->hugetlb && (size_t)((char *)user - base) == HH_OS_PAGE &&
                     ((uintptr_t)user & HH_UNIT_MASK) == 0;
-    unlist_small_pages(large);
+    _hh_policy_unlist_small_block(large);
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
@@ -378,7 +322,7 @@ void _hh_large_free(hh_large *large, void *user) {
  * thread's mapping may land there the moment mremap returns, and its mark
  * must not be wiped afterwards. */
 static char *move_mapping(hh_large *large, void *user, size_t span) {
-    char *target = map_block(span, HH_UNIT, _hh_os_huge_now(0));
+    char *target = map_block(span, HH_UNIT, _hh_policy_huge_now(0));
     if (target == NULL) return NULL;
     char *base = large->map_base;
     size_t old_size = large->map_size;
@@ -390,7 +334,7 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
         return NULL;
     }
     HH_TEST_POINT("large_moved", user);
-    _hh_os_advise(target, HH_OS_PAGE + span, _hh_os_huge_now(0));
+    _hh_os_advise(target, HH_OS_PAGE + span, _hh_policy_huge_now(0));
     return target;
 }
 
@@ -402,11 +346,11 @@ static void *resize(hh_large *large, void *user, size_t size);
  * may move), and comes back if it is still in small pages. */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     bool listed = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
-    if (listed) unlist_small_pages(large);
+    if (listed) _hh_policy_unlist_small_block(large);
     void *result = resize(large, user, size);
     hh_large *now = result != NULL ? _hh_large_of(result) : large;
     if (listed && atomic_load_explicit(&now->small_pages, memory_order_relaxed)) {
-        list_small_pages(now);
+        _hh_policy_list_small_block(now);
     }
     return result;
 }
@@ -426,7 +370,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
             unmap_block(large->map_base + keep, cut);
             large->map_size = keep;
             large->usable = keep - lead;
-            _hh_os_count_demand(-(intptr_t)cut);
+            _hh_policy_count_demand(-(intptr_t)cut);
             count_live(0, 0, -(int64_t)cut);
         }
         return user;
@@ -438,7 +382,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     }
     /* The tail a growth leaves in 4 KiB pages is collapsed by the next one
      * (below), once the block covers its whole unit. */
-    bool huge = _hh_os_huge_now(size - large->usable);
+    bool huge = _hh_policy_huge_now(size - large->usable);
     size_t span = block_span(size);
     size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable, old_map_size = large->map_size, old_requested = large->requested;
@@ -447,7 +391,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     void *grown = mremap(large->map_base, large->map_size, new_size, 0);
     errno = saved;
     if (grown != MAP_FAILED) {
-        _hh_os_advise(large->map_base, new_size, _hh_os_huge_now(0));
+        _hh_os_advise(large->map_base, new_size, _hh_policy_huge_now(0));
         large->map_size = new_size;
         large->usable = new_size - lead;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
@@ -473,11 +417,12 @@ static void *resize(hh_large *large, void *user, size_t size) {
         _hh_os_collapse((char *)user + (old_usable & ~HH_UNIT_MASK), HH_UNIT);
     }
     large->requested = size;
-    _hh_os_count_demand((intptr_t)(large->usable - old_usable));
+    _hh_policy_count_demand((intptr_t)(large->usable - old_usable));
     count_live(0, (int64_t)size - (int64_t)old_requested,
                (int64_t)large->map_size - (int64_t)old_map_size);
     /* One change, moved or not: the pages moved with the block. */
     _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
-    _hh_region_promote();
+    HH_ASSERT(large_is_valid(large, user) && large->usable >= size);
+    _hh_policy_promote();
     return user;
 }

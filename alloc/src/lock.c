@@ -24,7 +24,7 @@ static bool taken_for_fork;
 static _Atomic(const void *) fork_holder; /* the thread holding it across fork */
 static unsigned fork_depth;               /* its extra holds (that thread only) */
 
-void _hh_cpu_relax(void) {
+static void cpu_relax(void) {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #elif defined(__aarch64__)
@@ -38,7 +38,7 @@ static void acquire_word(atomic_int *word) {
     while (atomic_exchange_explicit(word, 1, memory_order_acquire) != 0) {
         while (atomic_load_explicit(word, memory_order_relaxed) != 0) {
             if (++spins < 64) {
-                _hh_cpu_relax();
+                cpu_relax();
             } else {
                 sched_yield();
             }

@@ -15,11 +15,14 @@
 #include "hugeheap.h"
 #include "fastpath.h"
 #include "internal.h"
+#include "kind.h"
 
 #define HH_API __attribute__((visibility("default")))
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
-    if (size < HH_LARGE_MIN && alignment <= HH_UNIT) return _hh_medium_alloc(size, alignment, zero);
+    if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
+        return _hh_medium_alloc(size, alignment, zero);
+    }
     return _hh_large_alloc(size, alignment, zero);
 }
 
@@ -30,18 +33,16 @@ static inline size_t usable_in_page(hh_page *page, void *ptr) {
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 
-/* The region of a pointer that is ours; NULL for a large block; a stop with
- * one line naming the pointer (and what was called) for anything else. */
-static hh_region *region_or_large(const void *ptr, const char *what) {
-    hh_region *region = _hh_region_find(ptr);
-    if (region != NULL) return region;
-    if (_hh_granule_kind(ptr) == HH_GRANULE_LARGE) {
-        if (HH_UNLIKELY(_hh_large_of(ptr)->cookie != _hh_large_cookie(ptr))) {
-            _hh_fatal(what, ptr);
-        }
-        return NULL;
+/* What a pointer handed to realloc or malloc_usable_size is: a block of
+ * ours (small, medium or large), or a stop with one line naming the pointer
+ * (and what was called) for anything else. */
+static hh_pointer_kind block_kind(const void *ptr, const char *what) {
+    hh_pointer_kind kind = _hh_pointer_kind(ptr);
+    if (HH_UNLIKELY(kind.kind != HH_KIND_SMALL && kind.kind != HH_KIND_MEDIUM &&
+                    kind.kind != HH_KIND_LARGE)) {
+        _hh_fatal(what, ptr);
     }
-    _hh_fatal(what, ptr);
+    return kind;
 }
 
 HH_API void *hh_malloc(size_t size) { return _hh_alloc(size, false); }
@@ -73,22 +74,21 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
     }
     hh_heap *heap = _hh_heap;
     if (heap->alive) _hh_count(&heap->stats.reallocs, 1);
-    hh_region *region = region_or_large(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
-    if (region == NULL) {
-        hh_large *large = _hh_large_of(ptr);
-        size_t usable = large->usable;
-        void *resized = _hh_large_realloc(large, ptr, size);
+    hh_pointer_kind kind =
+        block_kind(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
+    if (kind.kind == HH_KIND_LARGE) {
+        size_t usable = kind.large->usable;
+        void *resized = _hh_large_realloc(kind.large, ptr, size);
         return resized != NULL ? resized : move_block(ptr, usable, size);
     }
-    hh_page *page = _hh_page_of(ptr);
-    if (HH_SHARED_LOAD(page->span) != 0) {
-        size_t usable = usable_in_page(page, ptr);
+    if (kind.kind == HH_KIND_SMALL) {
+        size_t usable = usable_in_page(kind.page, ptr);
         if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
         return move_block(ptr, usable, size);
     }
-    void *resized = _hh_medium_realloc(region, ptr, size);
+    void *resized = _hh_medium_realloc(kind.region, ptr, size);
     if (resized != NULL) return resized;
-    return move_block(ptr, _hh_medium_usable(region, ptr), size);
+    return move_block(ptr, _hh_medium_usable(kind.region, ptr), size);
 }
 
 HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
@@ -109,14 +109,14 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         return NULL;
     }
     size_t rounded = _hh_align_up(size ? size : 1, alignment);
-    if (rounded <= HH_SMALL_MAX) {
+    if (_hh_size_kind(rounded, 16) == HH_KIND_SMALL) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
          * alignment divides gives aligned blocks. */
         unsigned c = _hh_size_class(rounded);
         if (_hh_class_size[c] % alignment == 0) return _hh_alloc(rounded, false);
     }
     size_t padded = size + alignment - 16;
-    if (alignment < HH_OS_PAGE && padded <= HH_SMALL_MAX) {
+    if (alignment < HH_OS_PAGE && _hh_size_kind(padded, 16) == HH_KIND_SMALL) {
         char *block = _hh_alloc(padded, false);
         if (block == NULL) return NULL;
         char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
@@ -173,11 +173,10 @@ HH_API void *hh_pvalloc(size_t size) {
 
 HH_API size_t hh_usable_size(void *ptr) {
     if (ptr == NULL) return 0;
-    hh_region *region = region_or_large(ptr, "malloc_usable_size(): invalid pointer");
-    if (region == NULL) return _hh_large_of(ptr)->usable;
-    hh_page *page = _hh_page_of(ptr);
-    if (HH_SHARED_LOAD(page->span) != 0) return usable_in_page(page, ptr);
-    return _hh_medium_usable(region, ptr);
+    hh_pointer_kind kind = block_kind(ptr, "malloc_usable_size(): invalid pointer");
+    if (kind.kind == HH_KIND_LARGE) return kind.large->usable;
+    if (kind.kind == HH_KIND_SMALL) return usable_in_page(kind.page, ptr);
+    return _hh_medium_usable(kind.region, ptr);
 }
 
 HH_API void hh_free_sized(void *ptr, size_t size) { _hh_free_fast(ptr, size); }
@@ -191,7 +190,7 @@ HH_API int hh_trim(size_t pad) {
     (void)pad;
     _hh_init();
     _hh_heap_purge_local(_hh_heap);
-    size_t released = _hh_region_release(true) + _hh_large_purge(true);
+    size_t released = _hh_release_pages(true) + _hh_large_purge(true);
     return released > 0;
 }
 
@@ -201,18 +200,17 @@ HH_API void hh_print_stats(int fd) {
 }
 
 HH_API bool hh_owns(const void *ptr) {
-    hh_region *region = _hh_region_find(ptr);
-    if (region != NULL) {
-        hh_page *page = _hh_page_of(ptr);
-        if (HH_SHARED_LOAD(page->span) != 0) {
-            return (size_t)((const char *)ptr - page->area) < HH_SHARED_LOAD(page->carved_end);
-        }
-        return _hh_medium_pages(region, ptr) != 0;
+    hh_pointer_kind kind = _hh_pointer_kind(ptr);
+    switch (kind.kind) {
+    case HH_KIND_SMALL:
+        return _hh_page_holds(kind.page, ptr);
+    case HH_KIND_MEDIUM:
+        return _hh_medium_pages(kind.region, ptr) != 0;
+    case HH_KIND_LARGE:
+        return true;
+    default:
+        return false;
     }
-    if (_hh_granule_kind(ptr) == HH_GRANULE_LARGE) {
-        return _hh_large_of(ptr)->cookie == _hh_large_cookie(ptr);
-    }
-    return false;
 }
 
 HH_API struct hh_mallinfo2 hh_mallinfo2(void) {

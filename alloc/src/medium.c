@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "kind.h"
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 #define INSIDE "free(): invalid pointer (inside a block, not its start)"
@@ -64,7 +65,8 @@ void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
         _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
         return NULL;
     }
-    _hh_region_set_span(p, pages);
+    HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
+    _hh_pages_set_span(p, pages);
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
 }
@@ -78,6 +80,7 @@ void _hh_medium_free(hh_region *region, void *ptr) {
         _hh_fatal(inside_a_block(region, ptr) ? INSIDE : NOT_LIVE, ptr);
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
+    HH_ASSERT(pages > 0 && _hh_page_index(region, ptr) + pages <= HH_REGION_PAGES);
     _hh_pages_free_block(ptr, pages);
     _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
     atomic_fetch_add_explicit(&_hh_gstats.medium_frees, 1, memory_order_relaxed);
@@ -89,11 +92,11 @@ size_t _hh_medium_usable(hh_region *region, const void *ptr) {
 
 void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     size_t pages = checked_pages(region, ptr, "realloc(): invalid pointer");
-    if (size <= HH_SMALL_MAX) return NULL; /* to a small page */
+    if (_hh_size_kind(size, 16) == HH_KIND_SMALL) return NULL; /* to a small page */
     size_t new_pages = pages_for(size);
     if (new_pages == pages) return ptr;
     if (new_pages < pages) {
-        _hh_region_set_span(ptr, new_pages);
+        _hh_pages_set_span(ptr, new_pages);
         _hh_pages_shrink(ptr, pages, new_pages);
         _hh_stats_count_medium(-(intptr_t)((pages - new_pages) << HH_OS_PAGE_SHIFT));
         return ptr;
@@ -102,7 +105,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
         intptr_t more = (intptr_t)((new_pages - pages) << HH_OS_PAGE_SHIFT);
         _hh_stats_count_medium(more);
         if (_hh_pages_grow(ptr, pages, new_pages)) {
-            _hh_region_set_span(ptr, new_pages);
+            _hh_pages_set_span(ptr, new_pages);
             return ptr;
         }
         _hh_stats_count_medium(-more);

@@ -1,15 +1,8 @@
 /* Everything libhugeheap asks of the kernel: aligned mappings, huge-page
  * advice, giving memory back.  Advice is given before the memory is first
  * touched, which is what lets the kernel back it with 2 MiB pages at fault
- * time in THP `madvise` mode instead of waiting for khugepaged.
- *
- * The memory policy lives here too: a heap starts small, in 4 KiB pages
- * advised MADV_NOHUGEPAGE (so THP `always` and khugepaged leave it alone, and
- * a small process costs what it would under glibc); once the pages and large
- * blocks in use reach HUGEHEAP_HUGE_THRESHOLD_MB, large blocks are advised
- * MADV_HUGEPAGE before their first touch, and the regions' 2 MiB units
- * become huge pages as the program fills them (region.c, the dense policy).
- * The switch is one way: a heap that was large once stays huge. */
+ * time in THP `madvise` mode instead of waiting for khugepaged.  Only the
+ * system calls: when memory is advised huge, or given back, policy.c says. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <time.h>
@@ -70,32 +63,6 @@ static char *map_plain_aligned(size_t size, size_t alignment, size_t offset, boo
     if (head) munmap(raw, head);
     if (tail) munmap((char *)start + size, tail);
     return (char *)start;
-}
-
-static atomic_bool heap_is_large; /* set once, when the demand reached the threshold */
-static atomic_bool promotion_due; /* the early heap still waits for its promotion */
-static _Atomic(int64_t) demand;   /* bytes of pages and blocks in use */
-
-void _hh_os_count_demand(intptr_t delta) {
-    atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
-}
-
-int64_t _hh_os_demand(void) { return atomic_load_explicit(&demand, memory_order_relaxed); }
-
-bool _hh_os_huge_now(size_t adding) {
-    if (_hh_cfg.thp == HH_THP_OFF) return false;
-    if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
-    int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
-    if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
-    if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
-        atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
-    }
-    return true;
-}
-
-bool _hh_os_take_promotion(void) {
-    if (HH_LIKELY(!atomic_load_explicit(&promotion_due, memory_order_relaxed))) return false;
-    return atomic_exchange_explicit(&promotion_due, false, memory_order_relaxed);
 }
 
 /* Explicit huge pages from the kernel's pool.  The pool is reserved at mmap

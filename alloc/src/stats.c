@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "kind.h"
 
 hh_global_stats _hh_gstats;
 
@@ -46,7 +47,7 @@ static _Atomic(uint64_t) medium_bytes, api_bytes;
 static int saved_stderr = -1; /* for HUGEHEAP_STATS=1 in programs that close stderr */
 
 /* Adds to a counter and raises its high-water mark. */
-void _hh_counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
+static void counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
     int64_t value = atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta;
     int64_t high = atomic_load_explicit(peak, memory_order_relaxed);
     while (value > high && !atomic_compare_exchange_weak_explicit(peak, &high, value,
@@ -73,7 +74,7 @@ __attribute__((no_sanitize("thread"))) static uint32_t racy_used(const hh_page *
 /* Walks the regions (global lock held). */
 static void look_locked(breakdown *b) {
     memset(b, 0, sizeof *b);
-    bool huge = _hh_region_every_unit_huge();
+    bool huge = _hh_policy_every_unit_huge();
     uint64_t small_pages = 0;
     for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
         for (size_t slot = 0; slot < HH_REGION_SLOTS; slot++) {
@@ -92,7 +93,7 @@ static void look_locked(breakdown *b) {
         }
     }
     hh_region_usage usage;
-    _hh_region_usage_locked(&usage);
+    _hh_usage_regions_locked(&usage);
     b->medium = atomic_load_explicit(&medium_bytes, memory_order_relaxed);
     uint64_t in_pages = small_pages * HH_SPAGE + b->medium;
     b->empty_pages = usage.used_bytes > in_pages ? usage.used_bytes - in_pages : 0;
@@ -117,7 +118,7 @@ static void look_locked(breakdown *b) {
 }
 
 void _hh_stats_count_mapped(intptr_t delta, bool locked) {
-    _hh_counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
+    counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
     if (!_hh_stats_on || delta <= 0) return;
     int64_t now = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
     if (now < atomic_load_explicit(&_hh_gstats.mapped_peak, memory_order_relaxed)) return;
@@ -423,7 +424,7 @@ static void write_to_stderr(const text *t) {
     if (!write_all(saved_stderr >= 0 ? saved_stderr : STDERR_FILENO, t)) write_all(STDERR_FILENO, t);
 }
 
-void _hh_stats_report_at_exit(void) {
+static void report_stats_at_exit(void) {
     if (!_hh_stats_on) return;
     snapshot s;
     take_snapshot(&s);
@@ -452,4 +453,4 @@ void _hh_stats_report_at_exit(void) {
     }
 }
 
-__attribute__((destructor)) static void report_at_exit(void) { _hh_stats_report_at_exit(); }
+__attribute__((destructor)) static void report_at_exit(void) { report_stats_at_exit(); }

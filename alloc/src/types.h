@@ -9,7 +9,7 @@
  *   | region (64 MiB)   | region            | region            | ...
  *   +-------------------+-------------------+-------------------+----
  *
- *   region: 16384 OS pages of 4 KiB, handed out by the page heap (region.c)
+ *   region: 16384 OS pages of 4 KiB, handed out by the page heap (pages.c)
  *   +--------+------------+----------------+------------+---------------+
  *   | header | small page | medium block   | small page | free pages... |
  *   | ~200K  | 64 KiB     | n x 4 KiB      | 64 KiB     |               |
@@ -124,8 +124,8 @@ typedef struct hh_page {
     /* The owner thread's identity (_hh_thread_id) | HH_PAGE_* flags; 0 while
      * abandoned or retired. */
     _Atomic(uintptr_t) owner;
-    uint8_t flags_unused_;
     uint8_t class_index;
+    bool in_kept_list; /* on its heap's list of kept empty pages */
     uint16_t capacity; /* blocks that fit */
     uint16_t reserved; /* blocks carved so far; the rest are untouched */
     bool fresh;        /* the page's memory was zero when it was set up */
@@ -133,9 +133,8 @@ typedef struct hh_page {
     /* Shared with other threads. */
     _Atomic(uintptr_t) thread_free; /* remote frees | HH_PAGE_* state */
     _Atomic(bool) has_aligned;      /* HH_PAGE_ALIGNED, for remote frees */
-    bool in_kept_list;              /* on its heap's list of kept empty pages */
     uint8_t written_pages;          /* OS pages of it ever written (carved) */
-    uint8_t pad_[1];
+    uint8_t pad_[2];
     /* reserved * block_size: a free must point below it (written by the
      * owner with atomic stores; read by it plainly, by others atomically). */
     uint32_t carved_end;
@@ -164,13 +163,13 @@ typedef struct hh_region {
     uint32_t first_free;     /* no free page below this one */
     uint32_t hugetlb_units;  /* bit u: unit u is backed by explicit huge pages */
     uint32_t touched_units;  /* bit u: unit u has held memory since it was last given back */
-    bool outside_range;      /* mapped outside the reserved range (marked in the granule map) */
-    bool cannot_grow;        /* outside: the address space after its mapped part is taken */
-    uint8_t pad_[2];
+    bool cannot_grow;        /* outside the range: the address space after its mapped part
+                                is taken */
+    uint8_t pad_[3];
     uint32_t mapped_pages;   /* pages mapped from its start (outside the range: maybe not all) */
     uint32_t open_pages;     /* pages writable from its start (in the range: the rest is
                                 PROT_NONE until the page heap reaches it; below it,
-                                only shut blocks are, region.c) */
+                                only shut blocks are, release.c) */
     uint32_t huge_units;     /* bit u: unit u was found mostly written and made a huge page */
     uint32_t sparse_units;   /* bit u: unit u was found not mostly written a second time */
     uint8_t pad2_[4];
@@ -193,7 +192,7 @@ typedef struct hh_large {
     size_t alignment;   /* alignment the user asked for (>= 16) */
     size_t requested;   /* bytes the program asked for (statistics) */
     uint8_t hugetlb;
-    _Atomic(uint8_t) small_pages; /* mapped while the heap was small: 4 KiB pages (large.c's
+    _Atomic(uint8_t) small_pages; /* mapped while the heap was small: 4 KiB pages (policy.c's
                                    * list of such blocks holds it until the promotion) */
 } hh_large;
 
@@ -239,7 +238,7 @@ typedef struct hh_config {
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
-                                  (region.c), not at their first touch */
+                                  (policy.c), not at their first touch */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
@@ -253,7 +252,101 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
     _Atomic(uint64_t) bytes_released;
-    _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (region.c) */
+    _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (release.c) */
 } hh_global_stats;
+
+/* ------------------------------------------------------------------ misc */
+
+/* What a 2 MiB granule of address space outside the reserved range is to us
+ * (the granule map; inside the range every address is a region's). */
+enum {
+    HH_GRANULE_FOREIGN = 0,
+    HH_GRANULE_REGION = 1, /* a region mapped outside the reserved range */
+    HH_GRANULE_LARGE = 2,  /* holds the user pointer of a large block */
+    HH_GRANULE_POOL = 3,   /* a region of hh_pool pages */
+};
+
+/* A lock of its own (the pools') with the same fork rules as the global
+ * lock (lock.c): the thread that holds every lock across fork may take it
+ * again from a prepare handler. */
+typedef struct hh_sublock {
+    atomic_int word;              /* 0 free, 1 taken */
+    _Atomic(const void *) owner;  /* the holder's thread identity */
+    unsigned depth;               /* times the holder took it again */
+} hh_sublock;
+
+/* The page heap's books, for the statistics. */
+typedef struct hh_region_usage {
+    uint64_t regions, header_bytes;
+    uint64_t used_bytes;         /* pages handed out */
+    uint64_t dirty_free_bytes;   /* free pages holding memory */
+    uint64_t purgeable_bytes;    /* of those, what the release policy may give back */
+    uint64_t touched_unit_bytes; /* 2 MiB units holding memory */
+} hh_region_usage;
+
+/* The page heap's books (pages.c's _hh_pageheap, under the global lock but
+ * for unwritten_pages, which small pages change as they are carved). */
+typedef struct hh_pageheap {
+    hh_region *regions;                  /* every region, in address order */
+    uint64_t demand_pages;               /* handed out */
+    _Atomic(int64_t) unwritten_pages;    /* handed out, not written yet (small pages) */
+    uint64_t dirty_free_pages;           /* free and holding memory: the regions' dirty_free */
+    uint64_t touched_units;              /* units holding memory (huge heap: resident whole) */
+    uint64_t released_units_outstanding; /* given back, not yet needed again */
+} hh_pageheap;
+
+/* A run of pages held out of the page heap while its memory goes back to
+ * the kernel, or while it is shut (release.c). */
+typedef struct hh_purge_run {
+    hh_region *region;
+    size_t idx, n; /* pages [idx, idx + n) of the region */
+} hh_purge_run;
+
+/* A freed large block's mapping kept for reuse (large.c's cache), or the
+ * size and time of a recent free (base NULL) by which churn is seen. */
+typedef struct hh_cached_mapping {
+    char *base;           /* the mapping, header page first */
+    size_t size;          /* bytes mapped */
+    uint64_t freed_at_ms; /* when the block was freed */
+} hh_cached_mapping;
+
+/* A unit the dense policy looks at outside the lock (policy.c). */
+typedef struct hh_dense_look {
+    hh_region *region;
+    size_t unit;                       /* its index in the region */
+    uint64_t used[HH_UNIT_PAGES / 64]; /* the unit's pages handed out when picked */
+    bool again;                        /* looked at before */
+    bool made_huge;                    /* advised huge and collapsed now */
+    size_t unwritten;                  /* pages handed out and not resident */
+} hh_dense_look;
+
+/* Large blocks in use and cached, for the statistics. */
+typedef struct hh_large_usage {
+    uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
+} hh_large_usage;
+
+/* What a pointer or a size is (kind.h decides). */
+typedef enum hh_kind {
+    HH_KIND_FOREIGN = 0,  /* not ours (NULL among them) */
+    HH_KIND_SMALL,        /* in a small page of a region */
+    HH_KIND_MEDIUM,       /* in a region, not in a small page: a medium block's
+                             start, or a pointer that is no block (medium.c tells) */
+    HH_KIND_LARGE,        /* the start of a live large block (its cookie checked) */
+    HH_KIND_LARGE_FREED,  /* a large block's granule whose header holds no live
+                             block there: freed, or not the block's start */
+    HH_KIND_POOL,         /* an hh_pool region's */
+} hh_kind;
+
+/* A pointer's kind and the structures that hold it (NULL where they do not
+ * apply): region and page for SMALL and MEDIUM, the header for LARGE. */
+typedef struct hh_pointer_kind {
+    hh_kind kind;
+    hh_region *region;
+    hh_page *page;
+    hh_large *large;
+} hh_pointer_kind;
+
+/* A test's code run at a named step of the library (HH_TEST_POINT). */
+typedef void (*_hh_test_hook_fn)(const char *point, const void *arg);
 
 #endif

@@ -22,6 +22,7 @@
 #include "check.h"
 #include "hugeheap.h"
 #include "internal.h"
+#include "kind.h"
 
 #define MiB ((size_t)1 << 20)
 

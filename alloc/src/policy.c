@@ -1,0 +1,398 @@
+/* The memory policy: when memory becomes huge pages, and when it goes back
+ * to the kernel.  os.c makes the system calls; this file decides.
+ *
+ * The heap: it starts small, in 4 KiB pages advised MADV_NOHUGEPAGE (so THP
+ * `always` and khugepaged leave it alone, and a small process costs what it
+ * would under glibc).  Once the demand (pages and large blocks in use)
+ * reaches HUGEHEAP_HUGE_THRESHOLD_MB it is promoted, once: the switch is one
+ * way, a heap that was large once stays huge.
+ *
+ * A large block: mapped from then on advised MADV_HUGEPAGE before its first
+ * touch; those mapped while the heap was small are listed here and advised
+ * huge and collapsed at the promotion (a block that never grows would
+ * otherwise stay in 4 KiB pages for good).
+ *
+ * A region's 2 MiB unit: under the dense policy (HUGEHEAP_HUGE_UNITS=dense,
+ * the default) it becomes a huge page once the program has written most of
+ * it, until the heap proves dense and every unit is made huge; with `all`,
+ * every unit is huge from its first touch.  A run of 2 MiB or more handed out
+ * whole is huge from its first touch either way.
+ *
+ * Giving back (release.c does it): a unit's free memory goes back once the
+ * unit was quiet for the release delay, a unit that may be a huge page only
+ * whole, and big frees give nothing back once giving back is seen to churn. */
+#include <string.h>
+
+#include "internal.h"
+
+#define OPEN_STEP_PAGES 64 /* a small heap's pages become writable 256 KiB at a time */
+
+/* ----------------------------------------------------------- the heap */
+
+static atomic_bool heap_is_large;   /* set once, when the demand reached the threshold */
+static atomic_bool promotion_due;   /* the early heap still waits for its promotion */
+static _Atomic(int64_t) demand;     /* bytes of pages and blocks in use */
+static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
+
+void _hh_policy_count_demand(intptr_t delta) {
+    int64_t before = atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
+    HH_ASSERT(before + delta >= 0); /* nothing given back that was not handed out */
+    (void)before;
+}
+
+bool _hh_policy_huge_now(size_t adding) {
+    if (_hh_cfg.thp == HH_THP_OFF) return false;
+    if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
+    int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
+    if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
+    if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
+        atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
+    }
+    return true;
+}
+
+/* True once, for the caller that is to promote the early heap. */
+static bool take_promotion(void) {
+    if (HH_LIKELY(!atomic_load_explicit(&promotion_due, memory_order_relaxed))) return false;
+    return atomic_exchange_explicit(&promotion_due, false, memory_order_relaxed);
+}
+
+bool _hh_policy_heap_is_huge(void) { return _hh_policy_huge_now(0) && _hh_cfg.thp != HH_THP_OFF; }
+
+/* The dense policy (HUGEHEAP_HUGE_UNITS=dense, the default): a huge heap's
+ * regions stay advised NOHUGEPAGE, and each 2 MiB unit becomes a huge page
+ * on its own once the program has written most of it (collapse_dense_units),
+ * so memory handed out and never written stays out, as under glibc.
+ * Otherwise (`all`) regions are advised huge whole and every unit is a huge
+ * page from its first touch. */
+static atomic_bool dense_policy_dropped; /* the heap proved dense: every unit is huge now */
+
+static bool units_by_density(void) {
+    return _hh_cfg.thp == HH_THP_ON && _hh_cfg.huge_units_dense &&
+           !atomic_load_explicit(&dense_policy_dropped, memory_order_relaxed);
+}
+
+/* Whether memory of regions is advised huge before its first touch. */
+bool _hh_policy_regions_huge_at_fault(void) {
+    return _hh_policy_huge_now(0) && !units_by_density();
+}
+
+bool _hh_policy_every_unit_huge(void) { return _hh_policy_heap_is_huge() && !units_by_density(); }
+
+/* Whether units become huge pages one by one now, as they are found written. */
+static bool dense_policy_in_force(void) { return units_by_density() && _hh_policy_heap_is_huge(); }
+
+/* Whether unit u of r can be a huge page, so its free memory goes back only
+ * with the whole unit (never splitting a huge page). */
+bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
+    return _hh_policy_heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
+}
+
+/* Pages become writable this many at a time: whole units where a unit may
+ * be a huge page. */
+size_t _hh_policy_open_step(void) {
+    bool whole_units = _hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB;
+    return whole_units ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
+}
+
+/* Whether unit u of r has been quiet (nothing handed out from it) for the
+ * release delay, or everything is to go. */
+bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
+    return everything || now - r->unit_used_ms[u] >= _hh_cfg.release_delay_ms;
+}
+
+#define CHURN_MIN_UNITS 16 /* given back before the refaults are judged */
+
+/* Whether the heap has faulted in again three in four of the 2 MiB units it
+ * gave back (once it has given back CHURN_MIN_UNITS): giving back more would
+ * be churn. */
+bool _hh_policy_giving_back_churns(void) {
+    uint64_t released = atomic_load_explicit(&_hh_gstats.units_released, memory_order_relaxed);
+    uint64_t again = atomic_load_explicit(&_hh_gstats.units_refaulted, memory_order_relaxed);
+    return released >= CHURN_MIN_UNITS && again * 4 >= released * 3;
+}
+
+/* Under the dense policy, the units a run covers whole that hold no memory
+ * yet are advised huge before the run is handed out: a block of 2 MiB or
+ * more is an array the program fills, as a large block is, which is huge at
+ * its first touch; looking at such units first would fault them twice. */
+void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
+    if (n < HH_UNIT_PAGES || !dense_policy_in_force()) return;
+    for (size_t u = _hh_align_up(idx, HH_UNIT_PAGES) / HH_UNIT_PAGES;
+         (u + 1) * HH_UNIT_PAGES <= idx + n; u++) {
+        uint32_t mask = (uint32_t)1 << u;
+        if ((r->touched_units | r->huge_units) & mask) continue;
+        _hh_os_advise((char *)r + (u << HH_UNIT_SHIFT), HH_UNIT, true);
+        r->huge_units |= mask;
+    }
+}
+
+/* ----------------------------------------------------- large blocks */
+
+/* The blocks mapped in 4 KiB pages while the heap was small, for the
+ * promotion to make huge (a block that never grows would otherwise stay in
+ * small pages for good).  Guarded by the global lock; a block whose header
+ * is here has small_pages set.  Only a heap below the threshold adds to it,
+ * so it holds at most a threshold's worth of blocks of 2 MiB or more; a block
+ * that finds it full stays in small pages. */
+#define SMALL_PAGE_BLOCKS 512
+static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
+static size_t small_page_count;
+
+void _hh_policy_list_small_block(hh_large *h) {
+    HH_ASSERT(atomic_load_explicit(&h->small_pages, memory_order_relaxed));
+    _hh_lock();
+    if (small_page_count < SMALL_PAGE_BLOCKS) {
+        small_page_blocks[small_page_count++] = h;
+    } else {
+        atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
+    }
+    _hh_unlock();
+}
+
+void _hh_policy_unlist_small_block(hh_large *h) {
+    if (!atomic_load_explicit(&h->small_pages, memory_order_relaxed)) return;
+    _hh_lock();
+    for (size_t i = 0; i < small_page_count; i++) {
+        if (small_page_blocks[i] == h) {
+            small_page_blocks[i] = small_page_blocks[--small_page_count];
+            break;
+        }
+    }
+    _hh_unlock();
+}
+
+/* The promotion's part for large blocks: those mapped in 4 KiB pages while
+ * the heap was small are advised huge and collapsed. */
+static void promote_large_blocks(void) {
+    enum { BATCH = 32 }; /* a small frame: malloc may run on a small stack */
+    struct {
+        char *base, *user;
+        size_t map_size, usable;
+    } blocks[BATCH];
+    for (;;) {
+        size_t n = 0;
+        _hh_lock();
+        HH_ASSERT(small_page_count <= SMALL_PAGE_BLOCKS);
+        while (small_page_count > 0 && n < BATCH) {
+            hh_large *h = small_page_blocks[--small_page_count];
+            atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
+            blocks[n].base = h->map_base;
+            blocks[n].user = (char *)h + HH_LARGE_HEADER;
+            blocks[n].map_size = h->map_size;
+            blocks[n].usable = h->usable;
+            n++;
+        }
+        _hh_unlock();
+        if (n == 0) return;
+        /* Outside the lock, as the regions' collapse: a block freed meanwhile
+         * makes madvise fail (ENOMEM, ignored) or, if its address was mapped
+         * again, collapse memory that is someone else's but keeps its
+         * contents. */
+        for (size_t i = 0; i < n; i++) {
+            _hh_os_advise(blocks[i].base, blocks[i].map_size, true);
+            _hh_os_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
+            atomic_fetch_add_explicit(&_hh_gstats.units_promoted,
+                                      blocks[i].usable >> HH_UNIT_SHIFT, memory_order_relaxed);
+        }
+    }
+}
+
+/* ------------------------------------------------ units: the dense policy */
+
+void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    /* The units below a new one are likely written by now. */
+    if (dense_policy_in_force()) {
+        atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
+    }
+    if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask)) {
+        /* Untouched: nothing to lose by replacing it. */
+        if (_hh_os_commit_hugetlb_unit((char *)r + ((size_t)u << HH_UNIT_SHIFT))) {
+            r->hugetlb_units |= mask;
+        } else {
+            atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        }
+    }
+}
+
+/* A unit is made a huge page once this many of its pages are handed out
+ * and hold memory: a huge page then adds at most a sixteenth of unwritten
+ * memory, where making every touched unit huge adds what a program
+ * allocates and never writes (ABC's pdr: a third of its heap). */
+#define DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
+#define DENSE_BATCH 32 /* units looked at per pass (outside the lock) */
+
+/* A heap that reaches this many units (64 MiB) while the units seen sparse
+ * twice hold less than 1/DENSE_SPARSE_SHARE of its pages unwritten writes
+ * what it allocates: the dense policy, which faults every unit in 4 KiB
+ * pages and then copies it into a huge page, is dropped there for huge pages
+ * at the first touch.  Every heap has a few such units, where the current
+ * small pages of its size classes are not carved yet: 1-5% of the pages of
+ * the SAT and SMT runs of suites/huge-units.toml, 27-32% of ABC's pdr, whose
+ * blocks are written a tenth, from 20 units on.  Deciding early bounds the
+ * second touch of a dense heap to 64 MiB. */
+#define DENSE_DECIDE_UNITS 32
+#define DENSE_SPARSE_SHARE 8
+
+static uint64_t sparse_pages; /* unwritten pages of the units seen sparse twice */
+static bool dense_decided;
+
+static void note_sparse_locked(hh_region *r, size_t u, size_t unwritten) {
+    HH_ASSERT(u < HH_REGION_UNITS && unwritten <= HH_UNIT_PAGES);
+    uint32_t mask = (uint32_t)1 << u;
+    if (r->sparse_units & mask) return;
+    r->sparse_units |= mask;
+    sparse_pages += unwritten;
+}
+
+/* Whether unit u of r is to be looked at now: it holds memory in 4 KiB
+ * pages, is writable whole, has enough pages handed out, and was not looked
+ * at since the heap last grew by an eighth (a unit found sparse is looked
+ * at again as the heap grows, not at every new unit). */
+static bool dense_candidate_locked(const hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    if (!(r->touched_units & mask) || ((r->huge_units | r->hugetlb_units) & mask)) return false;
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (to > r->open_pages || to > r->mapped_pages) return false;
+    uint64_t at = r->unit_checked_at[u];
+    if (at != 0 && _hh_pageheap.touched_units < at + (at / 8 > 1 ? at / 8 : 1)) return false;
+    return _hh_count_bits(r->used, from, to) >= DENSE_PAGES;
+}
+
+/* Whether the heap has just proved dense (see DENSE_DECIDE_UNITS). */
+static bool proved_dense_locked(void) {
+    if (dense_decided || _hh_pageheap.touched_units < DENSE_DECIDE_UNITS) return false;
+    dense_decided = true;
+    uint64_t pages = _hh_pageheap.touched_units * HH_UNIT_PAGES;
+    if (sparse_pages * DENSE_SPARSE_SHARE > pages) return false;
+    atomic_store_explicit(&dense_policy_dropped, true, memory_order_relaxed);
+    return true;
+}
+
+static void make_every_unit_huge(void);
+
+/* Under the dense policy: every unit of the regions that the program has
+ * mostly written (pages handed out and resident, by mincore) is advised huge
+ * and collapsed into a huge page now.  The lock is let go while the kernel
+ * looks and collapses; what changes meanwhile is harmless (a page given back
+ * in a unit being collapsed comes back as zeros, and one given back after
+ * it splits the huge page). */
+static void collapse_dense_units(void) {
+    hh_dense_look looks[DENSE_BATCH];
+    unsigned char resident[HH_UNIT_PAGES];
+    _hh_lock();
+    hh_region *r = _hh_pageheap.regions;
+    size_t u = 0;
+    while (r != NULL) {
+        size_t n = 0;
+        uint32_t now = (uint32_t)_hh_pageheap.touched_units;
+        while (r != NULL && n < DENSE_BATCH) {
+            if (u == HH_REGION_UNITS) {
+                r = r->next;
+                u = 0;
+                continue;
+            }
+            if (dense_candidate_locked(r, u)) {
+                looks[n] = (hh_dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0};
+                r->unit_checked_at[u] = now;
+                memcpy(looks[n].used, &r->used[u * HH_UNIT_PAGES / 64], sizeof looks[n].used);
+                n++;
+            }
+            u++;
+        }
+        _hh_unlock();
+        for (size_t k = 0; k < n; k++) {
+            char *addr = (char *)looks[k].region + (looks[k].unit << HH_UNIT_SHIFT);
+            if (!_hh_os_resident(addr, HH_UNIT, resident)) continue;
+            /* The region's header counts as written: it is the allocator's. */
+            size_t header = looks[k].unit == 0 ? looks[k].region->header_pages : 0;
+            size_t used = header, written = header;
+            for (size_t i = header; i < HH_UNIT_PAGES; i++) {
+                size_t handed_out = looks[k].used[i / 64] >> (i % 64) & 1;
+                used += handed_out;
+                written += (resident[i] & 1) & handed_out;
+            }
+            HH_ASSERT(written <= used && used <= HH_UNIT_PAGES);
+            looks[k].unwritten = used - written;
+            if (written < DENSE_PAGES) continue;
+            _hh_os_advise(addr, HH_UNIT, true);
+            _hh_os_collapse(addr, HH_UNIT);
+            looks[k].made_huge = true;
+            atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+        }
+        _hh_lock();
+        for (size_t k = 0; k < n; k++) {
+            if (looks[k].made_huge) looks[k].region->huge_units |= (uint32_t)1 << looks[k].unit;
+            if (looks[k].again && !looks[k].made_huge) {
+                note_sparse_locked(looks[k].region, looks[k].unit, looks[k].unwritten);
+            }
+        }
+    }
+    bool dense = proved_dense_locked();
+    _hh_usage_changed_locked();
+    _hh_unlock();
+    if (dense) make_every_unit_huge();
+}
+
+/* Every region is advised huge and every unit holding memory is collapsed
+ * into a huge page now (MADV_COLLAPSE, Linux 6.1+; older kernels leave them
+ * to khugepaged, which follows the advice). */
+static void make_every_unit_huge(void) {
+    enum { MAX_UNITS = 512 };
+    char *units[MAX_UNITS];
+    size_t n_units = 0;
+    hh_region *list[256];
+    size_t n_regions = 0;
+    _hh_lock();
+    for (hh_region *r = _hh_pageheap.regions; r != NULL && n_regions < 256; r = r->next) {
+        list[n_regions++] = r;
+        for (size_t u = 0; u < HH_REGION_UNITS && n_units < MAX_UNITS; u++) {
+            uint32_t mask = (uint32_t)1 << u;
+            if ((r->touched_units & mask) && !((r->hugetlb_units | r->huge_units) & mask)) {
+                units[n_units++] = (char *)r + (u << HH_UNIT_SHIFT);
+            }
+        }
+    }
+    _hh_usage_changed_locked();
+    _hh_unlock();
+    for (size_t i = 0; i < n_regions; i++) _hh_os_advise(list[i], HH_REGION, true);
+    for (size_t i = 0; i < n_units; i++) {
+        _hh_os_collapse(units[i], HH_UNIT);
+        atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
+    }
+}
+
+/* -------------------------------------------------------- promotion */
+
+/* The heap passed the threshold: its pages become huge, at once (all
+ * units) or as they fill (the dense policy), and so do the large blocks
+ * mapped while it was small. */
+static void promote_heap(void) {
+    _hh_lock();
+    _hh_release_unshut_all_locked(); /* a huge heap packs its pages */
+    /* The top unit in use of each region becomes writable whole (a huge page
+     * needs it); where the kernel refuses, it stays in 4 KiB pages. */
+    for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
+        _hh_region_open_to_locked(r, _hh_align_up(r->open_pages, HH_UNIT_PAGES));
+    }
+    bool by_density = units_by_density();
+    _hh_usage_changed_locked();
+    _hh_unlock();
+    _hh_range_advise_descriptors(true);
+    if (by_density) {
+        atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
+    } else {
+        make_every_unit_huge();
+    }
+    promote_large_blocks();
+}
+
+void _hh_policy_promote(void) {
+    if (HH_UNLIKELY(take_promotion())) promote_heap();
+    if (HH_UNLIKELY(atomic_load_explicit(&dense_check_due, memory_order_relaxed)) &&
+        atomic_exchange_explicit(&dense_check_due, false, memory_order_relaxed)) {
+        collapse_dense_units();
+    }
+}
+

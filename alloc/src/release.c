@@ -1,0 +1,285 @@
+/* Giving memory back to the kernel: never what the program will want again.
+ *
+ * Each 2 MiB unit remembers when pages were last handed out from it; the
+ * free memory of a unit nothing was taken from for the release delay
+ * (HUGEHEAP_RELEASE_DELAY_MS, 10 s by default) goes back, from the highest
+ * addresses down: units free as a whole where a unit may be a huge page
+ * (never part of one), runs of free 4 KiB pages elsewhere (policy.c decides
+ * which units are which, and when they are quiet).  A program that frees and
+ * allocates again within the delay (even blocks that do not fit the holes
+ * they left, so that the heap keeps more than its demand) faults nothing in
+ * twice; memory it stopped using goes back one delay later.  The check runs
+ * on the page heap's own operations (a program that stops calling the
+ * allocator keeps what it had: a timer thread inside malloc would cost more
+ * than it saves).
+ *
+ * Freed big blocks follow glibc's mmap threshold instead (below). */
+#include <string.h>
+
+#include "internal.h"
+
+#define RELEASE_CHECK_MS 50 /* the release policy looks at most this often */
+#define PURGE_BATCH 16      /* runs given back per pass (outside the lock) */
+
+static uint64_t next_check_ms; /* the release policy looks again from then on (global lock) */
+
+/* ------------------------------------------------- the release delay */
+
+/* Picks the free memory to give back (at most PURGE_BATCH runs, from the top
+ * down) and marks it used, so that nobody takes it while it is given back
+ * outside the lock: the free pages of units that have been quiet for the
+ * release delay (a huge heap: only units free as a whole). */
+static size_t pick_purge_locked(uint64_t now, bool everything, hh_purge_run *runs) {
+    size_t count = 0;
+    /* From the top: the last region first. */
+    hh_region *order[64];
+    size_t n_regions = 0;
+    for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
+        if (n_regions == 64) memmove(order, order + 1, --n_regions * sizeof *order);
+        order[n_regions++] = r;
+    }
+    for (size_t k = n_regions; k-- > 0 && count < PURGE_BATCH;) {
+        hh_region *r = order[k];
+        if (r->dirty_free == 0) continue;
+        for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
+            if (!(r->touched_units & ((uint32_t)1 << u)) ||
+                !_hh_policy_unit_quiet(r, u, now, everything)) {
+                continue;
+            }
+            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            if (_hh_policy_unit_whole_only(r, u)) {
+                if (!_hh_unit_is_free(r, u)) continue;
+                _hh_pages_hold_locked(r, from, HH_UNIT_PAGES);
+                runs[count++] = (hh_purge_run){r, from, HH_UNIT_PAGES};
+                continue;
+            }
+            /* 4 KiB pages: every free run of written pages in the unit, from its top. */
+            size_t end = to;
+            if (from < r->header_pages) from = r->header_pages;
+            while (end > from && count < PURGE_BATCH) {
+                size_t i = end;
+                while (i > from && !(_hh_bit(r->dirty, i - 1) && !_hh_bit(r->used, i - 1))) i--;
+                if (i == from) break;
+                size_t start = i;
+                while (start > from && _hh_bit(r->dirty, start - 1) && !_hh_bit(r->used, start - 1)) start--;
+                _hh_pages_hold_locked(r, start, i - start);
+                runs[count++] = (hh_purge_run){r, start, i - start};
+                end = start;
+            }
+        }
+    }
+    return count;
+}
+
+/* The memory of the held pages [idx, idx + n) of r went back to the kernel
+ * (`bytes` of it): they are clean, and the units left without memory are
+ * counted given back.  A unit holds memory while a page of it is written
+ * and free, or handed out (written or not: pages are marked written only
+ * when they come back), other than the pages given back. */
+static void note_given_back_locked(hh_region *r, size_t idx, size_t n, size_t bytes) {
+    _hh_set_bits(r->dirty, idx, idx + n, false);
+    atomic_fetch_add_explicit(&_hh_gstats.bytes_released, bytes, memory_order_relaxed);
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        uint32_t mask = (uint32_t)1 << u;
+        size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+        size_t run_from = idx > from ? idx : from, run_to = idx + n < to ? idx + n : to;
+        if ((r->touched_units & mask) && _hh_find_bit(r->dirty, from, to, true) == to &&
+            _hh_find_bit(r->used, from, run_from, true) == run_from &&
+            _hh_find_bit(r->used, run_to, to, true) == to) {
+            r->touched_units &= ~mask;
+            r->hugetlb_units &= ~mask;
+            HH_ASSERT(_hh_pageheap.touched_units > 0);
+            _hh_pageheap.touched_units--;
+            _hh_pageheap.released_units_outstanding++;
+            atomic_fetch_add_explicit(&_hh_gstats.units_released, 1, memory_order_relaxed);
+        }
+    }
+}
+
+/* Held pages (marked used, clean) are free again. */
+static void unhold_locked(hh_region *r, size_t idx, size_t n) {
+    HH_ASSERT(_hh_find_bit(r->used, idx, idx + n, false) == idx + n); /* held: still marked used */
+    _hh_set_bits(r->used, idx, idx + n, false);
+    r->free_pages += (uint32_t)n;
+    if (idx < r->first_free) r->first_free = (uint32_t)idx;
+}
+
+/* The picked runs are given back: clean and free again. */
+static void finish_purge_locked(const hh_purge_run *runs, size_t count) {
+    for (size_t k = 0; k < count; k++) {
+        hh_region *r = runs[k].region;
+        HH_ASSERT(runs[k].n > 0 && runs[k].idx >= r->header_pages &&
+                  runs[k].idx + runs[k].n <= r->mapped_pages);
+        size_t dirty = _hh_count_bits(r->dirty, runs[k].idx, runs[k].idx + runs[k].n);
+        note_given_back_locked(r, runs[k].idx, runs[k].n, dirty << HH_OS_PAGE_SHIFT);
+        unhold_locked(runs[k].region, runs[k].idx, runs[k].n);
+    }
+}
+
+/* Outside the lock: the kernel takes the memory (an explicit huge page goes
+ * back to its pool by mapping plain memory over it). */
+static void purge_runs(const hh_purge_run *runs, size_t count) {
+    for (size_t k = 0; k < count; k++) {
+        char *addr = (char *)runs[k].region + (runs[k].idx << HH_OS_PAGE_SHIFT);
+        size_t size = runs[k].n << HH_OS_PAGE_SHIFT;
+        size_t unit = runs[k].idx / HH_UNIT_PAGES;
+        if (runs[k].n == HH_UNIT_PAGES && (runs[k].region->hugetlb_units & ((uint32_t)1 << unit))) {
+            if (_hh_os_commit(addr, size)) {
+                _hh_os_advise(addr, size, true);
+                continue;
+            }
+        }
+        _hh_os_decommit(addr, size);
+    }
+}
+
+/* The picked runs go back to the kernel.  With the lock held on entry;
+ * returns with it held (it is let go while the kernel takes the memory). */
+static void purge_locked(const hh_purge_run *runs, size_t count) {
+    _hh_unlock();
+    purge_runs(runs, count);
+    _hh_lock();
+    finish_purge_locked(runs, count);
+    HH_ASSERT_EXPENSIVE(_hh_pages_valid_locked());
+}
+
+/* With the lock held on entry; returns with it held.  Bytes given back. */
+size_t _hh_release_locked(bool everything) {
+    size_t released = 0;
+    uint64_t now = _hh_clock_ms();
+    if (!everything) {
+        if (now < next_check_ms || _hh_pageheap.dirty_free_pages == 0) return 0;
+        next_check_ms = now + RELEASE_CHECK_MS;
+    }
+    for (;;) {
+        hh_purge_run runs[PURGE_BATCH];
+        size_t count = pick_purge_locked(now, everything, runs);
+        if (count == 0) break;
+        purge_locked(runs, count);
+        for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
+        if (!everything) break; /* one batch per check: the rest at the next one */
+    }
+    _hh_usage_changed_locked();
+    return released;
+}
+
+size_t _hh_release_pages(bool everything) {
+    _hh_lock();
+    size_t released = _hh_release_locked(everything);
+    _hh_unlock();
+    return released;
+}
+
+/* ------------------------------------ freed big blocks: glibc's threshold */
+
+/* A freed medium block of glibc's mmap threshold (128 KiB) or more, and
+ * larger than every such block freed before, gives its memory back at once,
+ * as glibc unmaps a block it mapped on its own.  The bar rises as glibc's
+ * mmap threshold does (to the size of the mapped block freed), so a program
+ * that frees and allocates big blocks again gives memory back once per size
+ * at most, not at every free: the system calls are rare enough to make
+ * under the lock.  What the program then no longer holds is a growing
+ * vector's old copies (a new one twice as large, the old one freed): they
+ * never fit the next copy, and kept for the release delay they would add up
+ * to the vector's size again.
+ *
+ * While the heap is small such a block is shut: its memory goes back, its
+ * pages become PROT_NONE and are held out of the page heap (the last
+ * SHUT_SLOTS such blocks; all of them at the promotion), so a use after
+ * free of it faults and the next allocation gets other pages.  Once the
+ * heap is huge, the block goes back into the page heap, and the 2 MiB units
+ * it leaves free as a whole go back to the kernel (never part of a huge
+ * page: that would split it), until the heap is seen to fault in again
+ * what it gives back: a program that replaces big blocks by others of
+ * about their size (not a vector's doubling copies) reuses the room at
+ * once, and giving it back costs a huge-page fault per unit and lowers no
+ * peak. */
+#define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
+#define SHUT_SLOTS 8
+
+static size_t big_free_min_pages = BIG_FREE_MIN_PAGES;
+static hh_purge_run shut[SHUT_SLOTS]; /* oldest first */
+static size_t shut_count;
+
+/* A unit marked touched that is free as a whole and clean holds no memory
+ * (the shut blocks in it kept it marked while they were held): unmarked,
+ * it is not made a huge page at the promotion. */
+static void forget_unit_if_clean_locked(hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (!(r->touched_units & mask) || !_hh_unit_is_free(r, u) ||
+        _hh_find_bit(r->dirty, from, to, true) != to) {
+        return;
+    }
+    r->touched_units &= ~mask;
+    HH_ASSERT(_hh_pageheap.touched_units > 0);
+    _hh_pageheap.touched_units--;
+}
+
+/* The oldest shut block goes back into the page heap, writable and clean;
+ * where the kernel will not make it writable it stays held (address space
+ * lost, not memory). */
+static void unshut_oldest_locked(void) {
+    hh_purge_run run = shut[0];
+    memmove(shut, shut + 1, --shut_count * sizeof *shut);
+    char *addr = (char *)run.region + (run.idx << HH_OS_PAGE_SHIFT);
+    if (!_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) return;
+    unhold_locked(run.region, run.idx, run.n);
+    for (size_t u = run.idx / HH_UNIT_PAGES; u <= (run.idx + run.n - 1) / HH_UNIT_PAGES; u++) {
+        forget_unit_if_clean_locked(run.region, u);
+    }
+}
+
+/* Shuts the freed block [idx, idx + n) of r if the heap is small; false:
+ * it is to be freed as usual. */
+static bool shut_locked(hh_region *r, size_t idx, size_t n) {
+    if (_hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
+    char *addr = (char *)r + (idx << HH_OS_PAGE_SHIFT);
+    size_t size = n << HH_OS_PAGE_SHIFT;
+    if (!_hh_os_close(addr, size)) {
+        _hh_os_open(addr, size); /* part of it may be PROT_NONE now */
+        return false;
+    }
+    if (shut_count == SHUT_SLOTS) unshut_oldest_locked();
+    HH_ASSERT(shut_count < SHUT_SLOTS);
+    shut[shut_count++] = (hh_purge_run){r, idx, n};
+    atomic_fetch_add_explicit(&_hh_gstats.blocks_shut, 1, memory_order_relaxed);
+    note_given_back_locked(r, idx, n, size); /* its pages stay marked used: held */
+    _hh_usage_demand_locked(-(int64_t)n);
+    _hh_usage_changed_locked();
+    return true;
+}
+
+/* The units that the freed pages [idx, idx + n) of r leave free as a whole
+ * go back to the kernel now.  With the lock held on entry; returns with it
+ * held (it is let go while the kernel takes the memory). */
+static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
+    hh_purge_run runs[HH_REGION_UNITS];
+    size_t count = 0;
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        if (!(r->touched_units & ((uint32_t)1 << u)) || !_hh_unit_is_free(r, u)) continue;
+        _hh_pages_hold_locked(r, u * HH_UNIT_PAGES, HH_UNIT_PAGES);
+        runs[count++] = (hh_purge_run){r, u * HH_UNIT_PAGES, HH_UNIT_PAGES};
+    }
+    if (count == 0) return;
+    purge_locked(runs, count);
+    _hh_usage_changed_locked();
+}
+
+/* A medium block the program frees: shut, or freed and its free units given
+ * back, if it passes the bar; freed as usual otherwise.  With the lock held. */
+void _hh_release_block_locked(hh_region *r, size_t idx, size_t n) {
+    if (n < big_free_min_pages) {
+        _hh_pages_free_locked(r, idx, n, n);
+        return;
+    }
+    big_free_min_pages = n + 1;
+    if (shut_locked(r, idx, n)) return;
+    _hh_pages_free_locked(r, idx, n, n);
+    if (!_hh_policy_giving_back_churns()) give_back_free_units_locked(r, idx, n);
+}
+
+
+void _hh_release_unshut_all_locked(void) {
+    while (shut_count > 0) unshut_oldest_locked();
+}
