@@ -40,6 +40,7 @@ import argparse
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -222,12 +223,25 @@ def run_suite(suite: Suite, config: str, lib: Path, units: list[str],
     if config == "hugeheap":
         env["LD_PRELOAD"] = str(lib)
     started = time.monotonic()
-    try:
-        proc = subprocess.run(suite.command(units, xml), env=env, cwd=work, text=True,
-                              capture_output=True, timeout=suite.timeout)
-    except subprocess.TimeoutExpired:
-        return Outcome(crash=f"did not finish within {suite.timeout:.0f} s",
-                       seconds=time.monotonic() - started)
+    # A session of its own, killed whole at the end: a test that times out
+    # can leave a child spinning (CPython's recursion tests do), which would
+    # take a core from every run after it.
+    with subprocess.Popen(suite.command(units, xml), env=env, cwd=work, text=True,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          start_new_session=True) as running:
+        try:
+            stdout, stderr = running.communicate(timeout=suite.timeout)
+        except subprocess.TimeoutExpired:
+            stdout, stderr = "", f"did not finish within {suite.timeout:.0f} s"
+        finally:
+            try:
+                os.killpg(running.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            running.wait()
+    if stdout == "" and stderr.startswith("did not finish"):
+        return Outcome(crash=stderr, seconds=time.monotonic() - started)
+    proc = subprocess.CompletedProcess(running.args, running.returncode, stdout, stderr)
     (work / f"{suite.name}-{config}-{label}.log").write_text(proc.stdout + proc.stderr)
     outcome = suite.read(proc, xml)
     outcome.seconds = time.monotonic() - started
