@@ -122,7 +122,7 @@ $(BUILD)/before/lib/libhugeheap.so:
 # whole (`make paper`, `make real`); the same command resumes. Then the tables
 # over all of them.
 PAPER_FAMILIES := sat asp smt maxsat mus modelchecking hwmc tabling
-REAL_FAMILIES := sat asp smt maxsat mus mcc hwmc tabling
+REAL_FAMILIES := sat asp smt maxsat mus mcc spin hwmc tabling
 real-fetch: venv
 	@$(VENV)/bin/hugeheap fetch $(foreach f,$(REAL_FAMILIES),suites/real/$(f).toml)
 paper-quick paper real-quick real: build
