@@ -30,6 +30,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -84,21 +85,50 @@ hh_arena *hh_arena_create(void);
 /* alignment: a power of two (1 .. 2 MiB); NULL with errno EINVAL if it is not,
  * ENOMEM if no memory. size 0 gives a unique pointer. */
 void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment);
+/* Where an arena's next object goes: the first member of every arena, read
+ * and moved by hh_arena_alloc_inline.  Private: a program passes the arena
+ * along and never touches it; its layout may change with the library's
+ * major version. */
+typedef struct hh_arena_cursor_ {
+    char *next_, *end_; /* free space in the current chunk */
+    size_t allocated_;  /* bytes handed out since creation or the last reset */
+    void *chunk_;       /* the current chunk */
+} hh_arena_cursor_;
+/* hh_arena_alloc, the same in every respect, without a call while the
+ * current chunk has room: for allocation loops where the call is a cost (a
+ * term heap, say).  Anything else goes to hh_arena_alloc. */
+static inline void *hh_arena_alloc_inline(hh_arena *arena, size_t size, size_t alignment) {
+    hh_arena_cursor_ *cursor = (hh_arena_cursor_ *)(void *)arena;
+    uintptr_t at = ((uintptr_t)cursor->next_ + alignment - 1) & ~(uintptr_t)(alignment - 1);
+    if (size != 0 && alignment != 0 && (alignment & (alignment - 1)) == 0 &&
+        alignment <= ((size_t)2 << 20) && at <= (uintptr_t)cursor->end_ &&
+        size <= (uintptr_t)cursor->end_ - at) {
+        cursor->next_ = (char *)at + size;
+        cursor->allocated_ += size;
+        return (void *)at;
+    }
+    return hh_arena_alloc(arena, size, alignment);
+}
 /* Forgets every object; keeps the chunks for the next objects. */
 void hh_arena_reset(hh_arena *arena);
 /* A point in an arena's allocations, to release back to: a stack of objects
  * that die together when the computation that made them returns (a
  * derivation step's terms), inside an arena that lives longer. */
 typedef struct hh_arena_mark {
-    void *chunk_;      /* private: the chunk in use then */
-    char *next_;       /* private: its free space began here */
-    size_t allocated_; /* private: the arena's allocated bytes then */
+    hh_arena_cursor_ at_; /* private: the arena's cursor then */
 } hh_arena_mark;
-hh_arena_mark hh_arena_save(const hh_arena *arena);
+/* Both inline (the cursor is all they touch): a derivation step saves and
+ * releases as often as it allocates. */
+static inline hh_arena_mark hh_arena_save(const hh_arena *arena) {
+    hh_arena_mark mark = {*(const hh_arena_cursor_ *)(const void *)arena};
+    return mark;
+}
 /* Forgets the objects allocated since mark was saved (the mark must be from
  * this arena, since its last reset); keeps the chunks for the next objects.
  * Marks saved after this one become invalid. */
-void hh_arena_release(hh_arena *arena, hh_arena_mark mark);
+static inline void hh_arena_release(hh_arena *arena, hh_arena_mark mark) {
+    *(hh_arena_cursor_ *)(void *)arena = mark.at_;
+}
 /* Forgets every object and gives all memory back. */
 void hh_arena_destroy(hh_arena *arena);
 void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats);

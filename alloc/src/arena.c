@@ -19,11 +19,15 @@ typedef struct arena_chunk {
     bool hugetlb;
 } arena_chunk;
 
+/* The cursor first: hh_arena_alloc_inline (hugeheap.h) reads it through a
+ * pointer to the arena, a pointer to its first member. */
 struct hh_arena {
-    arena_chunk *first, *current, *last;
-    char *next, *end; /* free space in the current chunk */
-    size_t allocated, reserved, chunks;
+    hh_arena_cursor_ cursor;
+    arena_chunk *first, *last; /* the current chunk: cursor.chunk_ */
+    size_t reserved, chunks;
 };
+_Static_assert(offsetof(struct hh_arena, cursor) == 0, "hh_arena_alloc_inline reads the cursor "
+               "at the arena's address");
 
 #define CHUNK_HEADER _hh_align_up(sizeof(arena_chunk), 64)
 #define ARENA_HEADER _hh_align_up(sizeof(struct hh_arena), 64)
@@ -52,9 +56,9 @@ static char *chunk_start(const hh_arena *arena, arena_chunk *chunk) {
 }
 
 static void enter(hh_arena *arena, arena_chunk *chunk) {
-    arena->current = chunk;
-    arena->next = chunk_start(arena, chunk);
-    arena->end = (char *)chunk + chunk->size;
+    arena->cursor.chunk_ = chunk;
+    arena->cursor.next_ = chunk_start(arena, chunk);
+    arena->cursor.end_ = (char *)chunk + chunk->size;
 }
 
 HH_API hh_arena *hh_arena_create(void) {
@@ -76,7 +80,8 @@ HH_API hh_arena *hh_arena_create(void) {
 /* Moves to the next chunk that can hold `need` bytes, reusing chunks kept by
  * reset before mapping a new one. */
 static bool next_chunk(hh_arena *arena, size_t need) {
-    for (arena_chunk *c = arena->current->next; c != NULL; c = c->next) {
+    const arena_chunk *current = arena->cursor.chunk_;
+    for (arena_chunk *c = current->next; c != NULL; c = c->next) {
         if ((size_t)((char *)c + c->size - chunk_start(arena, c)) >= need) {
             enter(arena, c);
             return true;
@@ -108,10 +113,10 @@ HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
         return NULL;
     }
     for (;;) {
-        uintptr_t at = _hh_align_up((uintptr_t)arena->next, alignment);
-        if (at <= (uintptr_t)arena->end && size <= (uintptr_t)arena->end - at) {
-            arena->next = (char *)(at + size);
-            arena->allocated += size;
+        uintptr_t at = _hh_align_up((uintptr_t)arena->cursor.next_, alignment);
+        if (at <= (uintptr_t)arena->cursor.end_ && size <= (uintptr_t)arena->cursor.end_ - at) {
+            arena->cursor.next_ = (char *)(at + size);
+            arena->cursor.allocated_ += size;
             return (void *)at;
         }
         if (!next_chunk(arena, size + alignment)) {
@@ -122,20 +127,8 @@ HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
 }
 
 HH_API void hh_arena_reset(hh_arena *arena) {
-    arena->allocated = 0;
+    arena->cursor.allocated_ = 0;
     enter(arena, arena->first);
-}
-
-HH_API hh_arena_mark hh_arena_save(const hh_arena *arena) {
-    return (hh_arena_mark){arena->current, arena->next, arena->allocated};
-}
-
-HH_API void hh_arena_release(hh_arena *arena, hh_arena_mark mark) {
-    arena_chunk *chunk = mark.chunk_;
-    arena->current = chunk;
-    arena->next = mark.next_;
-    arena->end = (char *)chunk + chunk->size;
-    arena->allocated = mark.allocated_;
 }
 
 HH_API void hh_arena_destroy(hh_arena *arena) {
@@ -150,7 +143,7 @@ HH_API void hh_arena_destroy(hh_arena *arena) {
 }
 
 HH_API void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats) {
-    stats->allocated = arena->allocated;
+    stats->allocated = arena->cursor.allocated_;
     stats->reserved = arena->reserved;
     stats->chunks = arena->chunks;
 }

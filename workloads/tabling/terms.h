@@ -59,7 +59,7 @@ void *grow_array(void *array, uint32_t *cap, uint32_t need, size_t item);
 
 /* size bytes, 16-aligned, from an arena; stops the program on no memory. */
 static inline void *arena_take(hh_arena *arena, size_t size) {
-    void *p = hh_arena_alloc(arena, size, 16);
+    void *p = hh_arena_alloc_inline(arena, size, 16);
     if (__builtin_expect(p == NULL, 0)) stop_out_of_memory();
     return p;
 }
