@@ -13,7 +13,6 @@ the file as it is."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +22,7 @@ from ..files import place_whole
 from .cache import InstanceCache
 from .compression import compression_of, format_problem, plain_name
 from .remote import RemoteFile
-from .suite import Suite
+from .suite import SUPPORT_FILE, Suite
 
 
 @dataclass(frozen=True)
@@ -57,6 +56,7 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
     taken = {i.name for i in instances}
     support = {file.name: file for file in suite.downloads if file.support}
     for generator in suite.generators:
+        read = [support[n] for word in generator.argv for n in SUPPORT_FILE.findall(word)]
         for seed in generator.seeds:
             file_name = generator.name.replace("{seed}", str(seed))
             name = plain_name(file_name)
@@ -65,7 +65,6 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
                                    "of an instance file; rename the generator's output")
             argv = [support_filled(word.replace("{seed}", str(seed)), cache)
                     for word in generator.argv]
-            read = [support[n] for word in generator.argv for n in SUPPORT_FILE.findall(word)]
             made = _generate(argv, generator.program, cache / file_name, suite.directory, read)
             problem = format_problem(made)
             if problem:
@@ -73,9 +72,6 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
                                    "name its output as its format is")
             instances.append(Instance(name, made))
     return instances
-
-
-SUPPORT_FILE = re.compile(r"\{file:([^}]*)\}")
 
 
 def support_filled(word: str, instances: Path) -> str:

@@ -107,6 +107,8 @@ from .remote import (
 )
 
 PLACEHOLDERS = {"instance", "model"}
+# {file:NAME} in a tool's or a generator's command: a support file of the suite.
+SUPPORT_FILE = re.compile(r"\{file:([^}]*)\}")
 _KEYS: dict[str, set[str]] = {
     "": {"campaign", "limits", "tools", "instances", "allocators"},
     "campaign": {"modes", "repetitions", "jobs", "seed", "name"},
@@ -803,7 +805,7 @@ def _check_support(check: _Checker, tools: list[Tool], generators: list[Generato
          for index, generator in enumerate(generators)]
     for where, argv, index in commands:
         for word in argv:
-            for name in re.findall(r"\{file:([^}]*)\}", word):
+            for name in SUPPORT_FILE.findall(word):
                 if name not in support:
                     raise check.fail(
                         f"{where}.command names {{file:{name}}}, which is no support "

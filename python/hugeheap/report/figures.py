@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import fnmatch
 import statistics
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -99,19 +100,18 @@ def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
             known = [*MEASURED, *metric_names(analysis, tool)]
             raise HarnessError(f"--ratio {asked}: {tool} has no figure {asked.figure} (it has "
                                f"{', '.join(known)})")
-    figures: dict[tuple[str, str, str, int], float] = {}
+    # (tool, instance, mode) -> repetition -> the figure
+    figures: dict[tuple[str, str, str], dict[int, float]] = defaultdict(dict)
     for r in analysis.runs:
         if r.tool in (asked.numerator, asked.denominator) and r.status == "ok":
             value = _figure(r, asked.figure)
             if value is not None:
-                figures[(r.tool, r.instance, r.mode, r.repetition)] = value
+                figures[(r.tool, r.instance, r.mode)][r.repetition] = value
     found = []
     for instance in analysis.instances:
         for mode in analysis.modes:
-            def values(tool: str, instance: str = instance, mode: str = mode) -> dict[int, float]:
-                return {rep: v for (t, i, m, rep), v in figures.items()
-                        if (t, i, m) == (tool, instance, mode)}
-            above, below = values(asked.numerator), values(asked.denominator)
+            above = figures.get((asked.numerator, instance, mode))
+            below = figures.get((asked.denominator, instance, mode))
             if not above or not below:
                 continue
             middle = statistics.median(below.values())

@@ -218,7 +218,7 @@ def _instance_table(analysis: Analysis) -> str:
         base = analysis.cells.get((tool, analysis.baseline, instance))
         ratio = (base.cputime / cell.cputime) if base and base.cputime and cell.cputime else None
         verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
-        shown = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
+        shown = tables.answer_shown(cell)
         own = ", ".join(f"{name} {tables.metric_shown(value)}"
                         for name, value in cell.metrics.items())
         rows.append(

@@ -75,11 +75,15 @@ def figures_headers(metrics: list[str]) -> list[str]:
             *metrics]
 
 
+def answer_shown(cell: Cell) -> str:
+    """A cell's answer, with how its runs ended where that was not ok."""
+    return cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
+
+
 def figures_row(cell: Cell, metrics: list[str]) -> list[str]:
     """One tool and mode on one instance: the harness's medians, then the
     tool's own (metrics: the names of the columns)."""
-    answer = cell.verdict if cell.status == "ok" else f"{cell.verdict} ({cell.status})"
-    return [cell.instance, cell.mode, answer, shown(cell.cputime, "{:.3f}"),
+    return [cell.instance, cell.mode, answer_shown(cell), shown(cell.cputime, "{:.3f}"),
             shown(cell.walltime, "{:.3f}"),
             f"{shown(cell.user, '{:.2f}')} / {shown(cell.system, '{:.2f}')}",
             shown(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}"),
