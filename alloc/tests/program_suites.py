@@ -237,18 +237,20 @@ def run_suite(suite: Suite, config: str, lib: Path, units: list[str],
     with subprocess.Popen(suite.command(units, xml), env=env, cwd=work, text=True,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           start_new_session=True) as running:
+        timed_out = False
         try:
             stdout, stderr = running.communicate(timeout=suite.timeout)
         except subprocess.TimeoutExpired:
-            stdout, stderr = "", f"did not finish within {suite.timeout:.0f} s"
+            timed_out = True
         finally:
             try:
                 os.killpg(running.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             running.wait()
-    if stdout == "" and stderr.startswith("did not finish"):
-        return Outcome(crash=stderr, seconds=time.monotonic() - started)
+    if timed_out:
+        return Outcome(crash=f"did not finish within {suite.timeout:.0f} s",
+                       seconds=time.monotonic() - started)
     proc = subprocess.CompletedProcess(running.args, running.returncode, stdout, stderr)
     (work / f"{suite.name}-{config}-{label}.log").write_text(proc.stdout + proc.stderr)
     outcome = suite.read(proc, xml)
