@@ -105,8 +105,9 @@ def _interrupt(signum: int, frame: object) -> None:
 @click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache for instances "
               "named by URL and hash (default: $HUGEHEAP_CACHE, else "
               "~/.cache/hugeheap)")
-@click.option("--modes", metavar="A,B,...", help="for a BenchExec benchmark definition: the "
-              "allocator modes, the first the baseline (default: system and every other "
+@click.option("--modes", metavar="A,B,...", help="the allocator modes, the first the baseline: "
+              "for a suite, in place of its own (built-in modes or its [allocators.NAME]); "
+              "for a BenchExec benchmark definition (default: system and every other "
               "built-in mode this machine has but hugeheap-nothp)")
 @click.option("--tool-directory", metavar="DIR", help="for a BenchExec benchmark definition: "
               "where its tool-info module finds the tool (default: PATH)")
@@ -149,12 +150,11 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
                                    "definition has none")
             suite, notes = load_definition(suite_file, modes, tool_directory)
             print_notes(notes)
-        elif modes is not None or tool_directory is not None:
-            raise HarnessError(f"--{'modes' if modes is not None else 'tool-directory'} is for "
-                               "a BenchExec benchmark definition (.xml); a suite names its "
-                               "modes in [campaign] and a tool's folder as tool_directory")
+        elif tool_directory is not None:
+            raise HarnessError("--tool-directory is for a BenchExec benchmark definition "
+                               "(.xml); a suite names a tool's folder as tool_directory")
         else:
-            suite = load(suite_file, quick)
+            suite = load(suite_file, quick, modes)
         chosen = suite.choose_tools(tools) if tools is not None else None
         runner: Executor = (
             LocalExecutor(jobs or suite.jobs) if executor == "local" else

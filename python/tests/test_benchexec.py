@@ -442,8 +442,8 @@ def test_options_of_one_kind_of_campaign_only(tmp_path: Path) -> None:
     assert "--quick is for a suite's generated instances" in line
     suite = tmp_path / "suite.toml"
     suite.write_text("")
-    line = one_error_line(cli("bench", str(suite), "--modes", "system,hugeheap"))
-    assert "--modes is for a BenchExec benchmark definition (.xml)" in line
+    line = one_error_line(cli("bench", str(suite), "--tool-directory", str(tmp_path)))
+    assert "--tool-directory is for a BenchExec benchmark definition (.xml)" in line
 
 
 def test_a_tool_info_run_reaches_a_cluster_node_whole(tmp_path: Path) -> None:

@@ -181,7 +181,8 @@ def test_modes_of_ones_own_are_checked(tmp_path: Path) -> None:
     fails(tmp_path, own + '[allocators.mine]\nlike = "system"\nlibrary = "x.so"\n',
           "preloads no library")
     fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nlibrary = "nowhere.so"\n',
-          r":\d+: allocators.mine: the library .*nowhere.so is not there")
+          r"suite.toml:2: mode 'mine' cannot run here: allocators.mine: the library "
+          r".*nowhere.so is not there")
     fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nenvironment = { A = 1 }\n',
           "environment must be a table of strings")
     fails(tmp_path, own + '[allocators.mine]\nlike = "hugeheap"\nflavour = "x"\n',
@@ -203,6 +204,29 @@ environment = { MALLOC_CONF = "thp:never" }
     mine = suite.modes[1]
     assert (mine.name, mine.like, mine.library) == ("mine", "jemalloc", str(library))
     assert mine.env == {"LD_PRELOAD": str(library), "MALLOC_CONF": "thp:never"}
+
+
+def test_modes_given_in_place_of_the_suites(tmp_path: Path) -> None:
+    """--modes: another list of modes, among them the suite's own; a mode of
+    its own whose library is not there matters only where it is run."""
+    text = GOOD + '[allocators.before]\nlike = "hugeheap"\nlibrary = "old/libhugeheap.so"\n'
+    path = write(tmp_path, text)
+    assert [m.name for m in load(path).modes] == ["system", "hugeheap"]
+    assert [m.name for m in load(path, modes="hugeheap,system").modes] == ["hugeheap", "system"]
+    with pytest.raises(HarnessError, match=r"^--modes system,before: mode 'before' cannot run "
+                       r"here: allocators.before: the library .*old/libhugeheap.so is not there"):
+        load(path, modes="system,before")
+    library = tmp_path / "old" / "libhugeheap.so"
+    library.parent.mkdir()
+    library.write_bytes(b"\x7fELF")
+    chosen = load(path, modes="system,before,hugeheap").modes
+    assert [(m.name, m.library) for m in chosen][1] == ("before", str(library))
+    with pytest.raises(HarnessError, match=r"^--modes system,mimaloc: unknown allocator mode "
+                       r"'mimaloc'; did you mean 'mimalloc'"):
+        load(path, modes="system,mimaloc")
+    with pytest.raises(HarnessError, match=r"^--modes system,system: mode 'system' is named "
+                       r"twice"):
+        load(path, modes="system,system")
 
 
 def test_a_tools_instances_are_checked(tmp_path: Path) -> None:

@@ -285,10 +285,12 @@ class _Checker:
         return value
 
 
-def load(path: str | Path, quick: bool = False) -> Suite:
+def load(path: str | Path, quick: bool = False, modes: str | None = None) -> Suite:
     """Reads and checks a suite file; raises HarnessError for the first mistake.
     quick: only the generated instances marked `quick = true` (and the files),
-    as a campaign of its own (its name ends in -quick)."""
+    as a campaign of its own (its name ends in -quick). modes: "A,B,..." in
+    place of the suite's own list (built-in modes or the suite's
+    [allocators.NAME]), the first the baseline."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -309,7 +311,9 @@ def load(path: str | Path, quick: bool = False) -> Suite:
     campaign = check.table(data, "campaign")
     check.known_keys(campaign, "campaign", "campaign")
     own_modes = _own_modes(check, check.table(data, "allocators"), path.resolve().parent)
-    modes = _modes(check, campaign, own_modes)
+    if modes is not None:
+        campaign = dict(campaign, modes=[name.strip() for name in modes.split(",")])
+    modes_run = _modes(check, campaign, own_modes, modes is not None)
 
     limits = check.table(data, "limits")
     check.known_keys(limits, "limits", "limits")
@@ -347,7 +351,7 @@ def load(path: str | Path, quick: bool = False) -> Suite:
                              "quick), or leave out --quick", "instances")
     name = str(campaign.get("name", path.stem)) + ("-quick" if quick else "")
     return Suite(path=path.resolve(), text=text, name=name,
-                 modes=modes, tools=tools, skipped_tools=skipped, files=files,
+                 modes=modes_run, tools=tools, skipped_tools=skipped, files=files,
                  generators=generators, downloads=downloads, cpu_s=cpu_s, wall_s=wall_s,
                  memory_bytes=memory,
                  repetitions=check.whole_number(campaign, "repetitions", "campaign", 1),
@@ -380,8 +384,16 @@ def _check_instance_names(check: _Checker, tools: list[Tool], files: list[tuple[
 
 
 def _modes(check: _Checker, campaign: dict[str, Any],
-           own: dict[str, AllocatorMode]) -> list[AllocatorMode]:
+           own: dict[str, AllocatorMode], from_option: bool) -> list[AllocatorMode]:
+    """The modes to run: campaign.modes, or the list --modes gave in its place
+    (from_option: its mistakes are named as the option's, not the file's)."""
     modes = campaign.get("modes")
+
+    def fail(problem: str, fix: str) -> HarnessError:
+        if from_option:
+            return HarnessError(f"--modes {','.join(modes or [])}: {problem}; {fix}")
+        return check.fail(problem, fix, "campaign", "modes")
+
     if modes is None:
         raise check.fail("[campaign] names no allocator modes",
                          'add modes = ["system", "hugeheap"] (the first is the baseline)',
@@ -394,16 +406,15 @@ def _modes(check: _Checker, campaign: dict[str, Any],
     for mode in modes:
         if mode not in known:
             close = difflib.get_close_matches(mode, known, n=1)
-            hint = (f"did you mean '{close[0]}'?" if close else f"known: {', '.join(known)}, "
-                    "or define it under [allocators.NAME]")
-            raise check.fail(f"unknown allocator mode '{mode}'", hint, "campaign", "modes")
+            raise fail(f"unknown allocator mode '{mode}'",
+                       f"did you mean '{close[0]}'?" if close else
+                       f"known: {', '.join(known)}, or define it under [allocators.NAME]")
         if modes.count(mode) > 1:
-            raise check.fail(f"mode '{mode}' is named twice", "name each mode once",
-                             "campaign", "modes")
+            raise fail(f"mode '{mode}' is named twice", "name each mode once")
         found = own[mode] if mode in own else resolve(mode)
         if found.missing:
-            raise check.fail(f"mode '{mode}' cannot run here: {found.missing}",
-                             "or remove it from modes", "campaign", "modes")
+            raise fail(f"mode '{mode}' cannot run here: {found.missing}",
+                       "or remove it from modes")
         resolved.append(found)
     return resolved
 
@@ -440,8 +451,10 @@ def _own_modes(check: _Checker, table: dict[str, Any], directory: Path
             own[name] = derive(name, like, directory / library if library else None,
                                environment)
         except HarnessError as error:
-            raise check.fail(f"{where}: {error}", "fix the path or the mode", where,
-                             "library") from None
+            # A mode the campaign does not run may lack its library (a build
+            # of an earlier revision, made only to compare with): it is an
+            # error where it is named among the modes.
+            own[name] = AllocatorMode(name=name, like=like, missing=f"{where}: {error}")
     return own
 
 
