@@ -39,6 +39,11 @@ typedef struct breakdown {
     uint64_t large_cached;
     uint64_t api;           /* hh_pool and hh_arena memory */
     uint64_t live_blocks;   /* small blocks in use (a count, not in held) */
+    /* The regions' units that hold memory, by the share of their pages
+     * handed out: [3] 3/4 or more, [2] 1/2 to 3/4, [1] 1/4 to 1/2, [0] less.
+     * Units mostly free while others are in use are memory the page heap
+     * holds and cannot give back whole (a count, not in held). */
+    uint64_t units_by_use[4];
 } breakdown;
 
 static breakdown peak_breakdown; /* global lock */
@@ -90,6 +95,15 @@ static void look_locked(breakdown *b) {
             b->small_free += written - used;
             b->unwritten += HH_SPAGE - written;
             small_pages++;
+        }
+    }
+    for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
+        for (size_t u = 0; u < HH_REGION_UNITS; u++) {
+            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            size_t used = _hh_count_bits(r->used, from, to);
+            if (used == 0 && !(r->touched_units & ((uint32_t)1 << u))) continue;
+            size_t quarter = used * 4 / HH_UNIT_PAGES;
+            b->units_by_use[quarter < 3 ? quarter : 3]++;
         }
     }
     hh_region_usage usage;
@@ -203,7 +217,7 @@ typedef struct field {
     const char *word;  /* WORD */
 } field;
 
-#define MAX_FIELDS 48
+#define MAX_FIELDS 56
 
 typedef struct snapshot {
     field fields[MAX_FIELDS];
@@ -256,6 +270,11 @@ static void take_snapshot(snapshot *s) {
     add(s, "peak_large_rounding_bytes", "  large block rounding", BYTES, peak.large_rounding);
     add(s, "peak_large_cached_bytes", "  large blocks cached", BYTES, peak.large_cached);
     add(s, "peak_api_bytes", "  pools and arenas", BYTES, peak.api);
+    add(s, "peak_units_mostly_used", "2 MiB units at that peak by pages in use: 3/4 or more", COUNT,
+        peak.units_by_use[3]);
+    add(s, "peak_units_half_used", "  1/2 to 3/4", COUNT, peak.units_by_use[2]);
+    add(s, "peak_units_quarter_used", "  1/4 to 1/2", COUNT, peak.units_by_use[1]);
+    add(s, "peak_units_little_used", "  under 1/4", COUNT, peak.units_by_use[0]);
     add(s, "allocs", "allocations", COUNT, allocs);
     add(s, "frees", "frees", COUNT, frees);
     add(s, "remote_frees", "  from other threads", COUNT,

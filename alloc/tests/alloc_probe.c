@@ -173,6 +173,31 @@ static int replace(size_t times) {
     return 0;
 }
 
+/* MIB MiB of small blocks, then all freed but one block in every eighth
+ * 64 KiB page, then a 64 MiB block written: the peak comes after the
+ * thinning, with the regions' units an eighth in use. */
+static int scatter(size_t mib) {
+    enum { BLOCK = 1000, PER_PAGE = 64, KEEP_EVERY = 8 * PER_PAGE };
+    size_t count = (mib << 20) / 1024;
+    char **blocks = malloc(count * sizeof *blocks);
+    if (blocks == NULL) return 1;
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(BLOCK);
+        if (blocks[i] == NULL) return 1;
+        memset(blocks[i], 1, BLOCK);
+    }
+    for (size_t i = 0; i < count; i++) {
+        if (i % KEEP_EVERY != 0) free(blocks[i]);
+    }
+    char *big = malloc((size_t)64 << 20);
+    if (big == NULL) return 1;
+    memset(big, 1, (size_t)64 << 20);
+    __asm__ volatile("" : : "r"(big) : "memory");
+    free(big);
+    puts("done");
+    return 0;
+}
+
 static void *worker(void *arg) {
     uintptr_t id = (uintptr_t)arg;
     void *slots[256] = {0};
@@ -200,6 +225,7 @@ static int threads(void) {
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
+    if (argc >= 3 && strcmp(argv[1], "scatter") == 0) return scatter(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "sparse") == 0) {

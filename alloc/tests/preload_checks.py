@@ -339,6 +339,18 @@ def check_stats(args: argparse.Namespace) -> None:
         if system_thp() == "never":
             expect(share == 0.0, f"huge_share {share} with THP never")
 
+    # The units' fullness at the peak: small pages thinned to one in eight
+    # before the peak leave the units of their 16 MiB an eighth in use.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "scatter.json"
+        result = run([args.probe, "scatter", "16"],
+                     env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{path}"})
+        expect(result.returncode == 0, f"probe failed: {result.stderr}")
+        r = read_stats(path)[0]
+        units = [r[f"peak_units_{k}_used"] for k in ("mostly", "half", "quarter", "little")]
+        expect(units[3] >= 6 and units[0] <= 2,
+               f"units by use at the peak (3/4+, 1/2+, 1/4+, less): {units}")
+
     # A json file that cannot be written is named on the stderr the program
     # started with, even by one that closes its own at exit (ls does).
     missing = "/nonexistent-hugeheap-dir/stats.json"

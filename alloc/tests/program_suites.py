@@ -343,9 +343,14 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
     chosen = []
     for name in args.suite.split(","):
         if name == "cpython":
-            chosen.append(cpython_suite(args.python or pyenv_python(), args.jobs))
+            python = os.path.abspath(args.python) if args.python else pyenv_python()
+            if not os.access(python, os.X_OK):
+                raise CannotRun(f"--python {python}: no such program")
+            chosen.append(cpython_suite(python, args.jobs))
         elif name == "numpy":
-            python = args.venv_python
+            # Absolute, as the runs start in their own folder; not resolved:
+            # a virtual environment's python is a link that must stay one.
+            python = os.path.abspath(args.venv_python) if args.venv_python else None
             if not python or not Path(python).exists():
                 raise Skipped(f"numpy's tests need the virtual environment's python "
                               f"(--venv-python {python or '?'}: not found; `make venv` makes it)")
@@ -388,7 +393,7 @@ def main() -> int:
         suites = choose_suites(args)
         results = []
         with tempfile.TemporaryDirectory(prefix="hugeheap-programs-") as tmp:
-            work = args.out or Path(tmp)
+            work = (args.out or Path(tmp)).absolute()
             work.mkdir(parents=True, exist_ok=True)
             for suite in suites:
                 python = suite.command([], work / "x.xml")[0]
