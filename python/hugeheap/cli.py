@@ -26,6 +26,11 @@ def _fail(message: str) -> NoReturn:
 @click.version_option(__version__)
 def main() -> None:
     """Measure reasoners the way BenchExec does, with the allocator injected per run."""
+    # A harness started in the background by a script (`hugeheap bench ... &`,
+    # nohup) inherits SIGINT ignored, and Python leaves it so; Ctrl-C and
+    # `kill -INT` are still to stop its runs and keep what finished.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @main.command(context_settings={"ignore_unknown_options": False})

@@ -6,6 +6,7 @@ import errno
 import gc
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -319,11 +320,17 @@ def test_a_program_that_cannot_start_is_an_error_result(tmp_path: Path) -> None:
     assert any("cannot start" in w for w in result.warnings)
 
 
-def test_interrupted_harness_ends_the_run_and_reports_it(cgroups_usable: str) -> None:
+@pytest.mark.parametrize("inherited", [signal.SIG_DFL, signal.SIG_IGN],
+                         ids=["sigint-default", "sigint-ignored"])
+def test_interrupted_harness_ends_the_run_and_reports_it(cgroups_usable: str,
+                                                         inherited: signal.Handlers) -> None:
+    """Ctrl-C ends the run, also for a harness that a script started in the
+    background (which inherits SIGINT ignored)."""
     marker = f"hugeheap-interrupted-{uuid.uuid4().hex}"
     harness = subprocess.Popen([*CLI, "run", "--json", "--", "bash", "-c",
                                 f"(exec -a {marker} sleep 1000); true"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, inherited))
     deadline = time.monotonic() + 30
     while not processes_with(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
