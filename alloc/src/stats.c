@@ -39,11 +39,7 @@ typedef struct breakdown {
     uint64_t large_cached;
     uint64_t api;           /* hh_pool and hh_arena memory */
     uint64_t live_blocks;   /* small blocks in use (a count, not in held) */
-    /* The regions' units that hold memory, by the share of their pages
-     * handed out: [3] 3/4 or more, [2] 1/2 to 3/4, [1] 1/4 to 1/2, [0] less.
-     * Units mostly free while others are in use are memory the page heap
-     * holds and cannot give back whole (a count, not in held). */
-    uint64_t units_by_use[4];
+    uint64_t units_by_use[4]; /* hh_region_usage's (counts, not in held) */
 } breakdown;
 
 static breakdown peak_breakdown; /* global lock */
@@ -97,17 +93,9 @@ static void look_locked(breakdown *b) {
             small_pages++;
         }
     }
-    for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
-        for (size_t u = 0; u < HH_REGION_UNITS; u++) {
-            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-            size_t used = _hh_count_bits(r->used, from, to);
-            if (used == 0 && !(r->touched_units & ((uint32_t)1 << u))) continue;
-            size_t quarter = used * 4 / HH_UNIT_PAGES;
-            b->units_by_use[quarter < 3 ? quarter : 3]++;
-        }
-    }
     hh_region_usage usage;
     _hh_usage_regions_locked(&usage);
+    memcpy(b->units_by_use, usage.units_by_use, sizeof b->units_by_use);
     b->medium = atomic_load_explicit(&medium_bytes, memory_order_relaxed);
     uint64_t in_pages = small_pages * HH_SPAGE + b->medium;
     b->empty_pages = usage.used_bytes > in_pages ? usage.used_bytes - in_pages : 0;

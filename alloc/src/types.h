@@ -282,6 +282,11 @@ typedef struct hh_region_usage {
     uint64_t dirty_free_bytes;   /* free pages holding memory */
     uint64_t purgeable_bytes;    /* of those, what the release policy may give back */
     uint64_t touched_unit_bytes; /* 2 MiB units holding memory */
+    /* Those units by the share of their pages handed out: [3] 3/4 or more,
+     * [2] 1/2 to 3/4, [1] 1/4 to 1/2, [0] less.  Units mostly free while
+     * others are in use are memory the page heap holds and cannot give back
+     * whole. */
+    uint64_t units_by_use[4];
 } hh_region_usage;
 
 /* The page heap's books (pages.c's _hh_pageheap, under the global lock but

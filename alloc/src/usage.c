@@ -55,6 +55,11 @@ void _hh_usage_regions_locked(hh_region_usage *usage) {
         usage->header_bytes += (uint64_t)r->header_pages << HH_OS_PAGE_SHIFT;
         for (size_t u = 0; u < HH_REGION_UNITS; u++) {
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            size_t used = _hh_count_bits(r->used, from, to);
+            if (used != 0 || (r->touched_units & ((uint32_t)1 << u))) {
+                size_t quarter = used * 4 / HH_UNIT_PAGES;
+                usage->units_by_use[quarter < 3 ? quarter : 3]++;
+            }
             /* A huge page goes back whole only. */
             if (_hh_policy_unit_whole_only(r, u) && !_hh_unit_is_free(r, u)) continue;
             usage->purgeable_bytes += (uint64_t)count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
