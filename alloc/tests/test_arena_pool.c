@@ -70,7 +70,6 @@ static void test_arena(void) {
     hh_arena_destroy(arena);
 }
 
-/* Save and release: a stack of objects inside the arena, across chunks. */
 /* The inline fast path and the call take from the same cursor: objects
  * distinct and aligned, counted once each, across chunks, marks and resets. */
 static void test_arena_inline(void) {
@@ -111,6 +110,7 @@ static void test_arena_inline(void) {
     hh_arena_destroy(arena);
 }
 
+/* Save and release: a stack of objects inside the arena, across chunks. */
 static void test_arena_mark(void) {
     hh_arena *arena = hh_arena_create();
     CHECK(arena != NULL);
