@@ -234,11 +234,13 @@ static inline void lower(sgframe *gen, uint32_t link) {
 
 /* ---- indexes ---- */
 
-/* The numbers of the items an index gives for key, in order: the key's own
- * merged with those that match every key. */
+/* The numbers of the clauses that may match a call, in order: the merge of
+ * up to three lists of an index (a key's own, those of a compound's functor,
+ * those that match every key), which share no number. */
 typedef struct index_walk {
-    const uint32_t *a, *b;
-    uint32_t na, nb, ia, ib;
+    const uint32_t *list[3];
+    uint32_t n[3], at[3];
+    uint32_t nlists;
 } index_walk;
 
 /* The rows (or clauses) an index lists for key itself; false if none. */
@@ -253,26 +255,48 @@ static inline bool index_rows(const arg_index *ix, term key, const uint32_t **li
     return false;
 }
 
-static bool index_lookup(const arg_index *ix, term key, index_walk *w) {
-    w->a = NULL;
-    w->na = 0;
-    index_rows(ix, key, &w->a, &w->na);
-    w->b = ix->always;
-    w->nb = ix->n_always;
-    w->ia = w->ib = 0;
-    return w->na + w->nb > 0;
+static void walk_add(index_walk *w, const uint32_t *list, uint32_t n) {
+    if (n == 0) return;
+    w->list[w->nlists] = list;
+    w->n[w->nlists] = n;
+    w->at[w->nlists++] = 0;
+}
+
+static void walk_add_key(index_walk *w, const arg_index *ix, term key) {
+    const uint32_t *list;
+    uint32_t n;
+    if (index_rows(ix, key, &list, &n)) walk_add(w, list, n);
+}
+
+/* The clauses of p whose first argument may match `first` (not a variable);
+ * false if none. */
+static bool first_arg_walk(const pred *p, term first, index_walk *w) {
+    w->nlists = 0;
+    term key = index_key(first);
+    if (!p->ground_keys || !is_compound(first)) {
+        walk_add_key(w, &p->clause_index, key);
+    } else if (is_ground(first)) {
+        /* Ground compounds equal to it, and compounds of its functor with variables. */
+        walk_add_key(w, &p->clause_index, ground_compound_key(first));
+        walk_add_key(w, &p->clause_index, key);
+    } else {
+        walk_add_key(w, &p->functor_index, key);
+    }
+    walk_add(w, p->clause_index.always, p->clause_index.n_always);
+    return w->nlists > 0;
 }
 
 static inline bool index_next(index_walk *w, uint32_t *out) {
-    if (w->ia < w->na && (w->ib >= w->nb || w->a[w->ia] < w->b[w->ib])) {
-        *out = w->a[w->ia++];
-        return true;
+    uint32_t best = 3;
+    for (uint32_t i = 0; i < w->nlists; i++) {
+        if (w->at[i] < w->n[i] &&
+            (best == 3 || w->list[i][w->at[i]] < w->list[best][w->at[best]])) {
+            best = i;
+        }
     }
-    if (w->ib < w->nb) {
-        *out = w->b[w->ib++];
-        return true;
-    }
-    return false;
+    if (best == 3) return false;
+    *out = w->list[best][w->at[best]++];
+    return true;
 }
 
 /* ---- answers to callers ---- */
@@ -604,11 +628,10 @@ static void start_clause(engine *e, const clause *c, const term *tok, uint32_t m
 /* Runs every clause of p that may match the pattern. */
 static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, frame *parent,
                         sgframe *gen) {
-    term key = p->arity > 0 ? index_key(tok[0]) : UNBOUND;
-    if (key != UNBOUND) {
+    if (p->arity > 0 && index_key(tok[0]) != UNBOUND) {
         index_walk w;
         uint32_t c;
-        if (!index_lookup(&p->clause_index, key, &w)) return;
+        if (!first_arg_walk(p, tok[0], &w)) return;
         while (index_next(&w, &c)) start_clause(e, p->clauses[c], tok, m, parent, gen);
         return;
     }

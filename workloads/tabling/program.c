@@ -229,6 +229,32 @@ term index_key(term t) {
     return UNBOUND;
 }
 
+static uint64_t mix_token(uint64_t h, term token) {
+    h = (h ^ token) * 0x100000001B3u;
+    return h ^ (h >> 29);
+}
+
+/* Mixes a ground term's tokens in preorder into h, at most *budget of them:
+ * the bound keeps a long list from costing its length, and the recursion
+ * (on all arguments but the last, which loops) from going deep. */
+static uint64_t mix_ground(uint64_t h, term t, uint32_t *budget) {
+    while (*budget > 0) {
+        (*budget)--;
+        if (!is_compound(t)) return mix_token(h, t);
+        const compound *c = term_compound(t);
+        h = mix_token(h, make_functor_token(c->functor, c->arity));
+        if (c->arity == 0) return h;
+        for (uint32_t a = 0; a + 1u < c->arity; a++) h = mix_ground(h, c->args[a], budget);
+        t = c->args[c->arity - 1u];
+    }
+    return h;
+}
+
+term ground_compound_key(term t) {
+    uint32_t budget = 32;
+    return (mix_ground(0xCBF29CE484222325u, t, &budget) << 4) | 13u;
+}
+
 /* Builds the index of `n` items whose key is keys_of[i] (UNBOUND: the item
  * matches every key and goes to `always`), keeping item order per key. */
 static bool build_index(program *prog, arg_index *ix, const term *keys_of, size_t stride,
@@ -319,7 +345,18 @@ bool program_finish(program *prog) {
         } else if (p->arity > 0 && p->nclauses > 0) {
             term *first = program_alloc(prog, p->nclauses * sizeof *first);
             if (first == NULL) return false;
-            for (uint32_t c = 0; c < p->nclauses; c++) first[c] = index_key(p->clauses[c]->head[0]);
+            for (uint32_t c = 0; c < p->nclauses; c++) {
+                term head = p->clauses[c]->head[0];
+                first[c] = index_key(head);
+                p->ground_keys |= is_compound(head) && is_ground(head);
+            }
+            if (p->ground_keys) {
+                if (!build_index(prog, &p->functor_index, first, 1, p->nclauses)) return false;
+                for (uint32_t c = 0; c < p->nclauses; c++) {
+                    term head = p->clauses[c]->head[0];
+                    if (is_compound(head) && is_ground(head)) first[c] = ground_compound_key(head);
+                }
+            }
             if (!build_index(prog, &p->clause_index, first, 1, p->nclauses)) return false;
         }
     }

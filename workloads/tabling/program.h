@@ -170,6 +170,11 @@ static inline uint32_t key_slot(term key, uint32_t mask) {
 /* The key an argument is indexed by: a constant, a compound's functor token,
  * or UNBOUND for a variable. */
 term index_key(term t);
+/* The key that tells ground compounds apart in a first-argument index: a
+ * hash of the term's structure (its first tokens), in the tag of list
+ * tokens, which no other key has.  Equal terms have equal keys; different
+ * ones rarely do, and clauses found by a shared key still have to unify. */
+term ground_compound_key(term t);
 
 struct pred {
     uint32_t name; /* atom id */
@@ -183,8 +188,15 @@ struct pred {
     term *rows;
     uint32_t nrows;
     arg_index *row_index;
-    /* otherwise: clauses by first argument */
+    /* otherwise: clauses by first argument, a constant or a compound's functor;
+     * with ground_keys (a clause's first argument is a ground compound) a
+     * ground compound by its ground_compound_key instead, and functor_index
+     * lists every compound by its functor, for calls whose first argument
+     * is a compound with variables.  Facts of compounds, as edge(f(1), f(2)),
+     * would otherwise all share their functor's key: a call would try each. */
     arg_index clause_index;
+    arg_index functor_index;
+    bool ground_keys;
     uint32_t table_id; /* tabled: index into the table space's entries */
     pred *next;        /* all predicates, in order of appearance */
 };
