@@ -123,9 +123,13 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
         for run in runs)
     noise = statistics.median(math.log(max(times(here, run)) / min(times(here, run)))
                               for run in runs)
-    # (With a floor of 15%: three repetitions of sub-second runs on a shared
-    # 2-core machine can show less spread than the machine has.)
-    assert difference <= max(noise, 0.15), (difference, noise, here, there)
+    # (With a floor of 25%: three repetitions of sub-second runs show less
+    # spread than the machine has. Its runs of 0.7-1.0 s differ by 10-30% from
+    # one repetition to the next, and with a floor of 15% the executors once
+    # differed by 19% at the median run where the local spread was 14%. A
+    # measurement of the wrong thing, such as the harness's own start or the
+    # wall time of two runs sharing a core, differs by more.)
+    assert difference <= max(noise, 0.25), (difference, noise, here, there)
 
 @dataclass
 class InFlight:
