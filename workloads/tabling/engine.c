@@ -268,11 +268,10 @@ static void walk_add_key(index_walk *w, const arg_index *ix, term key) {
     if (index_rows(ix, key, &list, &n)) walk_add(w, list, n);
 }
 
-/* The clauses of p whose first argument may match `first` (not a variable);
- * false if none. */
-static bool first_arg_walk(const pred *p, term first, index_walk *w) {
+/* The clauses of p whose first argument may match `first` (not a variable),
+ * whose index_key is key; false if none. */
+static bool first_arg_walk(const pred *p, term first, term key, index_walk *w) {
     w->nlists = 0;
-    term key = index_key(first);
     if (!p->ground_keys || !is_compound(first)) {
         walk_add_key(w, &p->clause_index, key);
     } else if (is_ground(first)) {
@@ -628,10 +627,11 @@ static void start_clause(engine *e, const clause *c, const term *tok, uint32_t m
 /* Runs every clause of p that may match the pattern. */
 static void each_clause(engine *e, const pred *p, const term *tok, uint32_t m, frame *parent,
                         sgframe *gen) {
-    if (p->arity > 0 && index_key(tok[0]) != UNBOUND) {
+    term key = p->arity > 0 ? index_key(tok[0]) : UNBOUND;
+    if (key != UNBOUND) {
         index_walk w;
         uint32_t c;
-        if (!first_arg_walk(p, tok[0], &w)) return;
+        if (!first_arg_walk(p, tok[0], key, &w)) return;
         while (index_next(&w, &c)) start_clause(e, p->clauses[c], tok, m, parent, gen);
         return;
     }
