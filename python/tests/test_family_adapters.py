@@ -85,6 +85,30 @@ def test_rc2_optimum_and_its_cost_checked(tmp_path: Path) -> None:
     assert result.verdict == "wrong" and "hard clause" in (result.detail or "")
 
 
+def test_maxsat_check_reads_the_evaluations_json_header(tmp_path: Path) -> None:
+    # MaxSAT Evaluation files open with their statistics as JSON in comment
+    # lines, `c{` among them, with no space after the c.
+    wcnf = tmp_path / "mse.wcnf"
+    wcnf.write_text('c Standarized MaxSat Instance\nc{\nc "nvars": 2,\nc}\n'
+                    "p wcnf 2 3 10\n10 1 2 0\n3 -1 0\n4 -2 0\n")
+    checked = check_maxsat_answer(Answer("optimum", model=[1, -2], value="3"), wcnf)
+    assert (checked.verdict, checked.detail) == ("optimum", "model checked: cost 3")
+
+
+def test_rc2_on_a_plain_cnf_is_unweighted_maxsat(tmp_path: Path) -> None:
+    rc2 = need("rc2.py", "PyPI package python-sat, in the paper extra of python/pyproject.toml")
+    cnf = generate(tmp_path, "u.cnf", "mus.py", "60", "3", "2", "1")  # unsatisfiable
+    code, output = run(rc2, "-vv", cnf)
+    answer = classify("maxsat", code, output)
+    checked = check("maxsat", answer, cnf, None)
+    # Every clause is soft and weighs 1: the pigeonhole formula leaves one false at best.
+    assert (checked.verdict, checked.detail) == ("optimum", "model checked: cost 1")
+    assert answer.model is not None
+    lying = Answer("optimum", model=answer.model, value="0")
+    assert check_maxsat_answer(lying, cnf).detail == (
+        "claimed cost 0, but the model's false soft clauses weigh 1")
+
+
 def test_musx_mus_and_its_clause_numbers(tmp_path: Path) -> None:
     musx = need("musx.py", "PyPI package python-sat, in the paper extra of python/pyproject.toml")
     cnf = generate(tmp_path, "u.cnf", "mus.py", "60", "3", "2", "1")

@@ -1,7 +1,9 @@
 """Checks of an answer against its instance, where the instance can prove
 it wrong: a SAT model must satisfy every clause of the CNF; a MaxSAT model
 must satisfy every hard clause of the WCNF, and the weights of the soft
-clauses it leaves false must add up to the cost the solver claimed; a MUS's
+clauses it leaves false must add up to the cost the solver claimed (a plain
+CNF given to a MaxSAT solver is unweighted MaxSAT: every clause soft,
+weighing 1, as RC2 and the MaxSAT Evaluation read it); a MUS's
 clause numbers must be clauses of the formula. A checked answer says so in
 its detail (`model checked`), which verdicts.py trusts over an unchecked one.
 Formulas are read as arrays: checking a model of a million clauses takes a
@@ -190,7 +192,7 @@ def _weighted_formula(path: Path, mtime_ns: int) -> tuple[np.ndarray, np.ndarray
     with open_text(path) as f:
         for number, line in enumerate(f, 1):
             words = line.split()
-            if not words or words[0] == "c":
+            if not words or words[0].startswith("c"):  # the MSE's JSON header: `c{`, `c "nvars"`
                 continue
             if words[0] == "p":
                 if len(words) < 4 or words[1] != "wcnf":
@@ -212,14 +214,24 @@ def _weighted_formula(path: Path, mtime_ns: int) -> tuple[np.ndarray, np.ndarray
     return np.asarray(weights, dtype=np.int64), literals, _clause_starts(literals)
 
 
-def check_maxsat_answer(answer: Answer, wcnf: Path) -> Answer:
+def _maxsat_formula(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(weights, literals, clause starts) of a MaxSAT instance: a WCNF as it
+    states them, a plain CNF as unweighted MaxSAT (every clause soft, weight 1)."""
+    mtime_ns = path.stat().st_mtime_ns
+    if _format(path) == ".cnf":
+        _, literals, starts = _formula(path, mtime_ns)
+        return np.ones(len(starts), dtype=np.int64), literals, starts
+    return _weighted_formula(path, mtime_ns)
+
+
+def check_maxsat_answer(answer: Answer, instance: Path) -> Answer:
     """An optimum whose model breaks a hard clause, or whose false soft
     clauses weigh other than the claimed cost, becomes `wrong`."""
     if answer.verdict != "optimum":
         return answer
     if not answer.model:
         return Answer("optimum", "no model printed: cost not checked", value=answer.value)
-    weights, literals, starts = _weighted_formula(wcnf, wcnf.stat().st_mtime_ns)
+    weights, literals, starts = _maxsat_formula(instance)
     satisfied = _satisfied(answer.model, literals, starts)
     if isinstance(satisfied, str):
         return Answer("wrong", satisfied)
