@@ -124,6 +124,23 @@ def test_pair_mistakes_are_one_line(campaign: Path) -> None:
     assert done.returncode == 2 and "give one DIR" in done.stderr
 
 
+def test_a_campaign_without_the_pair_stays_out_of_the_tables(campaign: Path) -> None:
+    # A campaign run in other modes beside those that have the pair: the
+    # tables are those of the others, and a line says how to see it.
+    other = campaign.parent / "other-modes"
+    done = cli("bench", str(campaign.parent / "suite.toml"), "--out", str(other), "--tools",
+               "minisat", "--modes", "hugeheap-nothp,hugeheap", "--repeat", "1")
+    assert done.returncode == 0, done.stderr
+    done = cli("report", str(campaign), str(other), "--tables", "paper", "--pair",
+               "system,hugeheap")
+    assert done.returncode == 0, done.stderr
+    table2 = done.stdout[done.stdout.index("Table 2"):]
+    assert "minisat" in table2
+    assert " ".join(done.stdout.split()).endswith(
+        "tiny: not in the paper's tables, it has no mode 'system' (its modes: hugeheap-nothp, "
+        "hugeheap; --pair hugeheap-nothp,hugeheap shows it)")
+
+
 def test_a_run_starts_in_a_directory_of_its_own(campaign: Path) -> None:
     with Store(campaign / "results.sqlite", readonly=True) as store:
         runs = store.runs()

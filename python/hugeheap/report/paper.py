@@ -44,9 +44,12 @@ def family_of(analysis: Analysis) -> str:
     return analysis.name.removesuffix("-quick")
 
 
-def choose_pair(analyses: list[Analysis], pair: str | None) -> tuple[str, str]:
+def choose_pair(analyses: list[Analysis], pair: str | None
+                ) -> tuple[tuple[str, str], list[Analysis]]:
     """The pair of modes asked for (`A,B`), or the baseline and hugeheap (else
-    the baseline and the next mode); HarnessError naming the modes there are."""
+    the baseline and the next mode), and the campaigns that have both: a
+    campaign run in other modes (MCC's two, say) stays out of the tables.
+    HarnessError naming the modes there are if no campaign has both."""
     modes = [m for a in analyses for m in a.modes]
     if pair is None:
         first = analyses[0].baseline
@@ -59,12 +62,21 @@ def choose_pair(analyses: list[Analysis], pair: str | None) -> tuple[str, str]:
             raise HarnessError(f"--pair {pair!r}: write two different modes, e.g. "
                                "--pair system,hugeheap")
         chosen = (words[0], words[1])
-    for analysis in analyses:
-        for mode in chosen:
-            if mode not in analysis.modes:
-                raise HarnessError(f"--pair: the campaign {analysis.name} has no mode '{mode}' "
-                                   f"(its modes: {', '.join(analysis.modes)})")
-    return chosen
+    having = [a for a in analyses if all(mode in a.modes for mode in chosen)]
+    if not having:
+        analysis = analyses[0]
+        mode = next(m for m in chosen if m not in analysis.modes)
+        raise HarnessError(f"--pair: the campaign {analysis.name} has no mode '{mode}' "
+                           f"(its modes: {', '.join(analysis.modes)})")
+    return chosen, having
+
+
+def left_out_note(analysis: Analysis, pair: tuple[str, str]) -> str:
+    """Why a campaign is not in the paper's tables, and how to see it there."""
+    missing = ", ".join(f"'{m}'" for m in pair if m not in analysis.modes)
+    return (f"{analysis.name}: not in the paper's tables, it has no mode {missing} (its "
+            f"modes: {', '.join(analysis.modes)}; --pair {','.join(analysis.modes[:2])} "
+            "shows it)")
 
 
 def pair_rows(analysis: Analysis, pair: tuple[str, str]) -> list[PairRow]:

@@ -21,7 +21,7 @@ from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
 from .figures import RatioAsked, each_tool, metric_names, ratios
 from .html_page import write_html
-from .paper import PairRow, choose_pair, pair_rows
+from .paper import PairRow, choose_pair, left_out_note, pair_rows
 
 out = Console(highlight=False)
 if not out.is_terminal:  # a file or a pipe: room for the whole table
@@ -157,9 +157,11 @@ def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None
     if len(analyses) > 1 and (html_file or csv_file or benchexec_dir):
         raise HarnessError("--html, --csv and --benchexec write one campaign: give one DIR")
     paper = None
+    left_out: list[str] = []
     if which_tables == "paper":
-        chosen = choose_pair(analyses, pair)
-        paper = (chosen, [row for a in analyses for row in pair_rows(a, chosen)])
+        chosen, having = choose_pair(analyses, pair)
+        paper = (chosen, [row for a in having for row in pair_rows(a, chosen)])
+        left_out = [left_out_note(a, chosen) for a in analyses if a not in having]
     elif pair is not None:
         raise HarnessError("--pair chooses the modes of --tables paper: add --tables paper")
     for analysis in analyses:
@@ -170,6 +172,8 @@ def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None
         print_ratios(analysis, asked_ratios or [])
     if paper:
         print_paper_tables(*paper)
+        for note in left_out:
+            out.print(note)
     analysis = analyses[0]
     if csv_file:
         write_csv(analysis, csv_file)
