@@ -203,6 +203,7 @@ HH_INTERNAL void _hh_release_unshut_all_locked(void);
  * the threshold.  The switch is one way. */
 HH_INTERNAL bool _hh_policy_huge_now(size_t adding);
 HH_INTERNAL void _hh_policy_count_demand(intptr_t delta);
+HH_INTERNAL size_t _hh_policy_demand(void); /* bytes of pages and blocks in use */
 /* _hh_policy_huge_now(0), THP not off: the heap has been promoted. */
 HH_INTERNAL bool _hh_policy_heap_is_huge(void);
 /* Whether memory of regions is advised huge before its first touch. */

@@ -40,11 +40,15 @@ void _hh_policy_count_demand(intptr_t delta) {
     (void)before;
 }
 
+size_t _hh_policy_demand(void) {
+    int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
+    return used > 0 ? (size_t)used : 0;
+}
+
 bool _hh_policy_huge_now(size_t adding) {
     if (_hh_cfg.thp == HH_THP_OFF) return false;
     if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
-    int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
-    if ((uint64_t)(used > 0 ? used : 0) + adding < _hh_cfg.huge_threshold) return false;
+    if (_hh_policy_demand() + adding < _hh_cfg.huge_threshold) return false;
     if (!atomic_exchange_explicit(&heap_is_large, true, memory_order_relaxed)) {
         atomic_store_explicit(&promotion_due, true, memory_order_relaxed);
     }
