@@ -62,13 +62,18 @@ def choose_pair(analyses: list[Analysis], pair: str | None
             raise HarnessError(f"--pair {pair!r}: write two different modes, e.g. "
                                "--pair system,hugeheap")
         chosen = (words[0], words[1])
-    having = [a for a in analyses if all(mode in a.modes for mode in chosen)]
+    having = [a for a in analyses if has_pair(a, chosen)]
     if not having:
         analysis = analyses[0]
         mode = next(m for m in chosen if m not in analysis.modes)
         raise HarnessError(f"--pair: the campaign {analysis.name} has no mode '{mode}' "
                            f"(its modes: {', '.join(analysis.modes)})")
     return chosen, having
+
+
+def has_pair(analysis: Analysis, pair: tuple[str, str]) -> bool:
+    """Whether the campaign ran both modes of the pair."""
+    return all(mode in analysis.modes for mode in pair)
 
 
 def left_out_note(analysis: Analysis, pair: tuple[str, str]) -> str:

@@ -21,7 +21,7 @@ from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
 from .figures import RatioAsked, each_tool, metric_names, ratios
 from .html_page import write_html
-from .paper import PairRow, choose_pair, left_out_note, pair_rows
+from .paper import PairRow, choose_pair, has_pair, left_out_note, pair_rows
 
 out = Console(highlight=False)
 if not out.is_terminal:  # a file or a pipe: room for the whole table
@@ -161,7 +161,7 @@ def show(analyses: list[Analysis], html_file: Path | None, csv_file: Path | None
     if which_tables == "paper":
         chosen, having = choose_pair(analyses, pair)
         paper = (chosen, [row for a in having for row in pair_rows(a, chosen)])
-        left_out = [left_out_note(a, chosen) for a in analyses if a not in having]
+        left_out = [left_out_note(a, chosen) for a in analyses if not has_pair(a, chosen)]
     elif pair is not None:
         raise HarnessError("--pair chooses the modes of --tables paper: add --tables paper")
     for analysis in analyses:
