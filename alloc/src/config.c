@@ -20,6 +20,11 @@ static void warn_stderr(const char *msg);
  * heap that passes it collapses that much memory at once; the sweep is in
  * docs/BENCHMARKS.md, "Where the heap turns huge". */
 #define HUGE_THRESHOLD_MB_DEFAULT 32
+/* At most 1/32 of the process's CPU time goes to what huge pages cost beyond
+ * small pages (policy.c): a program that gains nothing from them loses about
+ * 3%.  A larger share gives heaps built fast their huge pages sooner; the
+ * measurements are in docs/BENCHMARKS.md, "The budget for huge pages". */
+#define HUGE_BUDGET_SHARE_DEFAULT 32
 #define STRINGIFY_VALUE(x) #x
 #define STRINGIFY(x) STRINGIFY_VALUE(x)
 
@@ -40,7 +45,10 @@ typedef struct env_values {
     char release_delay[32];
     char huge_threshold[32];
     char huge_units[16];
-    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set;
+    char huge_budget[16];
+    char budget_share[32];
+    bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
+        share_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -66,6 +74,10 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->huge_threshold), offsetof(env_values, threshold_set)},
         {"HUGEHEAP_HUGE_UNITS=", offsetof(env_values, huge_units),
          sizeof(((env_values *)0)->huge_units), offsetof(env_values, units_set)},
+        {"HUGEHEAP_HUGE_BUDGET=", offsetof(env_values, huge_budget),
+         sizeof(((env_values *)0)->huge_budget), offsetof(env_values, budget_set)},
+        {"HUGEHEAP_HUGE_BUDGET_SHARE=", offsetof(env_values, budget_share),
+         sizeof(((env_values *)0)->budget_share), offsetof(env_values, share_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -152,6 +164,8 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
+    cfg->huge_budget = HH_BUDGET_AUTO;
+    cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
     cfg->memory_limit = SIZE_MAX;
@@ -221,6 +235,29 @@ void _hh_config_read(hh_config *cfg) {
         } else {
             warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
                      "using dense\n");
+        }
+    }
+
+    if (v.budget_set) {
+        if (strcmp(v.huge_budget, "auto") == 0) {
+            cfg->huge_budget = HH_BUDGET_AUTO;
+        } else if (strcmp(v.huge_budget, "off") == 0) {
+            cfg->huge_budget = HH_BUDGET_OFF;
+        } else if (strcmp(v.huge_budget, "always") == 0) {
+            cfg->huge_budget = HH_BUDGET_ALWAYS;
+        } else {
+            warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_BUDGET value (expected auto, off or "
+                        "always); using auto\n");
+        }
+    }
+
+    if (v.share_set) {
+        uint64_t share;
+        if (parse_u64(v.budget_share, &share) && share >= 1 && share <= 1000000) {
+            cfg->huge_budget_share = share;
+        } else {
+            warn_stderr("hugeheap: HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number from 1 to "
+                        "1000000; using " STRINGIFY(HUGE_BUDGET_SHARE_DEFAULT) "\n");
         }
     }
 }

@@ -119,6 +119,7 @@ HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
 HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
+HH_INTERNAL void _hh_os_populate(void *addr, size_t size);
 /* Which pages of [addr, addr + size) hold memory: bit 0 of vec[i] for page
  * i (mincore); false where the kernel could not say. */
 HH_INTERNAL bool _hh_os_resident(void *addr, size_t size, unsigned char *vec);
@@ -226,15 +227,36 @@ HH_INTERNAL bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t no
  * give nothing back. */
 HH_INTERNAL bool _hh_policy_giving_back_churns(void);
 /* Under the dense policy, the units a run of 2 MiB or more covers whole that
- * hold no memory yet are advised huge before it is handed out. */
+ * hold no memory yet are advised huge, to be made huge pages (populated, while
+ * the budget affords it) before it is handed out. */
 HH_INTERNAL void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n);
 /* Unit u of r holds memory from now on (it did not): hugetlb replaces it,
  * the dense policy looks at the units below it. */
 HH_INTERNAL void _hh_policy_unit_touched_locked(hh_region *r, size_t u);
-/* A large block mapped in 4 KiB pages while the heap is small, for the
- * promotion to make huge; unlisted when freed or resized. */
+/* A large block mapped in 4 KiB pages while the heap is small, or that the
+ * budget for huge pages did not afford, to be made huge later; unlisted
+ * when freed or resized. */
 HH_INTERNAL void _hh_policy_list_small_block(hh_large *h);
 HH_INTERNAL void _hh_policy_unlist_small_block(hh_large *h);
+/* Whether a large block's `adding` new bytes are advised huge before their
+ * first touch (and `collapsing` bytes it holds in 4 KiB pages collapsed):
+ * the heap is huge and the budget for huge pages affords them.  Otherwise
+ * the block is in 4 KiB pages and listed, to be collapsed later. */
+HH_INTERNAL bool _hh_policy_block_huge(size_t adding, size_t collapsing);
+/* Whether a new large block of `span` bytes is mapped advised huge: the
+ * heap is huge and something is left of the budget for huge pages. */
+HH_INTERNAL bool _hh_policy_new_block_huge(size_t span);
+/* A new large block mapped advised huge: its first 2 MiB are faulted in
+ * now, timed, as a sample of what the rest will cost at the program's first
+ * touch; the rest stays advised huge if the budget affords it at that cost,
+ * which is charged.  False if it was advised small instead (the block is
+ * then to wait on the list for a collapse). */
+HH_INTERNAL bool _hh_policy_block_first_unit(char *user, size_t usable);
+/* MADV_COLLAPSE, timed: what it takes is what huge pages cost here. */
+HH_INTERNAL void _hh_policy_collapse(void *addr, size_t size);
+/* What a 2 MiB unit the library made a huge page of (collapsed or
+ * populated) took, on average; 0 before the first. */
+HH_INTERNAL uint64_t _hh_policy_unit_cost_ns(void);
 /* After the heap grew: the promotion, once the heap has become large (regions
  * advised huge and their written units collapsed, large blocks too), and the
  * dense policy's look at units.  Cheap when there is nothing to do; call with

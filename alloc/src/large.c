@@ -292,13 +292,16 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
                            !_hh_policy_huge_now(0), size);
             if (zero) memset(user, 0, size);
         } else {
-            bool huge = _hh_policy_huge_now(span);
+            bool huge = _hh_policy_new_block_huge(span);
             base = map_block(span, map_alignment, huge);
             if (base == NULL) {
                 errno = ENOMEM;
                 return NULL;
             }
             user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, false, !huge, size);
+            if (huge && !_hh_policy_block_first_unit(user, span)) {
+                atomic_store_explicit(&_hh_large_of(user)->small_pages, 1, memory_order_relaxed);
+            }
         }
     }
     atomic_fetch_add_explicit(&_hh_gstats.large_allocs, 1, memory_order_relaxed);
@@ -333,8 +336,8 @@ void _hh_large_free(hh_large *large, void *user) {
  * being ours inside mremap, so its granule is cleared before: another
  * thread's mapping may land there the moment mremap returns, and its mark
  * must not be wiped afterwards. */
-static char *move_mapping(hh_large *large, void *user, size_t span) {
-    char *target = map_block(span, HH_UNIT, _hh_policy_huge_now(0));
+static char *move_mapping(hh_large *large, void *user, size_t span, bool huge) {
+    char *target = map_block(span, HH_UNIT, huge);
     if (target == NULL) return NULL;
     char *base = large->map_base;
     size_t old_size = large->map_size;
@@ -346,7 +349,7 @@ static char *move_mapping(hh_large *large, void *user, size_t span) {
         return NULL;
     }
     HH_TEST_POINT("large_moved", user);
-    _hh_os_advise(target, HH_OS_PAGE + span, _hh_policy_huge_now(0));
+    _hh_os_advise(target, HH_OS_PAGE + span, huge);
     return target;
 }
 
@@ -354,14 +357,16 @@ static void *resize(hh_large *large, void *user, size_t size);
 
 /* Returns the block, resized where it is or moved by remapping; NULL when
  * neither is possible, and the caller allocates, copies and frees.  A block
- * in small pages leaves the promotion's list while its header changes (and
- * may move), and comes back if it is still in small pages. */
+ * in small pages leaves the policy's list while its header changes (and
+ * may move), and comes back if it is in small pages after (a growth the
+ * budget for huge pages did not afford puts a huge block there too). */
 void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
-    bool listed = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
-    if (listed) _hh_policy_unlist_small_block(large);
+    if (atomic_load_explicit(&large->small_pages, memory_order_relaxed)) {
+        _hh_policy_unlist_small_block(large);
+    }
     void *result = resize(large, user, size);
     hh_large *now = result != NULL ? _hh_large_of(result) : large;
-    if (listed && atomic_load_explicit(&now->small_pages, memory_order_relaxed)) {
+    if (atomic_load_explicit(&now->small_pages, memory_order_relaxed)) {
         _hh_policy_list_small_block(now);
     }
     return result;
@@ -394,7 +399,8 @@ static void *resize(hh_large *large, void *user, size_t size) {
     }
     /* The tail a growth leaves in 4 KiB pages is collapsed by the next one
      * (below), once the block covers its whole unit. */
-    bool huge = _hh_policy_huge_now(size - large->usable);
+    bool small_pages = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
+    bool huge = _hh_policy_block_huge(size - large->usable, small_pages ? large->usable : 0);
     size_t span = block_span(size);
     size_t new_size = HH_OS_PAGE + span;
     size_t old_usable = large->usable, old_map_size = large->map_size, old_requested = large->requested;
@@ -403,7 +409,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     void *grown = mremap(large->map_base, large->map_size, new_size, 0);
     errno = saved;
     if (grown != MAP_FAILED) {
-        _hh_os_advise(large->map_base, new_size, _hh_policy_huge_now(0));
+        _hh_os_advise(large->map_base, new_size, huge);
         large->map_size = new_size;
         large->usable = new_size - lead;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
@@ -411,22 +417,26 @@ static void *resize(hh_large *large, void *user, size_t size) {
         /* The header moves with the block, to a place aligned to 2 MiB:
          * realloc keeps only malloc's alignment, and that is what it has. */
         size_t alignment = large->alignment < HH_UNIT ? large->alignment : HH_UNIT;
-        bool small_pages = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
-        char *target = move_mapping(large, user, span);
+        char *target = move_mapping(large, user, span, huge);
         errno = saved;
         if (target == NULL) return NULL;
         user = install(target, new_size, lead, alignment, false, small_pages, size);
         large = _hh_large_of(user);
         if (heap->alive) _hh_count(&heap->stats.mremap_moves, 1);
     }
-    if (huge && atomic_load_explicit(&large->small_pages, memory_order_relaxed)) {
-        /* Mapped while the heap was small, growing now that it is large:
-         * what it holds so far goes into huge pages too, once. */
+    if (huge && small_pages) {
+        /* In 4 KiB pages (mapped while the heap was small, or not afforded
+         * by the budget), growing now that huge pages are: what it holds so
+         * far goes into huge pages too, once. */
         atomic_store_explicit(&large->small_pages, 0, memory_order_relaxed);
-        _hh_os_collapse(user, _hh_align_up(old_usable, HH_UNIT));
+        _hh_policy_collapse(user, _hh_align_up(old_usable, HH_UNIT));
     } else if (huge && (old_usable & HH_UNIT_MASK) != 0) {
         /* The old end's 2 MiB unit was a tail in 4 KiB pages; whole now. */
-        _hh_os_collapse((char *)user + (old_usable & ~HH_UNIT_MASK), HH_UNIT);
+        _hh_policy_collapse((char *)user + (old_usable & ~HH_UNIT_MASK), HH_UNIT);
+    } else if (!huge && !small_pages && _hh_policy_heap_is_huge()) {
+        /* A huge block whose growth the budget did not afford: its new part
+         * is in 4 KiB pages, and the block waits on the list for a collapse. */
+        atomic_store_explicit(&large->small_pages, 1, memory_order_relaxed);
     }
     large->requested = size;
     _hh_policy_count_demand((intptr_t)(large->usable - old_usable));

@@ -18,21 +18,138 @@
  * every unit is huge from its first touch.  A run of 2 MiB or more handed out
  * whole is huge from its first touch either way.
  *
+ * What huge pages cost: the library times every huge page it makes itself,
+ * by MADV_COLLAPSE or by faulting a unit in before the program writes it
+ * (MADV_POPULATE_WRITE).  What one takes beyond FREE_UNIT_NS (about what the
+ * same memory costs in 4 KiB pages) is paid from a budget of a share of the
+ * process's CPU time so far (1/32, HUGEHEAP_HUGE_BUDGET_SHARE); a large
+ * block, huge at the program's first touch, is charged at what its first
+ * unit took (a sample the library faults in), its growth at what the last
+ * ones took.  Where huge pages
+ * cost no more than small ones (bare metal, or huge pages another process
+ * has just freed) the budget never binds; where the host backs fresh memory
+ * lazily (2-10 ms per 2 MiB on this project's virtual machine) a short run
+ * whose heap grows fast stays mostly in 4 KiB pages, as under glibc, and a
+ * long one gets its huge pages as it goes.  HUGEHEAP_HUGE_BUDGET=off buys
+ * every huge page whatever it costs (and a heap that proves dense is huge at
+ * the first touch, untimed, as before the budget); `always` pays the whole
+ * cost from the budget.
+ *
  * Giving back (release.c does it): a unit's free memory goes back once the
  * unit was quiet for the release delay, a unit that may be a huge page only
  * whole, and big frees give nothing back once giving back is seen to churn. */
 #include <string.h>
+#include <time.h>
 
 #include "internal.h"
 
 #define OPEN_STEP_PAGES 64 /* a small heap's pages become writable 256 KiB at a time */
+
+/* ------------------------------------------------ what huge pages cost */
+
+#define FREE_UNIT_NS 1000000u /* a unit costs about this in 4 KiB pages anyway (512 faults) */
+#define CALIBRATION_UNITS 4   /* made and timed before a huge page at the first touch is charged */
+#define RETRY_MS 50           /* work the budget deferred is looked at again this often */
+
+static _Atomic(uint64_t) made_ns, made_units; /* what the huge pages the library made took */
+static _Atomic(uint64_t) recent_excess_ns;    /* beyond FREE_UNIT_NS per unit, the last few */
+static atomic_bool work_deferred;             /* units or blocks wait for the budget */
+static _Atomic(uint64_t) retry_at_ms;
+static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
+
+static uint64_t clock_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static size_t units_in(size_t bytes) { return (bytes + HH_UNIT - 1) >> HH_UNIT_SHIFT; }
+
+/* What a unit that took `ns` costs the budget: what it took beyond what the
+ * same memory costs in 4 KiB pages (everything, with the budget `always`). */
+static uint64_t excess_ns(uint64_t ns) {
+    if (_hh_cfg.huge_budget == HH_BUDGET_ALWAYS) return ns;
+    return ns > FREE_UNIT_NS ? ns - FREE_UNIT_NS : 0;
+}
+
+/* What is left of the budget now; UINT64_MAX where it is off. */
+static uint64_t budget_left_ns(void) {
+    if (_hh_cfg.huge_budget == HH_BUDGET_OFF) return UINT64_MAX;
+    uint64_t allowed = clock_ns(CLOCK_PROCESS_CPUTIME_ID) / _hh_cfg.huge_budget_share;
+    uint64_t spent = atomic_load_explicit(&_hh_gstats.huge_cost_ns, memory_order_relaxed);
+    return allowed > spent ? allowed - spent : 0;
+}
+
+/* Whether the budget affords `units` more huge pages at what the last ones
+ * cost (something must be left: the library's own are paid as they are
+ * made, so the budget is overdrawn by one at most). */
+static bool budget_affords(size_t units) {
+    uint64_t left = budget_left_ns();
+    if (left == UINT64_MAX) return true;
+    uint64_t each = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
+    return left > 0 && (each == 0 || units <= left / each);
+}
+
+/* Work the budget does not afford now is looked at again in RETRY_MS. */
+static void defer_for_budget(void) {
+    atomic_fetch_add_explicit(&_hh_gstats.huge_deferred, 1, memory_order_relaxed);
+    atomic_store_explicit(&retry_at_ms, _hh_clock_ms() + RETRY_MS, memory_order_relaxed);
+    atomic_store_explicit(&work_deferred, true, memory_order_relaxed);
+}
+
+/* Makes huge pages of [addr, addr + size) by `make` (collapse or populate),
+ * and pays what it took; returns what it cost the budget per unit. */
+static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t size) {
+    uint64_t start = clock_ns(CLOCK_MONOTONIC);
+    make(addr, size);
+    uint64_t took = clock_ns(CLOCK_MONOTONIC) - start;
+    uint64_t units = units_in(size) > 0 ? units_in(size) : 1;
+    uint64_t excess = excess_ns(took / units);
+    atomic_fetch_add_explicit(&made_ns, took, memory_order_relaxed);
+    atomic_fetch_add_explicit(&made_units, units, memory_order_relaxed);
+    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, excess * units, memory_order_relaxed);
+    /* A running average over the last few (weight 1/4): a fresh huge page
+     * here costs ten times a recycled one, and they come in runs. */
+    uint64_t recent = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
+    atomic_store_explicit(&recent_excess_ns, recent - recent / 4 + excess / 4, memory_order_relaxed);
+    return excess;
+}
+
+void _hh_policy_collapse(void *addr, size_t size) { (void)make_huge_timed(_hh_os_collapse, addr, size); }
+
+/* Whether `units` more units may be huge pages at the program's first touch
+ * (the kernel pays for them in its page faults, which cannot be timed):
+ * once some units were made and timed, and the budget affords them at what
+ * the last ones cost, which is charged. */
+static bool afford_at_fault(size_t units) {
+    if (units == 0 || _hh_cfg.huge_budget == HH_BUDGET_OFF) return true;
+    if (atomic_load_explicit(&made_units, memory_order_relaxed) < CALIBRATION_UNITS ||
+        !budget_affords(units)) {
+        defer_for_budget();
+        return false;
+    }
+    uint64_t each = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
+    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, units * each, memory_order_relaxed);
+    return true;
+}
+
+uint64_t _hh_policy_unit_cost_ns(void) {
+    uint64_t units = atomic_load_explicit(&made_units, memory_order_relaxed);
+    return units ? atomic_load_explicit(&made_ns, memory_order_relaxed) / units : 0;
+}
+
+/* Work the budget deferred is due again. */
+static bool deferred_work_due(void) {
+    if (HH_LIKELY(!atomic_load_explicit(&work_deferred, memory_order_relaxed))) return false;
+    if (_hh_clock_ms() < atomic_load_explicit(&retry_at_ms, memory_order_relaxed)) return false;
+    return atomic_exchange_explicit(&work_deferred, false, memory_order_relaxed);
+}
 
 /* ----------------------------------------------------------- the heap */
 
 static atomic_bool heap_is_large;   /* set once, when the demand reached the threshold */
 static atomic_bool promotion_due;   /* the early heap still waits for its promotion */
 static _Atomic(int64_t) demand;     /* bytes of pages and blocks in use */
-static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
 
 void _hh_policy_count_demand(intptr_t delta) {
     int64_t before = atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
@@ -116,8 +233,56 @@ bool _hh_policy_giving_back_churns(void) {
     return released >= CHURN_MIN_UNITS && again * 4 >= released * 3;
 }
 
+/* Units the library makes huge pages of itself before the program writes
+ * them (MADV_POPULATE_WRITE, timed), while the budget affords it: those a
+ * run of 2 MiB or more covers whole, and, in a heap that proved dense
+ * (below) with the budget on, each unit it touches from then on.  Huge pages
+ * at the program's first touch could not be timed, and the first units of a
+ * process say little of the rest: they come from huge pages another process
+ * has just freed (0.5-1 ms here), the later ones are fresh (5-10 ms).
+ * Guarded by the global lock. */
+#define POPULATE_QUEUE 64
+static bool populate_new_units;
+static char *populate_queue[POPULATE_QUEUE];
+static size_t populate_count;
+static atomic_bool populate_due;
+
+/* Queues unit u of r to be made a huge page before the program writes it,
+ * if the budget affords it; false if it stays in 4 KiB pages (collapsed once
+ * written, as the budget allows). */
+static bool queue_populate_locked(hh_region *r, size_t u) {
+    uint32_t mask = (uint32_t)1 << u;
+    if (populate_count == POPULATE_QUEUE || ((r->huge_units | r->hugetlb_units) & mask)) return false;
+    if (!budget_affords(1)) {
+        defer_for_budget();
+        return false;
+    }
+    char *unit = (char *)r + (u << HH_UNIT_SHIFT);
+    _hh_os_advise(unit, HH_UNIT, true);
+    r->huge_units |= mask;
+    populate_queue[populate_count++] = unit;
+    atomic_store_explicit(&populate_due, true, memory_order_relaxed);
+    return true;
+}
+
+/* The units queued are faulted in as huge pages, by the thread that touched
+ * them, before it hands their memory to the program. */
+static void populate_queued_units(void) {
+    char *units[POPULATE_QUEUE];
+    _hh_lock();
+    size_t n = populate_count;
+    memcpy(units, populate_queue, n * sizeof units[0]);
+    populate_count = 0;
+    atomic_store_explicit(&populate_due, false, memory_order_relaxed);
+    _hh_unlock();
+    for (size_t i = 0; i < n; i++) {
+        (void)make_huge_timed(_hh_os_populate, units[i], HH_UNIT);
+        atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
+    }
+}
+
 /* Under the dense policy, the units a run covers whole that hold no memory
- * yet are advised huge before the run is handed out: a block of 2 MiB or
+ * yet are made huge pages before the run is handed out: a block of 2 MiB or
  * more is an array the program fills, as a large block is, which is huge at
  * its first touch; looking at such units first would fault them twice. */
 void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
@@ -126,19 +291,48 @@ void _hh_policy_advise_whole_units_locked(hh_region *r, size_t idx, size_t n) {
          (u + 1) * HH_UNIT_PAGES <= idx + n; u++) {
         uint32_t mask = (uint32_t)1 << u;
         if ((r->touched_units | r->huge_units) & mask) continue;
-        _hh_os_advise((char *)r + (u << HH_UNIT_SHIFT), HH_UNIT, true);
-        r->huge_units |= mask;
+        if (!queue_populate_locked(r, u)) return; /* collapsed once written, as the budget allows */
     }
 }
 
 /* ----------------------------------------------------- large blocks */
 
+bool _hh_policy_new_block_huge(size_t span) {
+    if (!_hh_policy_huge_now(span)) return false;
+    if (budget_left_ns() > 0) return true;
+    defer_for_budget();
+    return false;
+}
+
+bool _hh_policy_block_first_unit(char *user, size_t usable) {
+    if (_hh_cfg.huge_budget == HH_BUDGET_OFF || usable < 2 * HH_UNIT) return true;
+    uint64_t each = make_huge_timed(_hh_os_populate, user, HH_UNIT);
+    atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
+    uint64_t rest = units_in(usable) - 1, left = budget_left_ns();
+    if (left > 0 && (each == 0 || rest <= left / each)) {
+        atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, rest * each, memory_order_relaxed);
+        return true;
+    }
+    _hh_os_advise(user + HH_UNIT, usable - HH_UNIT, false);
+    defer_for_budget();
+    return false;
+}
+
+bool _hh_policy_block_huge(size_t adding, size_t collapsing) {
+    if (!_hh_policy_huge_now(adding)) return false;
+    if (collapsing > 0 && !budget_affords(units_in(adding) + units_in(collapsing))) {
+        defer_for_budget();
+        return false;
+    }
+    return afford_at_fault(units_in(adding)); /* the collapse is paid as it runs */
+}
+
 /* The blocks mapped in 4 KiB pages while the heap was small, for the
  * promotion to make huge (a block that never grows would otherwise stay in
- * small pages for good).  Guarded by the global lock; a block whose header
- * is here has small_pages set.  Only a heap below the threshold adds to it,
- * so it holds at most a threshold's worth of blocks of 2 MiB or more; a block
- * that finds it full stays in small pages. */
+ * small pages for good), and those the budget for huge pages did not afford
+ * at their first touch, to collapse as it grows.  Guarded by the global
+ * lock; a block whose header is here has small_pages set.  A block that
+ * finds it full stays in small pages. */
 #define SMALL_PAGE_BLOCKS 512
 static hh_large *small_page_blocks[SMALL_PAGE_BLOCKS];
 static size_t small_page_count;
@@ -166,9 +360,10 @@ void _hh_policy_unlist_small_block(hh_large *h) {
     _hh_unlock();
 }
 
-/* The promotion's part for large blocks: those mapped in 4 KiB pages while
- * the heap was small are advised huge and collapsed. */
-static void promote_large_blocks(void) {
+/* The blocks listed in 4 KiB pages are advised huge and collapsed: at the
+ * promotion all of them, later as many as the budget affords (the others
+ * stay listed). */
+static void collapse_listed_blocks(bool budgeted) {
     enum { BATCH = 32 }; /* a small frame: malloc may run on a small stack */
     struct {
         char *base, *user;
@@ -179,7 +374,9 @@ static void promote_large_blocks(void) {
         _hh_lock();
         HH_ASSERT(small_page_count <= SMALL_PAGE_BLOCKS);
         while (small_page_count > 0 && n < BATCH) {
-            hh_large *h = small_page_blocks[--small_page_count];
+            hh_large *h = small_page_blocks[small_page_count - 1];
+            if (budgeted && (n > 0 || !budget_affords(units_in(h->usable)))) break;
+            small_page_count--;
             atomic_store_explicit(&h->small_pages, 0, memory_order_relaxed);
             blocks[n].base = h->map_base;
             blocks[n].user = (char *)h + HH_LARGE_HEADER;
@@ -187,15 +384,19 @@ static void promote_large_blocks(void) {
             blocks[n].usable = h->usable;
             n++;
         }
+        bool waiting = small_page_count > 0;
         _hh_unlock();
-        if (n == 0) return;
+        if (n == 0) {
+            if (waiting && budgeted) defer_for_budget();
+            return;
+        }
         /* Outside the lock, as the regions' collapse: a block freed meanwhile
          * makes madvise fail (ENOMEM, ignored) or, if its address was mapped
          * again, collapse memory that is someone else's but keeps its
          * contents. */
         for (size_t i = 0; i < n; i++) {
             _hh_os_advise(blocks[i].base, blocks[i].map_size, true);
-            _hh_os_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
+            _hh_policy_collapse(blocks[i].user, blocks[i].usable & ~HH_UNIT_MASK);
             atomic_fetch_add_explicit(&_hh_gstats.units_promoted,
                                       blocks[i].usable >> HH_UNIT_SHIFT, memory_order_relaxed);
         }
@@ -209,6 +410,7 @@ void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
     /* The units below a new one are likely written by now. */
     if (dense_policy_in_force()) {
         atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
+        if (populate_new_units) queue_populate_locked(r, u);
     }
     if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask)) {
         /* Untouched: nothing to lose by replacing it. */
@@ -270,6 +472,12 @@ static bool proved_dense_locked(void) {
     dense_decided = true;
     uint64_t pages = _hh_pageheap.touched_units * HH_UNIT_PAGES;
     if (sparse_pages * DENSE_SPARSE_SHARE > pages) return false;
+    if (_hh_cfg.huge_budget != HH_BUDGET_OFF) {
+        /* The library makes new units huge itself, timed and on the budget;
+         * the units in 4 KiB pages are collapsed as they are found written. */
+        populate_new_units = true;
+        return false;
+    }
     atomic_store_explicit(&dense_policy_dropped, true, memory_order_relaxed);
     return true;
 }
@@ -285,12 +493,14 @@ static void make_every_unit_huge(void);
 static void collapse_dense_units(void) {
     hh_dense_look looks[DENSE_BATCH];
     unsigned char resident[HH_UNIT_PAGES];
+    bool short_of_budget = false;
     _hh_lock();
     hh_region *r = _hh_pageheap.regions;
     size_t u = 0;
     while (r != NULL) {
         size_t n = 0;
         uint32_t now = (uint32_t)_hh_pageheap.touched_units;
+        bool affordable = budget_affords(1);
         while (r != NULL && n < DENSE_BATCH) {
             if (u == HH_REGION_UNITS) {
                 r = r->next;
@@ -298,7 +508,13 @@ static void collapse_dense_units(void) {
                 continue;
             }
             if (dense_candidate_locked(r, u)) {
-                looks[n] = (hh_dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0};
+                if (!affordable) { /* this unit and the rest wait for the budget */
+                    short_of_budget = true;
+                    r = NULL;
+                    break;
+                }
+                looks[n] = (hh_dense_look){.region = r, .unit = u, .again = r->unit_checked_at[u] != 0,
+                                           .checked_at = r->unit_checked_at[u]};
                 r->unit_checked_at[u] = now;
                 memcpy(looks[n].used, &r->used[u * HH_UNIT_PAGES / 64], sizeof looks[n].used);
                 n++;
@@ -307,6 +523,13 @@ static void collapse_dense_units(void) {
         }
         _hh_unlock();
         for (size_t k = 0; k < n; k++) {
+            /* Each collapse is paid before the next is afforded: what they
+             * take varies tenfold here (a fresh huge page or a recycled one). */
+            if (k > 0 && !budget_affords(1)) {
+                for (size_t rest = k; rest < n; rest++) looks[rest].waits = true;
+                short_of_budget = true;
+                break;
+            }
             char *addr = (char *)looks[k].region + (looks[k].unit << HH_UNIT_SHIFT);
             if (!_hh_os_resident(addr, HH_UNIT, resident)) continue;
             /* The region's header counts as written: it is the allocator's. */
@@ -321,12 +544,16 @@ static void collapse_dense_units(void) {
             looks[k].unwritten = used - written;
             if (written < DENSE_PAGES) continue;
             _hh_os_advise(addr, HH_UNIT, true);
-            _hh_os_collapse(addr, HH_UNIT);
+            _hh_policy_collapse(addr, HH_UNIT);
             looks[k].made_huge = true;
             atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
         }
         _hh_lock();
         for (size_t k = 0; k < n; k++) {
+            if (looks[k].waits) { /* to be looked at as soon as the budget allows */
+                looks[k].region->unit_checked_at[looks[k].unit] = looks[k].checked_at;
+                continue;
+            }
             if (looks[k].made_huge) looks[k].region->huge_units |= (uint32_t)1 << looks[k].unit;
             if (looks[k].again && !looks[k].made_huge) {
                 note_sparse_locked(looks[k].region, looks[k].unit, looks[k].unwritten);
@@ -336,6 +563,7 @@ static void collapse_dense_units(void) {
     bool dense = proved_dense_locked();
     _hh_usage_changed_locked();
     _hh_unlock();
+    if (short_of_budget) defer_for_budget();
     if (dense) make_every_unit_huge();
 }
 
@@ -362,7 +590,7 @@ static void make_every_unit_huge(void) {
     _hh_unlock();
     for (size_t i = 0; i < n_regions; i++) _hh_os_advise(list[i], HH_REGION, true);
     for (size_t i = 0; i < n_units; i++) {
-        _hh_os_collapse(units[i], HH_UNIT);
+        _hh_policy_collapse(units[i], HH_UNIT);
         atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
     }
 }
@@ -389,7 +617,7 @@ static void promote_heap(void) {
     } else {
         make_every_unit_huge();
     }
-    promote_large_blocks();
+    collapse_listed_blocks(false);
 }
 
 void _hh_policy_promote(void) {
@@ -397,6 +625,13 @@ void _hh_policy_promote(void) {
     if (HH_UNLIKELY(atomic_load_explicit(&dense_check_due, memory_order_relaxed)) &&
         atomic_exchange_explicit(&dense_check_due, false, memory_order_relaxed)) {
         collapse_dense_units();
+    }
+    if (HH_UNLIKELY(atomic_load_explicit(&populate_due, memory_order_relaxed))) {
+        populate_queued_units();
+    }
+    if (HH_UNLIKELY(deferred_work_due())) {
+        if (dense_policy_in_force()) collapse_dense_units();
+        collapse_listed_blocks(true);
     }
 }
 

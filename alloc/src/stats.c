@@ -205,7 +205,7 @@ typedef struct field {
     const char *word;  /* WORD */
 } field;
 
-#define MAX_FIELDS 56
+#define MAX_FIELDS 64
 
 typedef struct snapshot {
     field fields[MAX_FIELDS];
@@ -282,6 +282,13 @@ static void take_snapshot(snapshot *s) {
     add(s, "bytes_released", "bytes given back", BYTES, LOAD(bytes_released));
     add(s, "blocks_shut", "freed blocks shut (PROT_NONE)", COUNT, LOAD(blocks_shut));
     add(s, "units_promoted", "units collapsed into huge pages", COUNT, LOAD(units_promoted));
+    add(s, "units_populated", "units made huge before the program's first touch", COUNT,
+        LOAD(units_populated));
+    add(s, "huge_unit_cost_us", "  microseconds each (collapsed or populated), on average",
+        COUNT, _hh_policy_unit_cost_ns() / 1000);
+    add(s, "huge_cost_ms", "  ms of it beyond 4 KiB pages' cost (the budget's)", COUNT,
+        LOAD(huge_cost_ns) / 1000000);
+    add(s, "huge_deferred", "  times the budget said wait", COUNT, LOAD(huge_deferred));
     add(s, "hugetlb_fallbacks", NULL, COUNT, LOAD(hugetlb_fallbacks));
     bool ok = memory.ok;
     add(s, "anonymous_bytes", "anonymous memory", ok ? BYTES : RATIO,

@@ -231,6 +231,10 @@ typedef struct hh_heap {
 
 enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
 
+/* When the budget for huge pages (policy.c) applies: where the library
+ * measures them dear (the default), never, or whatever they cost. */
+enum hh_huge_budget { HH_BUDGET_AUTO = 0, HH_BUDGET_OFF = 1, HH_BUDGET_ALWAYS = 2 };
+
 typedef struct hh_config {
     enum hh_thp_mode thp;
     bool stats_print;
@@ -239,6 +243,8 @@ typedef struct hh_config {
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
+    enum hh_huge_budget huge_budget;
+    uint64_t huge_budget_share; /* at most 1/share of the CPU time goes to huge pages' cost */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
@@ -250,6 +256,9 @@ typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak; /* bytes of regions' pages held and large mappings */
     _Atomic(uint64_t) large_allocs, large_frees, medium_allocs, medium_frees;
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
+    _Atomic(uint64_t) units_populated; /* made huge pages by the library before their first touch */
+    _Atomic(uint64_t) huge_cost_ns;  /* what huge pages took beyond 4 KiB pages' cost (policy.c) */
+    _Atomic(uint64_t) huge_deferred; /* times the budget for huge pages said wait (policy.c) */
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
     _Atomic(uint64_t) bytes_released;
     _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (release.c) */
@@ -321,6 +330,8 @@ typedef struct hh_dense_look {
     size_t unit;                       /* its index in the region */
     uint64_t used[HH_UNIT_PAGES / 64]; /* the unit's pages handed out when picked */
     bool again;                        /* looked at before */
+    uint32_t checked_at;               /* when it was looked at before (0: never) */
+    bool waits;                        /* not looked at: the budget ran out first */
     bool made_huge;                    /* advised huge and collapsed now */
     size_t unwritten;                  /* pages handed out and not resident */
 } hh_dense_look;

@@ -21,12 +21,20 @@
  *   alloc_probe replace N   keep 8 blocks of 4-20 MiB (random sizes, in the
  *                           page heap), each filled, and replace the oldest
  *                           N times, as mimalloc-bench's malloc-large does
+ *   alloc_probe budget MIB MS
+ *                           allocate and fill MIB MiB in blocks of 16-4,000
+ *                           bytes, then compute for MS ms of CPU time,
+ *                           filling a 256 KiB block every 20 ms; print the
+ *                           huge pages after the filling and at the end, and
+ *                           the CPU time (the budget for huge pages grows
+ *                           with it)
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 static void smaps_totals(long *anon_kb, long *huge_kb) {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -79,6 +87,41 @@ static int touch(size_t mib) {
     long anon_kb, huge_kb;
     smaps_totals(&anon_kb, &huge_kb);
     printf("blocks=%zu anon_kb=%ld huge_kb=%ld\n", count, anon_kb, huge_kb);
+    return 0;
+}
+
+static long cpu_ms(void) {
+    struct rusage usage;
+    getrusage(RUSAGE_SELF, &usage);
+    return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000L +
+           (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1000L;
+}
+
+static int budget(size_t mib, long ms) {
+    uint64_t state = 7;
+    for (size_t done = 0; done < mib << 20;) {
+        size_t size = 16 + next_random(&state) % 4000;
+        char *p = malloc(size);
+        if (p == NULL) return 1;
+        memset(p, 1, size);
+        done += size;
+    }
+    long anon_kb, filled_huge_kb, huge_kb;
+    smaps_totals(&anon_kb, &filled_huge_kb);
+    long start = cpu_ms(), next = start;
+    volatile uint64_t sink = 0;
+    while (cpu_ms() - start < ms) {
+        for (int i = 0; i < 100000; i++) sink += next_random(&state);
+        if (cpu_ms() >= next) {
+            char *p = malloc((size_t)256 << 10); /* new pages: the policy looks again */
+            if (p == NULL) return 1;
+            memset(p, 1, (size_t)256 << 10);
+            next += 20;
+        }
+    }
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("filled_huge_kb=%ld huge_kb=%ld anon_kb=%ld cpu_ms=%ld\n", filled_huge_kb, huge_kb,
+           anon_kb, cpu_ms());
     return 0;
 }
 
@@ -235,7 +278,10 @@ int main(int argc, char **argv) {
         return fill_blocks(strtoul(argv[2], NULL, 10), (size_t)6 << 20, (size_t)6 << 20);
     }
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
+    if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
+        return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
+    }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | replace N\n");
+                    "arrays MIB | replace N | budget MIB MS\n");
     return 2;
 }

@@ -74,8 +74,10 @@ def thp_mode_among(modes: tuple[str, ...], why: str) -> str:
 def run_probe(args: argparse.Namespace, command: list[str], env: dict[str, str]
               ) -> dict[str, int]:
     """alloc_probe COMMAND... in env (LD_PRELOAD as the caller sets it): the
-    NAME=N pairs it prints."""
-    result = run([args.probe, *command], env=env)
+    NAME=N pairs it prints.  The budget for huge pages is off unless env says
+    otherwise: these checks are of the mechanisms, which must not depend on
+    what a huge page costs on the machine that runs them."""
+    result = run([args.probe, *command], env={"HUGEHEAP_HUGE_BUDGET": "off", **env})
     expect(result.returncode == 0,
            f"alloc_probe {command[0]} failed: {result.stderr.strip()}")
     return {key: int(value) for key, value in (item.split("=") for item in result.stdout.split())}
@@ -222,6 +224,50 @@ def check_whole_units(args: argparse.Namespace) -> None:
            "in 4 KiB pages first")
 
 
+def check_huge_budget(args: argparse.Namespace) -> None:
+    """With the budget for huge pages (HUGEHEAP_HUGE_BUDGET=always: as where
+    the library finds them dear), a heap filled fast stays mostly in 4 KiB
+    pages, at most a thirty-second of the CPU time (and one collapse more)
+    goes to making huge pages, and more of them come as the CPU time grows;
+    with the budget off the same heap is huge."""
+    thp_mode_among(("madvise", "always"), "no huge pages to budget")
+    if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
+        raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+) to time")
+    with tempfile.TemporaryDirectory() as tmp:
+        stats_path = Path(tmp) / "stats.json"
+        values = run_probe(args, ["budget", "256", "1500"], {
+            "LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_BUDGET": "always",
+            "HUGEHEAP_STATS": f"json:{stats_path}"})
+        stats = read_stats(stats_path)[0]
+    spent_ms, deferred = int(stats["huge_cost_ms"]), int(stats["huge_deferred"])  # type: ignore[call-overload]
+    unit_ms = int(stats["huge_unit_cost_us"]) / 1000  # type: ignore[call-overload]
+    print(f"256 MiB filled: {values['filled_huge_kb'] // 1024} MiB in huge pages, "
+          f"{values['huge_kb'] // 1024} MiB after {values['cpu_ms']} ms of CPU; "
+          f"{spent_ms} ms spent on them ({unit_ms:.2f} ms per 2 MiB), {deferred} waits")
+    expect(deferred > 0, "the budget never said wait for a heap filled at once")
+    expect(values["filled_huge_kb"] <= 128 * 1024,
+           f"{values['filled_huge_kb']} kB of 256 MiB in huge pages right after filling")
+    expect(spent_ms <= values["cpu_ms"] / 32 + 2 * unit_ms + 5,
+           f"{spent_ms} ms spent on huge pages in {values['cpu_ms']} ms of CPU time")
+    expect(values["huge_kb"] >= values["filled_huge_kb"] + 2048,
+           f"no huge page made as the CPU time grew ({values['filled_huge_kb']} kB, then "
+           f"{values['huge_kb']} kB)")
+    with tempfile.TemporaryDirectory() as tmp:
+        stats_path = Path(tmp) / "stats.json"
+        eighth = run_probe(args, ["budget", "256", "600"], {
+            "LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_BUDGET": "always",
+            "HUGEHEAP_HUGE_BUDGET_SHARE": "8", "HUGEHEAP_STATS": f"json:{stats_path}"})
+        stats = read_stats(stats_path)[0]
+    spent_ms, unit_ms = int(stats["huge_cost_ms"]), int(stats["huge_unit_cost_us"]) / 1000  # type: ignore[call-overload]
+    print(f"with HUGEHEAP_HUGE_BUDGET_SHARE=8: {spent_ms} ms in {eighth['cpu_ms']} ms of CPU")
+    expect(spent_ms <= eighth["cpu_ms"] / 8 + 2 * unit_ms + 5,
+           f"{spent_ms} ms spent on huge pages in {eighth['cpu_ms']} ms of CPU time with a share "
+           "of an eighth")
+    off = run_probe(args, ["budget", "256", "0"], {"LD_PRELOAD": args.lib})
+    expect(off["huge_kb"] >= 200 * 1024,
+           f"only {off['huge_kb']} kB of 256 MiB in huge pages with the budget off")
+
+
 def check_growing_vector(args: argparse.Namespace) -> None:
     """An array grown by doubling (a new copy, the old one freed, as a C++
     vector grows) costs what it costs under glibc, which unmaps each old
@@ -290,6 +336,8 @@ def check_environment(args: argparse.Namespace) -> None:
         "HUGEHEAP_RELEASE_DELAY_MS": ("soon", "HUGEHEAP_RELEASE_DELAY_MS is not a number"),
         "HUGEHEAP_HUGE_THRESHOLD_MB": ("big", "HUGEHEAP_HUGE_THRESHOLD_MB is not a number"),
         "HUGEHEAP_HUGE_UNITS": ("some", "unknown HUGEHEAP_HUGE_UNITS value"),
+        "HUGEHEAP_HUGE_BUDGET": ("cheap", "unknown HUGEHEAP_HUGE_BUDGET value"),
+        "HUGEHEAP_HUGE_BUDGET_SHARE": ("0", "HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number"),
     }
     for variable, (value, message) in cases.items():
         result = run([args.probe, "touch", "4"], env={"LD_PRELOAD": args.lib, variable: value})
@@ -490,6 +538,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "symbols": check_symbols,
     "static": check_static,
     "thp-coverage": check_thp_coverage,
+    "huge-budget": check_huge_budget,
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
