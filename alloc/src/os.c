@@ -74,11 +74,16 @@ static void *map_hugetlb(size_t size) {
     return p == MAP_FAILED ? NULL : p;
 }
 
-void _hh_os_advise(void *addr, size_t size, bool huge) {
+/* madvise, keeping errno: its failures only mean the advice was not taken. */
+static void advise_quietly(void *addr, size_t size, int advice) {
     int saved = errno;
-    /* Not huge means plain 4 KiB pages even where THP is `always`. */
-    madvise(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+    madvise(addr, size, advice);
     errno = saved;
+}
+
+void _hh_os_advise(void *addr, size_t size, bool huge) {
+    /* Not huge means plain 4 KiB pages even where THP is `always`. */
+    advise_quietly(addr, size, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 }
 
 #ifndef MADV_COLLAPSE
@@ -88,11 +93,7 @@ void _hh_os_advise(void *addr, size_t size, bool huge) {
 /* Backs a range already in use with huge pages now (Linux 6.1+); older
  * kernels answer EINVAL, and khugepaged collapses the range later, at its own
  * pace, because it is advised huge. */
-void _hh_os_collapse(void *addr, size_t size) {
-    int saved = errno;
-    madvise(addr, size, MADV_COLLAPSE);
-    errno = saved;
-}
+void _hh_os_collapse(void *addr, size_t size) { advise_quietly(addr, size, MADV_COLLAPSE); }
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
@@ -100,11 +101,7 @@ void _hh_os_collapse(void *addr, size_t size) {
 
 /* Faults a range in now, writable, without writing it (Linux 5.14+; older
  * kernels answer EINVAL, and the program's first touch faults it in). */
-void _hh_os_populate(void *addr, size_t size) {
-    int saved = errno;
-    madvise(addr, size, MADV_POPULATE_WRITE);
-    errno = saved;
-}
+void _hh_os_populate(void *addr, size_t size) { advise_quietly(addr, size, MADV_POPULATE_WRITE); }
 
 bool _hh_os_resident(void *addr, size_t size, unsigned char *vec) {
     int saved = errno;
