@@ -25,12 +25,11 @@
  * process's CPU time so far (1/32, HUGEHEAP_HUGE_BUDGET_SHARE); a large
  * block, huge at the program's first touch, is charged at what its first
  * unit took (a sample the library faults in), its growth at what the last
- * ones took.  Where huge pages
- * cost no more than small ones (bare metal, or huge pages another process
- * has just freed) the budget never binds; where the host backs fresh memory
- * lazily (2-10 ms per 2 MiB on this project's virtual machine) a short run
- * whose heap grows fast stays mostly in 4 KiB pages, as under glibc, and a
- * long one gets its huge pages as it goes.  HUGEHEAP_HUGE_BUDGET=off buys
+ * ones took.  Where huge pages cost no more than small ones (bare metal, or
+ * huge pages another process has just freed) the budget never binds; where
+ * the host backs fresh memory lazily (2-10 ms per 2 MiB on this project's
+ * virtual machine) a short run whose heap grows fast stays mostly in 4 KiB
+ * pages, as under glibc, and a long one gets its huge pages as it goes.  HUGEHEAP_HUGE_BUDGET=off buys
  * every huge page whatever it costs (and a heap that proves dense is huge at
  * the first touch, untimed, as before the budget); `always` pays the whole
  * cost from the budget.
@@ -115,7 +114,9 @@ static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t
     return excess;
 }
 
-void _hh_policy_collapse(void *addr, size_t size) { (void)make_huge_timed(_hh_os_collapse, addr, size); }
+void _hh_policy_collapse(void *addr, size_t size) {
+    (void)make_huge_timed(_hh_os_collapse, addr, size);
+}
 
 /* Whether `units` more units may be huge pages at the program's first touch
  * (the kernel pays for them in its page faults, which cannot be timed):
