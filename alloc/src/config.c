@@ -30,6 +30,23 @@ static void warn_stderr(const char *msg);
 
 extern char **environ;
 
+/* A variable's keyword and the value it stands for. */
+typedef struct keyword {
+    const char *word;
+    int value;
+} keyword;
+
+/* The value `word` stands for among `n` keywords; false if none. */
+static bool keyword_value(const char *word, const keyword *keywords, size_t n, int *value) {
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(word, keywords[i].word) == 0) {
+            *value = keywords[i].value;
+            return true;
+        }
+    }
+    return false;
+}
+
 static bool has_prefix(const char *s, const char *prefix) {
     while (*prefix) {
         if (*s++ != *prefix++) return false;
@@ -175,12 +192,12 @@ void _hh_config_read(hh_config *cfg) {
     }
 
     if (v.thp_set) {
-        if (strcmp(v.thp, "on") == 0 || strcmp(v.thp, "1") == 0) {
-            cfg->thp = HH_THP_ON;
-        } else if (strcmp(v.thp, "off") == 0 || strcmp(v.thp, "0") == 0) {
-            cfg->thp = HH_THP_OFF;
-        } else if (strcmp(v.thp, "hugetlb") == 0) {
-            cfg->thp = HH_THP_HUGETLB;
+        static const keyword modes[] = {{"on", HH_THP_ON},   {"1", HH_THP_ON},
+                                        {"off", HH_THP_OFF}, {"0", HH_THP_OFF},
+                                        {"hugetlb", HH_THP_HUGETLB}};
+        int mode;
+        if (keyword_value(v.thp, modes, sizeof modes / sizeof modes[0], &mode)) {
+            cfg->thp = (enum hh_thp_mode)mode;
         } else {
             warn_stderr("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
         }
@@ -228,10 +245,10 @@ void _hh_config_read(hh_config *cfg) {
     }
 
     if (v.units_set) {
-        if (strcmp(v.huge_units, "dense") == 0) {
-            cfg->huge_units_dense = true;
-        } else if (strcmp(v.huge_units, "all") == 0) {
-            cfg->huge_units_dense = false;
+        static const keyword units[] = {{"dense", true}, {"all", false}};
+        int dense;
+        if (keyword_value(v.huge_units, units, sizeof units / sizeof units[0], &dense)) {
+            cfg->huge_units_dense = dense;
         } else {
             warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
                      "using dense\n");
@@ -239,12 +256,11 @@ void _hh_config_read(hh_config *cfg) {
     }
 
     if (v.budget_set) {
-        if (strcmp(v.huge_budget, "auto") == 0) {
-            cfg->huge_budget = HH_BUDGET_AUTO;
-        } else if (strcmp(v.huge_budget, "off") == 0) {
-            cfg->huge_budget = HH_BUDGET_OFF;
-        } else if (strcmp(v.huge_budget, "always") == 0) {
-            cfg->huge_budget = HH_BUDGET_ALWAYS;
+        static const keyword budgets[] = {
+            {"auto", HH_BUDGET_AUTO}, {"off", HH_BUDGET_OFF}, {"always", HH_BUDGET_ALWAYS}};
+        int budget;
+        if (keyword_value(v.huge_budget, budgets, sizeof budgets / sizeof budgets[0], &budget)) {
+            cfg->huge_budget = (enum hh_huge_budget)budget;
         } else {
             warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_BUDGET value (expected auto, off or "
                         "always); using auto\n");

@@ -79,14 +79,24 @@ static uint64_t budget_left_ns(void) {
     return allowed > spent ? allowed - spent : 0;
 }
 
-/* Whether the budget affords `units` more huge pages at what the last ones
- * cost (something must be left: the library's own are paid as they are
- * made, so the budget is overdrawn by one at most). */
-static bool budget_affords(size_t units) {
+/* Whether the budget affords `units` more huge pages at `each` apiece
+ * (something must be left: the library's own are paid as they are made, so
+ * the budget is overdrawn by one at most). */
+static bool budget_affords_at(size_t units, uint64_t each) {
     uint64_t left = budget_left_ns();
     if (left == UINT64_MAX) return true;
-    uint64_t each = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
     return left > 0 && (each == 0 || units <= left / each);
+}
+
+/* The same, at what the last ones cost. */
+static bool budget_affords(size_t units) {
+    return budget_affords_at(units, atomic_load_explicit(&recent_excess_ns, memory_order_relaxed));
+}
+
+/* Pays for `units` huge pages at `each` apiece, made at the program's first
+ * touch (which cannot be timed). */
+static void charge(size_t units, uint64_t each) {
+    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, units * each, memory_order_relaxed);
 }
 
 /* Work the budget does not afford now is looked at again in RETRY_MS. */
@@ -129,8 +139,7 @@ static bool afford_at_fault(size_t units) {
         defer_for_budget();
         return false;
     }
-    uint64_t each = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
-    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, units * each, memory_order_relaxed);
+    charge(units, atomic_load_explicit(&recent_excess_ns, memory_order_relaxed));
     return true;
 }
 
@@ -309,9 +318,9 @@ bool _hh_policy_block_first_unit(char *user, size_t usable) {
     if (_hh_cfg.huge_budget == HH_BUDGET_OFF || usable < 2 * HH_UNIT) return true;
     uint64_t each = make_huge_timed(_hh_os_populate, user, HH_UNIT);
     atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
-    uint64_t rest = units_in(usable) - 1, left = budget_left_ns();
-    if (left > 0 && (each == 0 || rest <= left / each)) {
-        atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, rest * each, memory_order_relaxed);
+    size_t rest = units_in(usable) - 1;
+    if (budget_affords_at(rest, each)) {
+        charge(rest, each);
         return true;
     }
     _hh_os_advise(user + HH_UNIT, usable - HH_UNIT, false);
