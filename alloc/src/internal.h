@@ -124,6 +124,9 @@ HH_INTERNAL void _hh_os_populate(void *addr, size_t size);
  * i (mincore); false where the kernel could not say. */
 HH_INTERNAL bool _hh_os_resident(void *addr, size_t size, unsigned char *vec);
 HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
+/* Splits the huge page that maps the 4 KiB page at addr (written, in use),
+ * so that the kernel frees the parts of it given back now. */
+HH_INTERNAL void _hh_os_split_huge(void *page);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
 
@@ -226,6 +229,11 @@ HH_INTERNAL bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t no
 /* Whether giving memory back is seen to be faulted in again: big frees then
  * give nothing back. */
 HH_INTERNAL bool _hh_policy_giving_back_churns(void);
+/* Whether the huge page of unit u of r may be split to give back its free
+ * pages (the dense policy, which makes it huge again once it is dense). */
+HH_INTERNAL bool _hh_policy_unit_splittable(const hh_region *r, size_t u);
+/* Unit u of r is in 4 KiB pages from now on: its huge page is split. */
+HH_INTERNAL void _hh_policy_unit_split_locked(hh_region *r, size_t u);
 /* Under the dense policy, the units a run of 2 MiB or more covers whole that
  * hold no memory yet are advised huge, to be made huge pages (populated, while
  * the budget affords it) before it is handed out. */
@@ -410,6 +418,16 @@ static inline size_t _hh_find_bit(const uint64_t *bits, size_t from, size_t to, 
         from = (w + 1) << 6;
     }
     return to;
+}
+
+/* Pages of [from, to) of r that are free and hold memory (written); from
+ * and to are multiples of 64. */
+static inline size_t _hh_count_dirty_free(const hh_region *r, size_t from, size_t to) {
+    size_t count = 0;
+    for (size_t w = from >> 6; w < to >> 6; w++) {
+        count += (size_t)__builtin_popcountll(r->dirty[w] & ~r->used[w]);
+    }
+    return count;
 }
 
 /* Whether unit u of r has no page in use (nor held). */

@@ -226,6 +226,19 @@ void _hh_os_decommit(void *addr, size_t size) {
     errno = saved;
 }
 
+/* The kernel keeps a huge page whole when part of it is given back
+ * (MADV_DONTNEED unmaps the part but frees nothing: the page waits on a
+ * queue it splits only under memory pressure, and the memory cgroup is
+ * charged for all of it meanwhile).  MADV_COLD (Linux 5.4+) on a page of it
+ * that is still mapped splits it now, and the split frees the parts no
+ * longer mapped; it also ages that one page, which without swap changes
+ * nothing.  Where the kernel will not, the memory goes at its next split. */
+#ifndef MADV_COLD
+#define MADV_COLD 20
+#endif
+
+void _hh_os_split_huge(void *page) { advise_quietly(page, HH_OS_PAGE, MADV_COLD); }
+
 void *_hh_os_map_metadata(size_t size) {
     int saved = errno;
     void *p = map_plain(size, false);

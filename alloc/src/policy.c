@@ -219,6 +219,17 @@ bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
     return _hh_policy_heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
 }
 
+bool _hh_policy_unit_splittable(const hh_region *r, size_t u) {
+    return dense_policy_in_force() && (r->huge_units >> u & 1) && !(r->hugetlb_units >> u & 1);
+}
+
+void _hh_policy_unit_split_locked(hh_region *r, size_t u) {
+    HH_ASSERT(_hh_policy_unit_splittable(r, u));
+    r->huge_units &= ~((uint32_t)1 << u);
+    r->unit_checked_at[u] = 0; /* collapsed again once dense, as the budget allows */
+    atomic_fetch_add_explicit(&_hh_gstats.units_split, 1, memory_order_relaxed);
+}
+
 /* Pages become writable this many at a time: whole units where a unit may
  * be a huge page. */
 size_t _hh_policy_open_step(void) {

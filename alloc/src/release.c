@@ -25,20 +25,47 @@ static uint64_t next_check_ms; /* the release policy looks again from then on (g
 
 /* ------------------------------------------------- the release delay */
 
+/* The regions, the last (highest) first: memory goes back from the top. */
+static size_t regions_from_top(hh_region **order) {
+    size_t n = 0;
+    for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
+        if (n == 64) memmove(order, order + 1, --n * sizeof *order);
+        order[n++] = r;
+    }
+    return n;
+}
+
+/* Holds the runs of free pages of [from, to) of r, from the top down (only
+ * written ones where `written_only`), into runs[*count..max).  Pages held. */
+static size_t hold_free_runs_locked(hh_region *r, size_t from, size_t to, bool written_only,
+                                    hh_purge_run *runs, size_t *count, size_t max) {
+    size_t held = 0, end = to;
+    if (from < r->header_pages) from = r->header_pages;
+    if (end > r->mapped_pages) end = r->mapped_pages;
+#define GOES_BACK(i) (!_hh_bit(r->used, (i)) && (!written_only || _hh_bit(r->dirty, (i))))
+    while (end > from && *count < max) {
+        size_t i = end;
+        while (i > from && !GOES_BACK(i - 1)) i--;
+        if (i == from) break;
+        size_t start = i;
+        while (start > from && GOES_BACK(start - 1)) start--;
+#undef GOES_BACK
+        _hh_pages_hold_locked(r, start, i - start);
+        runs[(*count)++] = (hh_purge_run){r, start, i - start};
+        held += i - start;
+        end = start;
+    }
+    return held;
+}
+
 /* Picks the free memory to give back (at most PURGE_BATCH runs, from the top
  * down) and marks it used, so that nobody takes it while it is given back
  * outside the lock: the free pages of units that have been quiet for the
  * release delay (a huge heap: only units free as a whole). */
 static size_t pick_purge_locked(uint64_t now, bool everything, hh_purge_run *runs) {
     size_t count = 0;
-    /* From the top: the last region first. */
     hh_region *order[64];
-    size_t n_regions = 0;
-    for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
-        if (n_regions == 64) memmove(order, order + 1, --n_regions * sizeof *order);
-        order[n_regions++] = r;
-    }
-    for (size_t k = n_regions; k-- > 0 && count < PURGE_BATCH;) {
+    for (size_t k = regions_from_top(order); k-- > 0 && count < PURGE_BATCH;) {
         hh_region *r = order[k];
         if (r->dirty_free == 0) continue;
         for (size_t u = HH_REGION_UNITS; u-- > 0 && count < PURGE_BATCH;) {
@@ -54,18 +81,7 @@ static size_t pick_purge_locked(uint64_t now, bool everything, hh_purge_run *run
                 continue;
             }
             /* 4 KiB pages: every free run of written pages in the unit, from its top. */
-            size_t end = to;
-            if (from < r->header_pages) from = r->header_pages;
-            while (end > from && count < PURGE_BATCH) {
-                size_t i = end;
-                while (i > from && !(_hh_bit(r->dirty, i - 1) && !_hh_bit(r->used, i - 1))) i--;
-                if (i == from) break;
-                size_t start = i;
-                while (start > from && _hh_bit(r->dirty, start - 1) && !_hh_bit(r->used, start - 1)) start--;
-                _hh_pages_hold_locked(r, start, i - start);
-                runs[count++] = (hh_purge_run){r, start, i - start};
-                end = start;
-            }
+            (void)hold_free_runs_locked(r, from, to, true, runs, &count, PURGE_BATCH);
         }
     }
     return count;
@@ -133,14 +149,149 @@ static void purge_runs(const hh_purge_run *runs, size_t count) {
     }
 }
 
-/* The picked runs go back to the kernel.  With the lock held on entry;
- * returns with it held (it is let go while the kernel takes the memory). */
-static void purge_locked(const hh_purge_run *runs, size_t count) {
+/* The picked runs go back to the kernel, and the huge pages at `split`
+ * (a page in use of each) are split so that the kernel frees their parts
+ * given back.  With the lock held on entry; returns with it held (it is let
+ * go while the kernel takes the memory). */
+static void purge_and_split_locked(const hh_purge_run *runs, size_t count, char *const *split,
+                                   size_t n_split) {
     _hh_unlock();
     purge_runs(runs, count);
+    for (size_t k = 0; k < n_split; k++) _hh_os_split_huge(split[k]);
     _hh_lock();
     finish_purge_locked(runs, count);
     HH_ASSERT_EXPENSIVE(_hh_pages_valid_locked());
+}
+
+static void purge_locked(const hh_purge_run *runs, size_t count) {
+    purge_and_split_locked(runs, count, NULL, 0);
+}
+
+/* --------------------------------- free memory beyond the slack bound */
+
+/* The release delay keeps what a program frees for 10 s, so that nothing
+ * it frees and allocates again is faulted in twice; but a run of a few
+ * seconds whose freed memory is not taken again (a growing array's old
+ * copies, medium blocks freed among others in use) then peaks at all it
+ * ever held, where glibc's heap and mimalloc's give such memory back within
+ * milliseconds.  So the free memory a heap holds beyond a sixteenth of its
+ * demand (and beyond one unit) goes back as soon as its unit has been quiet
+ * for SLACK_QUIET_MS (nothing handed out from it), from the top down: units
+ * free as a whole, runs of written free pages in units of 4 KiB pages, and
+ * the free pages of a huge page at most half in use whose program freed a
+ * quarter of it or more: the huge page is split for it (the kernel frees no
+ * part of a huge page until it is split), and the dense policy makes it a
+ * huge page again once it is dense, as the budget allows.  A huge page more
+ * than half in use keeps its free pages, and the units the library has
+ * just made huge and the program has not reached yet (their free pages
+ * unwritten) are left alone.  Not while the heap is seen to fault in again
+ * what it gives back. */
+#define SLACK_SHARE 16
+#define SLACK_MIN_PAGES HH_UNIT_PAGES
+#define SLACK_QUIET_MS 250
+#define SLACK_RUNS 128 /* runs given back per pass */
+#define SLACK_SPLITS 16 /* huge pages split per pass */
+
+/* Free pages of unit u of r that hold memory: every one of a unit that may
+ * be a huge page, the written ones elsewhere. */
+static size_t unit_slack_pages(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    if (_hh_policy_unit_whole_only(r, u)) return HH_UNIT_PAGES - _hh_count_bits(r->used, from, to);
+    return _hh_count_dirty_free(r, from, to);
+}
+
+static uint64_t slack_pages_locked(void) {
+    uint64_t pages = 0;
+    for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
+        for (size_t u = 0; u < HH_REGION_UNITS; u++) {
+            if (r->touched_units & ((uint32_t)1 << u)) pages += unit_slack_pages(r, u);
+        }
+    }
+    return pages;
+}
+
+/* How many runs of free pages [from, to) of r has (past the header). */
+static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
+    size_t runs = 0;
+    if (from < r->header_pages) from = r->header_pages;
+    if (to > r->mapped_pages) to = r->mapped_pages;
+    for (size_t i = from; i < to;) {
+        i = _hh_find_bit(r->used, i, to, false);
+        if (i == to) break;
+        runs++;
+        i = _hh_find_bit(r->used, i, to, true);
+    }
+    return runs;
+}
+
+/* Whether unit u of r, a huge page, is to be split to give back its free
+ * pages: at most half of it in use, and a quarter of it or more freed by the
+ * program (written and free). */
+static bool worth_splitting(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    return _hh_policy_unit_splittable(r, u) &&
+           _hh_count_bits(r->used, from, to) <= HH_UNIT_PAGES / 2 &&
+           _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
+}
+
+/* Picks (and holds) up to `excess` pages of free memory of quiet units to
+ * give back, from the top down; the huge pages to split for it, a page in
+ * use of each, in split[]. */
+static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *runs,
+                                char **split, size_t *n_split) {
+    size_t count = 0;
+    uint64_t picked = 0;
+    hh_region *order[64];
+    for (size_t k = regions_from_top(order); k-- > 0;) {
+        hh_region *r = order[k];
+        for (size_t u = HH_REGION_UNITS; u-- > 0;) {
+            if (picked >= excess || count == SLACK_RUNS) return count;
+            if (!(r->touched_units & ((uint32_t)1 << u)) ||
+                now - r->unit_used_ms[u] < SLACK_QUIET_MS) {
+                continue;
+            }
+            size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+            if (_hh_unit_is_free(r, u)) {
+                if (!_hh_policy_unit_whole_only(r, u) && _hh_count_dirty_free(r, from, to) == 0) continue;
+                _hh_pages_hold_locked(r, from, HH_UNIT_PAGES);
+                runs[count++] = (hh_purge_run){r, from, HH_UNIT_PAGES};
+                picked += HH_UNIT_PAGES;
+            } else if (!_hh_policy_unit_whole_only(r, u)) {
+                picked += hold_free_runs_locked(r, from, to, true, runs, &count, SLACK_RUNS);
+            } else if (*n_split < SLACK_SPLITS && worth_splitting(r, u)) {
+                if (count + free_runs_in(r, from, to) > SLACK_RUNS) return count; /* at the next pass */
+                /* A page in use (mapped: a block's or the header's), found
+                 * before the free ones are held. */
+                size_t in_use = _hh_find_bit(r->used, from, to, true);
+                size_t held = hold_free_runs_locked(r, from, to, false, runs, &count, SLACK_RUNS);
+                _hh_policy_unit_split_locked(r, u);
+                split[(*n_split)++] = (char *)r + (in_use << HH_OS_PAGE_SHIFT);
+                picked += held;
+            }
+        }
+    }
+    return count;
+}
+
+/* Gives back the free memory beyond the slack bound, one pass.  Pages
+ * given back. */
+static size_t give_back_slack_locked(uint64_t now) {
+    if (_hh_policy_giving_back_churns()) return 0;
+    uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
+    if (bound < SLACK_MIN_PAGES) bound = SLACK_MIN_PAGES;
+    uint64_t slack = slack_pages_locked();
+    if (slack <= bound) return 0;
+    hh_purge_run runs[SLACK_RUNS];
+    char *split[SLACK_SPLITS];
+    size_t n_split = 0;
+    size_t count = pick_slack_locked(now, slack - bound, runs, split, &n_split);
+    if (count == 0) return 0;
+    purge_and_split_locked(runs, count, split, n_split);
+    size_t pages = 0;
+    for (size_t k = 0; k < count; k++) pages += runs[k].n;
+    atomic_fetch_add_explicit(&_hh_gstats.slack_bytes_released, (uint64_t)pages << HH_OS_PAGE_SHIFT,
+                              memory_order_relaxed);
+    return pages;
 }
 
 /* With the lock held on entry; returns with it held.  Bytes given back. */
@@ -159,6 +310,7 @@ size_t _hh_release_locked(bool everything) {
         for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
         if (!everything) break; /* one batch per check: the rest at the next one */
     }
+    if (!everything) released += give_back_slack_locked(now) << HH_OS_PAGE_SHIFT;
     _hh_usage_changed_locked();
     return released;
 }

@@ -280,6 +280,9 @@ static void take_snapshot(snapshot *s) {
     add(s, "units_released", "2 MiB units given back", COUNT, LOAD(units_released));
     add(s, "units_refaulted", "  and needed again", COUNT, LOAD(units_refaulted));
     add(s, "bytes_released", "bytes given back", BYTES, LOAD(bytes_released));
+    add(s, "slack_bytes_released", "  as free memory beyond a sixteenth of the demand", BYTES,
+        LOAD(slack_bytes_released));
+    add(s, "units_split", "  huge pages split for it", COUNT, LOAD(units_split));
     add(s, "blocks_shut", "freed blocks shut (PROT_NONE)", COUNT, LOAD(blocks_shut));
     add(s, "units_promoted", "units collapsed into huge pages", COUNT, LOAD(units_promoted));
     add(s, "units_populated", "units made huge before the program's first touch", COUNT,

@@ -260,6 +260,8 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) huge_cost_ns;  /* what huge pages took beyond 4 KiB pages' cost (policy.c) */
     _Atomic(uint64_t) huge_deferred; /* times the budget for huge pages said wait (policy.c) */
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
+    _Atomic(uint64_t) units_split;   /* huge pages split to give back their free pages (release.c) */
+    _Atomic(uint64_t) slack_bytes_released; /* given back as free memory beyond the slack bound */
     _Atomic(uint64_t) bytes_released;
     _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (release.c) */
 } hh_global_stats;

@@ -39,15 +39,6 @@ void _hh_usage_demand_locked(int64_t pages) {
 
 /* ----------------------------------------------------------- statistics */
 
-/* Pages of [from, to) that are free and hold memory. */
-static size_t count_dirty_free(const hh_region *r, size_t from, size_t to) {
-    size_t count = 0;
-    for (size_t w = from >> 6; w < (to + 63) >> 6; w++) {
-        count += (size_t)__builtin_popcountll(r->dirty[w] & ~r->used[w]);
-    }
-    return count; /* units are whole words */
-}
-
 void _hh_usage_regions_locked(hh_region_usage *usage) {
     memset(usage, 0, sizeof *usage);
     for (hh_region *r = _hh_pageheap.regions; r != NULL; r = r->next) {
@@ -62,7 +53,7 @@ void _hh_usage_regions_locked(hh_region_usage *usage) {
             }
             /* A huge page goes back whole only. */
             if (_hh_policy_unit_whole_only(r, u) && !_hh_unit_is_free(r, u)) continue;
-            usage->purgeable_bytes += (uint64_t)count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
+            usage->purgeable_bytes += (uint64_t)_hh_count_dirty_free(r, from, to) << HH_OS_PAGE_SHIFT;
         }
     }
     usage->used_bytes = _hh_pageheap.demand_pages << HH_OS_PAGE_SHIFT;

@@ -28,6 +28,12 @@
  *                           huge pages after the filling and at the end, and
  *                           the CPU time (the budget for huge pages grows
  *                           with it)
+ *   alloc_probe holes MIB   allocate and fill MIB MiB in blocks of 256 KiB,
+ *                           free three in four, then allocate a block now
+ *                           and then for a second; print the anonymous
+ *                           memory and huge pages before the frees and
+ *                           after, and the huge pages the kernel split
+ *                           meanwhile (/proc/vmstat)
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -35,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 static void smaps_totals(long *anon_kb, long *huge_kb) {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -122,6 +129,60 @@ static int budget(size_t mib, long ms) {
     smaps_totals(&anon_kb, &huge_kb);
     printf("filled_huge_kb=%ld huge_kb=%ld anon_kb=%ld cpu_ms=%ld\n", filled_huge_kb, huge_kb,
            anon_kb, cpu_ms());
+    return 0;
+}
+
+static long thp_splits(void) {
+    FILE *f = fopen("/proc/vmstat", "r");
+    char line[256];
+    long count = -1;
+    if (f == NULL) return -1;
+    while (fgets(line, sizeof line, f)) sscanf(line, "thp_split_page %ld", &count);
+    fclose(f);
+    return count;
+}
+
+/* One block allocated, written and freed: the page heap's operations, on
+ * which the release policy runs (kept by the compiler, which would drop a
+ * malloc freed unused). */
+static void allocate_one(size_t size) {
+    char *p = malloc(size);
+    if (p == NULL) return;
+    p[0] = 1;
+    __asm__ volatile("" : : "r"(p) : "memory");
+    free(p);
+}
+
+static int holes(size_t mib) {
+    enum { BLOCK = 256 << 10, MAX_BLOCKS = 4096 };
+    static char *blocks[MAX_BLOCKS];
+    size_t count = (mib << 20) / BLOCK;
+    if (count > MAX_BLOCKS) count = MAX_BLOCKS;
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(BLOCK);
+        if (blocks[i] == NULL) return 1;
+        memset(blocks[i], 1, BLOCK);
+    }
+    /* Time for the dense policy to look at the units (on the next allocations). */
+    struct timespec pause = {0, 60 * 1000 * 1000};
+    for (int i = 0; i < 4; i++) {
+        nanosleep(&pause, NULL);
+        allocate_one(BLOCK);
+    }
+    long anon_kb, huge_kb, splits = thp_splits();
+    smaps_totals(&anon_kb, &huge_kb);
+    for (size_t i = 0; i < count; i++) {
+        if (i % 4 != 0) free(blocks[i]);
+    }
+    for (int i = 0; i < 20; i++) {
+        nanosleep(&pause, NULL);
+        allocate_one(BLOCK);
+    }
+    long anon_after_kb, huge_after_kb;
+    smaps_totals(&anon_after_kb, &huge_after_kb);
+    printf("anon_kb=%ld huge_kb=%ld anon_after_kb=%ld huge_after_kb=%ld splits=%ld\n", anon_kb,
+           huge_kb, anon_after_kb, huge_after_kb, thp_splits() - splits);
+    for (size_t i = 0; i < count; i += 4) free(blocks[i]);
     return 0;
 }
 
@@ -277,6 +338,7 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "arrays") == 0) {
         return fill_blocks(strtoul(argv[2], NULL, 10), (size_t)6 << 20, (size_t)6 << 20);
     }
+    if (argc >= 3 && strcmp(argv[1], "holes") == 0) return holes(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));

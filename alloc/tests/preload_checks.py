@@ -268,6 +268,36 @@ def check_huge_budget(args: argparse.Namespace) -> None:
            f"only {off['huge_kb']} kB of 256 MiB in huge pages with the budget off")
 
 
+def check_slack(args: argparse.Namespace) -> None:
+    """Free memory beyond a sixteenth of the demand goes back within a
+    second of its units falling quiet, not after the release delay: 48 MiB
+    of 256 KiB blocks, three in four freed, leave about 12 MiB resident, in
+    4 KiB pages and in a huge heap, whose huge pages at most half in use are
+    split for it (the kernel frees no part of a huge page before it splits
+    it).  The library before kept all 48 MiB for the release delay (10 s)."""
+    def holes(env: dict[str, str]) -> dict[str, int]:
+        return run_probe(args, ["holes", "48"], {"LD_PRELOAD": args.lib, **env})
+
+    small = holes({"HUGEHEAP_THP": "off"})
+    print(f"4 KiB pages: {small['anon_kb']} kB, then {small['anon_after_kb']} kB")
+    # 12 MiB in use, a sixteenth of it and one unit kept, the program's own.
+    expect(small["anon_after_kb"] <= 20 * 1024,
+           f"{small['anon_after_kb']} kB resident a second after freeing 36 of 48 MiB")
+    if system_thp() not in ("madvise", "always"):
+        return
+    huge = holes({})
+    print(f"huge heap: {huge['anon_kb']} kB ({huge['huge_kb']} kB in huge pages), then "
+          f"{huge['anon_after_kb']} kB ({huge['huge_after_kb']} kB); {huge['splits']} huge "
+          "pages split")
+    if huge["huge_kb"] < 32 * 1024:
+        raise Skip(f"only {huge['huge_kb']} kB of the 48 MiB heap became huge pages here")
+    expect(huge["anon_after_kb"] <= 20 * 1024,
+           f"{huge['anon_after_kb']} kB resident a second after freeing 36 of 48 MiB")
+    expect(huge["splits"] >= 8,
+           f"the kernel split {huge['splits']} huge pages: the free parts of those at most half "
+           "in use stay charged")
+
+
 def check_growing_vector(args: argparse.Namespace) -> None:
     """An array grown by doubling (a new copy, the old one freed, as a C++
     vector grows) costs what it costs under glibc, which unmaps each old
@@ -539,6 +569,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "static": check_static,
     "thp-coverage": check_thp_coverage,
     "huge-budget": check_huge_budget,
+    "slack": check_slack,
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
