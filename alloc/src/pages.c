@@ -166,6 +166,9 @@ void *_hh_pages_alloc(size_t pages, size_t align, bool *zero) {
     size_t dirty = 0;
     _hh_lock();
     void *p = alloc_locked(pages, align, &dirty);
+    /* A program that only allocates for a while (a solver reading its
+     * input) may hold free memory beyond the release policy's bound. */
+    if (p != NULL) _hh_release_locked(false);
     _hh_usage_changed_locked();
     _hh_unlock();
     if (p == NULL) {
