@@ -217,7 +217,8 @@ HH_INTERNAL bool _hh_policy_regions_huge_at_fault(void);
  * written pages only). */
 HH_INTERNAL bool _hh_policy_every_unit_huge(void);
 /* Whether unit u of r can be a huge page, so its free memory goes back only
- * with the whole unit (never splitting a huge page). */
+ * with the whole unit (but for the free memory beyond the release policy's
+ * bound, for which release.c splits huge pages at most half in use). */
 HH_INTERNAL bool _hh_policy_unit_whole_only(const hh_region *r, size_t u);
 /* Pages become writable this many at a time: whole units where a unit may
  * be a huge page. */

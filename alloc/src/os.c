@@ -218,8 +218,8 @@ bool _hh_os_commit_hugetlb_unit(void *addr) {
     return done;
 }
 
-/* Gives the memory back but keeps the address range (the caller gives whole
- * 2 MiB units once the heap is huge, so a huge page is never split). */
+/* Gives the memory back but keeps the address range (part of a huge page:
+ * see _hh_os_split_huge). */
 void _hh_os_decommit(void *addr, size_t size) {
     int saved = errno;
     madvise(addr, size, MADV_DONTNEED);

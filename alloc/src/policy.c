@@ -214,7 +214,8 @@ bool _hh_policy_every_unit_huge(void) { return _hh_policy_heap_is_huge() && !uni
 static bool dense_policy_in_force(void) { return units_by_density() && _hh_policy_heap_is_huge(); }
 
 /* Whether unit u of r can be a huge page, so its free memory goes back only
- * with the whole unit (never splitting a huge page). */
+ * with the whole unit (but for the free memory beyond the release policy's
+ * bound, for which release.c splits huge pages at most half in use). */
 bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
     return _hh_policy_heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
 }

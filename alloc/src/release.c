@@ -3,9 +3,10 @@
  * Each 2 MiB unit remembers when pages were last handed out from it; the
  * free memory of a unit nothing was taken from for the release delay
  * (HUGEHEAP_RELEASE_DELAY_MS, 10 s by default) goes back, from the highest
- * addresses down: units free as a whole where a unit may be a huge page
- * (never part of one), runs of free 4 KiB pages elsewhere (policy.c decides
- * which units are which, and when they are quiet).  A program that frees and
+ * addresses down: units free as a whole where a unit may be a huge page,
+ * runs of free 4 KiB pages elsewhere (policy.c decides which units are
+ * which, and when they are quiet); the free memory beyond a sixteenth of the
+ * demand goes sooner, splitting huge pages for it (below).  A program that frees and
  * allocates again within the delay (even blocks that do not fit the holes
  * they left, so that the heap keeps more than its demand) faults nothing in
  * twice; memory it stopped using goes back one delay later.  The check runs
@@ -41,6 +42,7 @@ static size_t hold_free_runs_locked(hh_region *r, size_t from, size_t to, bool w
                                     hh_purge_run *runs, size_t *count, size_t max) {
     size_t held = 0, end = to;
     if (from < r->header_pages) from = r->header_pages;
+    if (end > r->open_pages) end = r->open_pages; /* nothing beyond is handed out or written */
     if (end > r->mapped_pages) end = r->mapped_pages;
 #define GOES_BACK(i) (!_hh_bit(r->used, (i)) && (!written_only || _hh_bit(r->dirty, (i))))
     while (end > from && *count < max) {
@@ -155,6 +157,7 @@ static void purge_runs(const hh_purge_run *runs, size_t count) {
  * go while the kernel takes the memory). */
 static void purge_and_split_locked(const hh_purge_run *runs, size_t count, char *const *split,
                                    size_t n_split) {
+    HH_ASSERT_EXPENSIVE(_hh_pages_valid_locked()); /* the pages held: within the writable ones */
     _hh_unlock();
     purge_runs(runs, count);
     for (size_t k = 0; k < n_split; k++) _hh_os_split_huge(split[k]);
@@ -214,6 +217,7 @@ static uint64_t slack_pages_locked(void) {
 static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
     size_t runs = 0;
     if (from < r->header_pages) from = r->header_pages;
+    if (to > r->open_pages) to = r->open_pages;
     if (to > r->mapped_pages) to = r->mapped_pages;
     for (size_t i = from; i < to;) {
         i = _hh_find_bit(r->used, i, to, false);
@@ -251,13 +255,12 @@ static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *run
                 continue;
             }
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-            if (_hh_unit_is_free(r, u)) {
-                if (!_hh_policy_unit_whole_only(r, u) && _hh_count_dirty_free(r, from, to) == 0) continue;
+            if (!_hh_policy_unit_whole_only(r, u)) {
+                picked += hold_free_runs_locked(r, from, to, true, runs, &count, SLACK_RUNS);
+            } else if (_hh_unit_is_free(r, u)) {
                 _hh_pages_hold_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (hh_purge_run){r, from, HH_UNIT_PAGES};
                 picked += HH_UNIT_PAGES;
-            } else if (!_hh_policy_unit_whole_only(r, u)) {
-                picked += hold_free_runs_locked(r, from, to, true, runs, &count, SLACK_RUNS);
             } else if (*n_split < SLACK_SPLITS && worth_splitting(r, u)) {
                 if (count + free_runs_in(r, from, to) > SLACK_RUNS) return count; /* at the next pass */
                 /* A page in use (mapped: a block's or the header's), found

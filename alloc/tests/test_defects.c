@@ -17,6 +17,7 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -309,6 +310,38 @@ static void test_large_free_stats(void) {
     hh_free(warm);
 }
 
+/* The release policy's bound on free memory held pages of a unit beyond
+ * the region's writable top: a small heap opens its pages 256 KiB at a time,
+ * and a unit free as a whole went back whole, its unopened pages marked in
+ * use while the lock was let go (another thread's allocation then found the
+ * region invalid).  The pages picked are checked before the lock goes. */
+static void test_slack_unopened_pages(void) {
+    enum { BLOCKS = 20, BLOCK = 256 << 10 };
+    void *blocks[BLOCKS];
+    for (int i = 0; i < BLOCKS; i++) {
+        blocks[i] = hh_malloc(BLOCK);
+        CHECK(blocks[i] != NULL);
+        memset(blocks[i], 1, BLOCK);
+    }
+    /* The blocks past the first 2 MiB unit go: free memory over the bound
+     * (one unit), the top unit free as a whole and open only in part. */
+    hh_region *r = _hh_region_of(blocks[0]);
+    for (int i = 0; i < BLOCKS; i++) {
+        if ((size_t)((char *)blocks[i] - (char *)r) < 2 * MiB) continue;
+        hh_free(blocks[i]);
+        blocks[i] = NULL;
+    }
+    struct timespec quiet = {0, 300 * 1000 * 1000};
+    nanosleep(&quiet, NULL);
+    void *probe = hh_malloc(BLOCK); /* the release policy looks */
+    _hh_lock();
+    CHECK(_hh_pages_valid_locked());
+    CHECK(_hh_pageheap.dirty_free_pages <= HH_UNIT_PAGES);
+    _hh_unlock();
+    hh_free(probe);
+    for (int i = 0; i < BLOCKS; i++) hh_free(blocks[i]);
+}
+
 int main(int argc, char **argv) {
     const char *name = argc > 1 ? argv[1] : "";
     if (strcmp(name, "low-address-space-child") == 0) return low_address_space_child();
@@ -326,6 +359,8 @@ int main(int argc, char **argv) {
         test_atfork_allocating();
     } else if (strcmp(name, "large-free-stats") == 0) {
         test_large_free_stats();
+    } else if (strcmp(name, "slack-unopened-pages") == 0) {
+        test_slack_unopened_pages();
     } else {
         fprintf(stderr, "usage: test_defects TEST (see the file for the names)\n");
         return 2;
