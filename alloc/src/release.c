@@ -5,11 +5,12 @@
  * (HUGEHEAP_RELEASE_DELAY_MS, 10 s by default) goes back, from the highest
  * addresses down: units free as a whole where a unit may be a huge page,
  * runs of free 4 KiB pages elsewhere (policy.c decides which units are
- * which, and when they are quiet); the free memory beyond a sixteenth of the
- * demand goes sooner, splitting huge pages for it (below).  A program that frees and
- * allocates again within the delay (even blocks that do not fit the holes
- * they left, so that the heap keeps more than its demand) faults nothing in
- * twice; memory it stopped using goes back one delay later.  The check runs
+ * which, and when they are quiet); the free memory beyond a sixteenth of
+ * the demand goes sooner, splitting huge pages for it (below).  A program
+ * that frees and allocates again within the delay (even blocks that do not
+ * fit the holes they left, so that the heap keeps more than its demand)
+ * faults nothing in twice; memory it stopped using goes back one delay
+ * later.  The check runs
  * on the page heap's own operations (a program that stops calling the
  * allocator keeps what it had: a timer thread inside malloc would cost more
  * than it saves).
@@ -313,7 +314,9 @@ size_t _hh_release_locked(bool everything) {
         for (size_t k = 0; k < count; k++) released += runs[k].n << HH_OS_PAGE_SHIFT;
         if (!everything) break; /* one batch per check: the rest at the next one */
     }
-    if (!everything) released += give_back_slack_locked(now) << HH_OS_PAGE_SHIFT;
+    /* The time again: the lock was let go, and another thread may have
+     * taken pages since (a unit used after `now` would look quiet). */
+    if (!everything) released += give_back_slack_locked(_hh_clock_ms()) << HH_OS_PAGE_SHIFT;
     _hh_usage_changed_locked();
     return released;
 }
