@@ -29,10 +29,10 @@
  * huge pages another process has just freed) the budget never binds; where
  * the host backs fresh memory lazily (2-10 ms per 2 MiB on this project's
  * virtual machine) a short run whose heap grows fast stays mostly in 4 KiB
- * pages, as under glibc, and a long one gets its huge pages as it goes.  HUGEHEAP_HUGE_BUDGET=off buys
- * every huge page whatever it costs (and a heap that proves dense is huge at
- * the first touch, untimed, as before the budget); `always` pays the whole
- * cost from the budget.
+ * pages, as under glibc, and a long one gets its huge pages as it goes.
+ * HUGEHEAP_HUGE_BUDGET=off buys every huge page whatever it costs (and a
+ * heap that proves dense is huge at the first touch, untimed, as before the
+ * budget); `always` pays the whole cost from the budget.
  *
  * Giving back (release.c does it): a unit's free memory goes back once the
  * unit was quiet for the release delay, a unit that may be a huge page only
@@ -126,6 +126,13 @@ static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t
 
 void _hh_policy_collapse(void *addr, size_t size) {
     (void)make_huge_timed(_hh_os_collapse, addr, size);
+}
+
+/* Faults the 2 MiB unit at `unit` in as a huge page, timed and paid;
+ * returns what it cost the budget. */
+static uint64_t populate_unit(void *unit) {
+    atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
+    return make_huge_timed(_hh_os_populate, unit, HH_UNIT);
 }
 
 /* Whether `units` more units may be huge pages at the program's first touch
@@ -297,10 +304,7 @@ static void populate_queued_units(void) {
     populate_count = 0;
     atomic_store_explicit(&populate_due, false, memory_order_relaxed);
     _hh_unlock();
-    for (size_t i = 0; i < n; i++) {
-        (void)make_huge_timed(_hh_os_populate, units[i], HH_UNIT);
-        atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
-    }
+    for (size_t i = 0; i < n; i++) (void)populate_unit(units[i]);
 }
 
 /* Under the dense policy, the units a run covers whole that hold no memory
@@ -328,8 +332,7 @@ bool _hh_policy_new_block_huge(size_t span) {
 
 bool _hh_policy_block_first_unit(char *user, size_t usable) {
     if (_hh_cfg.huge_budget == HH_BUDGET_OFF || usable < 2 * HH_UNIT) return true;
-    uint64_t each = make_huge_timed(_hh_os_populate, user, HH_UNIT);
-    atomic_fetch_add_explicit(&_hh_gstats.units_populated, 1, memory_order_relaxed);
+    uint64_t each = populate_unit(user);
     size_t rest = units_in(usable) - 1;
     if (budget_affords_at(rest, each)) {
         charge(rest, each);

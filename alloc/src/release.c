@@ -37,14 +37,20 @@ static size_t regions_from_top(hh_region **order) {
     return n;
 }
 
+/* [*from, *to) of r cut to the pages that can hold memory: past the header,
+ * below the writable top (nothing beyond it is handed out or written). */
+static void clip_to_open(const hh_region *r, size_t *from, size_t *to) {
+    if (*from < r->header_pages) *from = r->header_pages;
+    if (*to > r->open_pages) *to = r->open_pages;
+    if (*to > r->mapped_pages) *to = r->mapped_pages;
+}
+
 /* Holds the runs of free pages of [from, to) of r, from the top down (only
  * written ones where `written_only`), into runs[*count..max).  Pages held. */
 static size_t hold_free_runs_locked(hh_region *r, size_t from, size_t to, bool written_only,
                                     hh_purge_run *runs, size_t *count, size_t max) {
     size_t held = 0, end = to;
-    if (from < r->header_pages) from = r->header_pages;
-    if (end > r->open_pages) end = r->open_pages; /* nothing beyond is handed out or written */
-    if (end > r->mapped_pages) end = r->mapped_pages;
+    clip_to_open(r, &from, &end);
 #define GOES_BACK(i) (!_hh_bit(r->used, (i)) && (!written_only || _hh_bit(r->dirty, (i))))
     while (end > from && *count < max) {
         size_t i = end;
@@ -214,12 +220,10 @@ static uint64_t slack_pages_locked(void) {
     return pages;
 }
 
-/* How many runs of free pages [from, to) of r has (past the header). */
+/* How many runs of free pages [from, to) of r has (those clip_to_open leaves). */
 static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
     size_t runs = 0;
-    if (from < r->header_pages) from = r->header_pages;
-    if (to > r->open_pages) to = r->open_pages;
-    if (to > r->mapped_pages) to = r->mapped_pages;
+    clip_to_open(r, &from, &to);
     for (size_t i = from; i < to;) {
         i = _hh_find_bit(r->used, i, to, false);
         if (i == to) break;

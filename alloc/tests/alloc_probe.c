@@ -132,15 +132,19 @@ static int budget(size_t mib, long ms) {
     return 0;
 }
 
-static long thp_splits(void) {
-    FILE *f = fopen("/proc/vmstat", "r");
+/* The number `format` (a sscanf format of one %ld) reads from a line of
+ * the file at `path`; -1 where none does. */
+static long proc_value(const char *path, const char *format) {
+    FILE *f = fopen(path, "r");
     char line[256];
-    long count = -1;
+    long value = -1;
     if (f == NULL) return -1;
-    while (fgets(line, sizeof line, f)) sscanf(line, "thp_split_page %ld", &count);
+    while (fgets(line, sizeof line, f)) sscanf(line, format, &value);
     fclose(f);
-    return count;
+    return value;
 }
+
+static long thp_splits(void) { return proc_value("/proc/vmstat", "thp_split_page %ld"); }
 
 /* One block allocated, written and freed: the page heap's operations, on
  * which the release policy runs (kept by the compiler, which would drop a
@@ -186,15 +190,7 @@ static int holes(size_t mib) {
     return 0;
 }
 
-static long peak_kb(void) {
-    FILE *f = fopen("/proc/self/status", "r");
-    char line[256];
-    long kb = -1;
-    if (f == NULL) return -1;
-    while (fgets(line, sizeof line, f)) sscanf(line, "VmHWM: %ld kB", &kb);
-    fclose(f);
-    return kb;
-}
+static long peak_kb(void) { return proc_value("/proc/self/status", "VmHWM: %ld kB"); }
 
 static int grow(size_t mib) {
     size_t size = (size_t)192 << 10;
