@@ -74,7 +74,7 @@ test-aarch64: deps
 	cmake -S . -B build-aarch64 -DCMAKE_TOOLCHAIN_FILE=cmake/aarch64-linux-gnu.cmake $(CMAKE_FLAGS) >/dev/null && \
 	cmake --build build-aarch64 -j$(JOBS) && cd build-aarch64 && ctest --output-on-failure -j$(JOBS)
 
-# Real programs' whole test suites (CPython's, numpy's) under glibc and with
+# Real programs' whole test suites (CPython's, numpy's, scipy's) under glibc and with
 # libhugeheap preloaded; fails on any test failing under one only.  Logs,
 # JUnit XML and results.json in build/programs.
 test-programs: build

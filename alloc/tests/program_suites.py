@@ -4,7 +4,7 @@ with libhugeheap preloaded, their failures compared.  A test that fails in one
 configuration and not in the other, or a crash in one only, is a difference,
 and any difference fails the check.
 
-    program_suites.py --lib build/lib/libhugeheap.so [--suite cpython,numpy]
+    program_suites.py --lib build/lib/libhugeheap.so [--suite cpython,numpy,scipy]
                       [--subset] [--python PYTHON] [--venv-python PYTHON]
                       [--jobs N] [--out DIR]
 
@@ -16,6 +16,10 @@ Suites:
   numpy    numpy's own tests (`pytest --pyargs numpy`), from the virtual
            environment (--venv-python): arrays of every size through malloc,
            calloc, realloc and aligned allocation, from C.
+  scipy    scipy's own tests, from the same environment: its C, C++ and
+           Fortran libraries (SuperLU, ARPACK, Qhull, the k-d tree, LAPACK
+           through OpenBLAS, the graph and image routines) allocate through
+           malloc and C++'s new, from threads of their own too.
 
 --subset runs a bounded part of each (allocation-heavy modules; about two
 minutes), as `make test` does; without it the whole suites run, as `make
@@ -69,6 +73,14 @@ NUMPY_SUBSET = [
     "numpy._core.tests.test_numeric", "numpy._core.tests.test_indexing",
     "numpy._core.tests.test_item_selection", "numpy._core.tests.test_dtype",
     "numpy.lib.tests.test_function_base",
+]
+# scipy: sparse matrices and their direct and iterative solvers (SuperLU,
+# ARPACK), graph algorithms on them, k-d trees and Qhull (C++ and C),
+# image filters, and file formats read into arrays.
+SCIPY_SUBSET = [
+    "scipy.sparse.csgraph", "scipy.sparse.tests.test_construct", "scipy.sparse.linalg._dsolve",
+    "scipy.sparse.linalg._eigen.arpack", "scipy.spatial.tests.test_kdtree",
+    "scipy.spatial.tests.test_qhull", "scipy.ndimage.tests.test_filters", "scipy.io",
 ]
 
 
@@ -165,7 +177,8 @@ def read_pytest(proc: subprocess.CompletedProcess[str], xml: Path) -> Outcome:
     if proc.returncode < 0 or not xml.exists():
         return Outcome(crash=f"pytest ended with status {proc.returncode}: "
                              f"{last_lines(proc.stdout + proc.stderr)}")
-    if "errors during collection" in proc.stdout and "Interrupted" in proc.stdout:
+    # "Interrupted: 1 error during collection" (or "N errors"): nothing ran.
+    if re.search(r"Interrupted: \d+ errors? during collection", proc.stdout):
         return Outcome(crash=f"pytest stopped collecting: {last_lines(proc.stdout, 2)}")
     return Outcome(*junit_failures(xml))
 
@@ -191,21 +204,23 @@ def cpython_suite(python: str, jobs: int) -> Suite:
                  read_regrtest, regrtest_unit, timeout=4 * 3600)
 
 
-def numpy_suite(python: str) -> Suite:
-    # Test ids relative to the folder numpy is installed in name the module
-    # ("numpy._core.tests.test_dtype.TestBuiltin"), so that it can run again.
+def package_suite(package: str, python: str, subset: list[str],
+                  left_out: tuple[str, ...] = ()) -> Suite:
+    """A Python package's own tests, `pytest --pyargs PACKAGE`, in the
+    environment of `python`.  Test ids relative to the folder the package is
+    installed in name the module ("numpy._core.tests.test_dtype.TestBuiltin"),
+    so that it can run again; `left_out`: its subfolders not to collect."""
     installed = subprocess.run(
-        [python, "-c", "import numpy, os; print(os.path.dirname(os.path.dirname(numpy.__file__)))"],
+        [python, "-c", f"import {package}, os; print(os.path.dirname(os.path.dirname("
+                       f"{package}.__file__)))"],
         capture_output=True, text=True, check=True).stdout.strip()
+    ignores = [f"--ignore={installed}/{package}/{folder}" for folder in left_out]
 
     def command(units: list[str], xml: Path) -> list[str]:
-        # f2py's tests build Fortran extensions with meson, which the
-        # project does not install: they test f2py, not the heap.
         return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
-                "--rootdir", installed, f"--ignore={installed}/numpy/f2py", "--junitxml", str(xml),
-                "--pyargs", *(units or ["numpy"])]
-    return Suite("numpy", command, {}, NUMPY_SUBSET, read_pytest, pytest_unit,
-                 timeout=2 * 3600)
+                "--rootdir", installed, *ignores, "--junitxml", str(xml),
+                "--pyargs", *(units or [package])]
+    return Suite(package, command, {}, subset, read_pytest, pytest_unit, timeout=2 * 3600)
 
 
 def pyenv_python() -> str:
@@ -347,21 +362,27 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
             if not os.access(python, os.X_OK):
                 raise CannotRun(f"--python {python}: no such program")
             chosen.append(cpython_suite(python, args.jobs))
-        elif name == "numpy":
+        elif name in ("numpy", "scipy"):
             # Absolute, as the runs start in their own folder; not resolved:
             # a virtual environment's python is a link that must stay one.
             python = os.path.abspath(args.venv_python) if args.venv_python else None
             if not python or not Path(python).exists():
-                raise Skipped(f"numpy's tests need the virtual environment's python "
+                raise Skipped(f"{name}'s tests need the virtual environment's python "
                               f"(--venv-python {python or '?'}: not found; `make venv` makes it)")
-            for module in ("numpy", "pytest", "hypothesis"):
+            for module in (name, "pytest", "hypothesis"):
                 probe = subprocess.run([python, "-c", f"import {module}"], capture_output=True)
                 if probe.returncode != 0:
-                    raise Skipped(f"numpy's tests need {module} in {python} "
+                    raise Skipped(f"{name}'s tests need {module} in {python} "
                                   "(`make venv` installs it)")
-            chosen.append(numpy_suite(python))
+            if name == "numpy":
+                # f2py's tests build Fortran extensions with meson, which the
+                # project does not install: they test f2py, not the heap.
+                chosen.append(package_suite("numpy", python, NUMPY_SUBSET, ("f2py",)))
+            else:
+                # scipy.datasets' tests download the datasets (pooch, network).
+                chosen.append(package_suite("scipy", python, SCIPY_SUBSET, ("datasets",)))
         else:
-            raise CannotRun(f"unknown suite {name!r} (known: cpython, numpy)")
+            raise CannotRun(f"unknown suite {name!r} (known: cpython, numpy, scipy)")
     return chosen
 
 
@@ -375,7 +396,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--lib", required=True, type=Path, help="path of libhugeheap.so")
-    parser.add_argument("--suite", default="cpython,numpy", help="comma-separated suites")
+    parser.add_argument("--suite", default="cpython,numpy,scipy",
+                        help="comma-separated suites")
     parser.add_argument("--subset", action="store_true", help="a bounded part of each suite")
     parser.add_argument("--python", help="CPython whose test suite runs (default: ~/.pyenv)")
     parser.add_argument("--venv-python", help="python of the environment numpy's tests run in")

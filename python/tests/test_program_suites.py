@@ -1,0 +1,69 @@
+"""How alloc/tests/program_suites.py reads a pytest run: a run that stopped
+while collecting ran nothing and must not pass as "the same failures under
+both"; failed test cases come from the JUnit XML, by module."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "alloc" / "tests" / "program_suites.py"
+
+
+@pytest.fixture(scope="module")
+def suites() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("program_suites", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["program_suites"] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def finished(stdout: str, status: int = 1) -> subprocess.CompletedProcess[str]:
+    return subprocess.CompletedProcess(["pytest"], status, stdout, "")
+
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="3">
+<testcase classname="scipy.io.tests.test_mmio.TestMMIO" name="test_simple"/>
+<testcase classname="scipy.io.tests.test_mmio.TestMMIO" name="test_big[1]">
+  <failure message="boom"/></testcase>
+<testcase classname="scipy.spatial.tests.test_qhull" name="test_hull">
+  <error message="x"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+@pytest.mark.parametrize("summary", [
+    "!!!! Interrupted: 1 error during collection !!!!",
+    "!!!! Interrupted: 3 errors during collection !!!!",
+])
+def test_a_run_stopped_while_collecting_is_a_crash(suites: ModuleType, tmp_path: Path,
+                                                   summary: str) -> None:
+    xml = tmp_path / "run.xml"
+    xml.write_text(JUNIT)
+    outcome = suites.read_pytest(finished(f"ERROR collecting x.py\n{summary}\n"), xml)
+    assert outcome.crash is not None and "stopped collecting" in outcome.crash
+
+
+def test_failures_and_errors_come_from_the_xml(suites: ModuleType, tmp_path: Path) -> None:
+    xml = tmp_path / "run.xml"
+    xml.write_text(JUNIT)
+    outcome = suites.read_pytest(finished("1 failed, 1 error, 1 passed in 2.0s\n"), xml)
+    assert outcome.crash is None
+    assert outcome.ran == 3
+    assert outcome.failed == {"scipy.io.tests.test_mmio.TestMMIO.test_big[1]",
+                              "scipy.spatial.tests.test_qhull.test_hull"}
+    assert {suites.pytest_unit(t) for t in outcome.failed} == {
+        "scipy.io.tests.test_mmio", "scipy.spatial.tests.test_qhull"}
+
+
+def test_a_run_without_its_xml_is_a_crash(suites: ModuleType, tmp_path: Path) -> None:
+    outcome = suites.read_pytest(finished("Segmentation fault\n", -11), tmp_path / "none.xml")
+    assert outcome.crash is not None and "-11" in outcome.crash
