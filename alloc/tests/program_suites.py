@@ -21,7 +21,7 @@ Suites:
            through OpenBLAS, the graph and image routines) allocate through
            malloc and C++'s new, from threads of their own too.
 
---subset runs a bounded part of each (allocation-heavy modules; about two
+--subset runs a bounded part of each (allocation-heavy modules; about three
 minutes), as `make test` does; without it the whole suites run, as `make
 test-programs` does.  Tests a suite skips here (no network, no GUI) are
 skipped in both configurations alike.
@@ -400,7 +400,8 @@ def main() -> int:
                         help="comma-separated suites")
     parser.add_argument("--subset", action="store_true", help="a bounded part of each suite")
     parser.add_argument("--python", help="CPython whose test suite runs (default: ~/.pyenv)")
-    parser.add_argument("--venv-python", help="python of the environment numpy's tests run in")
+    parser.add_argument("--venv-python",
+                        help="python of the environment numpy's and scipy's tests run in")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
                         help="worker processes of CPython's test runner")
     parser.add_argument("--out", type=Path, help="keep logs, XML and results.json here")
