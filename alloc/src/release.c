@@ -195,10 +195,18 @@ static void purge_locked(const hh_purge_run *runs, size_t count) {
  * than half in use keeps its free pages, and the units the library has
  * just made huge and the program has not reached yet (their free pages
  * unwritten) are left alone.  Not while the heap is seen to fault in again
- * what it gives back. */
+ * what it gives back.
+ *
+ * A heap still in 4 KiB pages (not promoted) keeps less: a page it gives
+ * back and takes again costs one 4 KiB fault, as glibc pays when it trims
+ * its heap, not the milliseconds of a huge page; so beyond 256 KiB (not one
+ * unit) and from units quiet for 50 ms.  A process of a few MiB otherwise
+ * holds a whole unit of free memory, a third of its heap. */
 #define SLACK_SHARE 16
 #define SLACK_MIN_PAGES HH_UNIT_PAGES
 #define SLACK_QUIET_MS 250
+#define SMALL_HEAP_SLACK_MIN_PAGES 64 /* 256 KiB */
+#define SMALL_HEAP_SLACK_QUIET_MS 50
 #define SLACK_RUNS 128 /* runs given back per pass */
 #define SLACK_SPLITS 16 /* huge pages split per pass */
 
@@ -250,13 +258,14 @@ static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *run
                                 char **split, size_t *n_split) {
     size_t count = 0;
     uint64_t picked = 0;
+    uint64_t quiet_ms = _hh_policy_heap_is_huge() ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
     hh_region *order[64];
     for (size_t k = regions_from_top(order); k-- > 0;) {
         hh_region *r = order[k];
         for (size_t u = HH_REGION_UNITS; u-- > 0;) {
             if (picked >= excess || count == SLACK_RUNS) return count;
             if (!(r->touched_units & ((uint32_t)1 << u)) ||
-                now - r->unit_used_ms[u] < SLACK_QUIET_MS) {
+                now - r->unit_used_ms[u] < quiet_ms) {
                 continue;
             }
             size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
@@ -286,7 +295,8 @@ static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *run
 static size_t give_back_slack_locked(uint64_t now) {
     if (_hh_policy_giving_back_churns()) return 0;
     uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
-    if (bound < SLACK_MIN_PAGES) bound = SLACK_MIN_PAGES;
+    uint64_t least = _hh_policy_heap_is_huge() ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
+    if (bound < least) bound = least;
     uint64_t slack = slack_pages_locked();
     if (slack <= bound) return 0;
     hh_purge_run runs[SLACK_RUNS];

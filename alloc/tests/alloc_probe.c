@@ -28,11 +28,14 @@
  *                           huge pages after the filling and at the end, and
  *                           the CPU time (the budget for huge pages grows
  *                           with it)
- *   alloc_probe holes MIB   allocate and fill MIB MiB in blocks of 256 KiB,
- *                           free three in four, then allocate a block now
- *                           and then for a second; print the anonymous
- *                           memory and huge pages before the frees and
- *                           after, and the huge pages the kernel split
+ *   alloc_probe holes MIB [PAUSE_MS [KIB]]
+ *                           allocate and fill MIB MiB in blocks of 256 KiB,
+ *                           free three in four, then allocate (and free) a
+ *                           block of KIB KiB (default 256: it fits a hole;
+ *                           bigger, it is placed above them) every PAUSE_MS
+ *                           (default 60) for about 1.2 s; print the
+ *                           anonymous memory and huge pages before the frees
+ *                           and after, and the huge pages the kernel split
  *                           meanwhile (/proc/vmstat)
  */
 #include <pthread.h>
@@ -157,7 +160,7 @@ static void allocate_one(size_t size) {
     free(p);
 }
 
-static int holes(size_t mib) {
+static int holes(size_t mib, long pause_ms, size_t then_kib) {
     enum { BLOCK = 256 << 10, MAX_BLOCKS = 4096 };
     static char *blocks[MAX_BLOCKS];
     size_t count = (mib << 20) / BLOCK;
@@ -178,9 +181,10 @@ static int holes(size_t mib) {
     for (size_t i = 0; i < count; i++) {
         if (i % 4 != 0) free(blocks[i]);
     }
-    for (int i = 0; i < 20; i++) {
-        nanosleep(&pause, NULL);
-        allocate_one(BLOCK);
+    struct timespec between = {pause_ms / 1000, pause_ms % 1000 * 1000 * 1000};
+    for (long waited = 0; waited < 1200; waited += pause_ms) {
+        nanosleep(&between, NULL);
+        allocate_one(then_kib << 10);
     }
     long anon_after_kb, huge_after_kb;
     smaps_totals(&anon_after_kb, &huge_after_kb);
@@ -334,7 +338,12 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "arrays") == 0) {
         return fill_blocks(strtoul(argv[2], NULL, 10), (size_t)6 << 20, (size_t)6 << 20);
     }
-    if (argc >= 3 && strcmp(argv[1], "holes") == 0) return holes(strtoul(argv[2], NULL, 10));
+    if (argc >= 3 && strcmp(argv[1], "holes") == 0) {
+        long pause_ms = argc >= 4 ? strtol(argv[3], NULL, 10) : 60;
+        size_t then_kib = argc >= 5 ? strtoul(argv[4], NULL, 10) : 256;
+        return holes(strtoul(argv[2], NULL, 10), pause_ms > 0 ? pause_ms : 60,
+                     then_kib > 0 ? then_kib : 256);
+    }
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
