@@ -10,10 +10,9 @@
  * that frees and allocates again within the delay (even blocks that do not
  * fit the holes they left, so that the heap keeps more than its demand)
  * faults nothing in twice; memory it stopped using goes back one delay
- * later.  The check runs
- * on the page heap's own operations (a program that stops calling the
- * allocator keeps what it had: a timer thread inside malloc would cost more
- * than it saves).
+ * later.  The check runs on the page heap's own operations (a program that
+ * stops calling the allocator keeps what it had: a timer thread inside
+ * malloc would cost more than it saves).
  *
  * Freed big blocks follow glibc's mmap threshold instead (below). */
 #include <string.h>
@@ -251,14 +250,13 @@ static bool worth_splitting(const hh_region *r, size_t u) {
            _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
 }
 
-/* Picks (and holds) up to `excess` pages of free memory of quiet units to
- * give back, from the top down; the huge pages to split for it, a page in
- * use of each, in split[]. */
-static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *runs,
-                                char **split, size_t *n_split) {
+/* Picks (and holds) up to `excess` pages of free memory of units quiet for
+ * `quiet_ms` to give back, from the top down; the huge pages to split for
+ * it, a page in use of each, in split[]. */
+static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess,
+                                hh_purge_run *runs, char **split, size_t *n_split) {
     size_t count = 0;
     uint64_t picked = 0;
-    uint64_t quiet_ms = _hh_policy_heap_is_huge() ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
     hh_region *order[64];
     for (size_t k = regions_from_top(order); k-- > 0;) {
         hh_region *r = order[k];
@@ -294,15 +292,17 @@ static size_t pick_slack_locked(uint64_t now, uint64_t excess, hh_purge_run *run
  * given back. */
 static size_t give_back_slack_locked(uint64_t now) {
     if (_hh_policy_giving_back_churns()) return 0;
+    bool huge = _hh_policy_heap_is_huge();
     uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
-    uint64_t least = _hh_policy_heap_is_huge() ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
+    uint64_t least = huge ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
     if (bound < least) bound = least;
     uint64_t slack = slack_pages_locked();
     if (slack <= bound) return 0;
     hh_purge_run runs[SLACK_RUNS];
     char *split[SLACK_SPLITS];
     size_t n_split = 0;
-    size_t count = pick_slack_locked(now, slack - bound, runs, split, &n_split);
+    uint64_t quiet_ms = huge ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
+    size_t count = pick_slack_locked(now, quiet_ms, slack - bound, runs, split, &n_split);
     if (count == 0) return 0;
     purge_and_split_locked(runs, count, split, n_split);
     size_t pages = 0;
