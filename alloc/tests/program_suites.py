@@ -82,6 +82,15 @@ SCIPY_SUBSET = [
     "scipy.sparse.linalg._eigen.arpack", "scipy.spatial.tests.test_kdtree",
     "scipy.spatial.tests.test_qhull", "scipy.ndimage.tests.test_filters", "scipy.io",
 ]
+# The Python packages whose own tests run, from the virtual environment:
+# their bounded parts, and their folders left out.  numpy's f2py tests build
+# Fortran extensions with meson, which the project does not install (they
+# test f2py, not the heap); scipy.datasets' download the datasets (pooch,
+# network).
+PACKAGES = {
+    "numpy": (NUMPY_SUBSET, ("f2py",)),
+    "scipy": (SCIPY_SUBSET, ("datasets",)),
+}
 
 
 class CannotRun(Exception):
@@ -362,7 +371,7 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
             if not os.access(python, os.X_OK):
                 raise CannotRun(f"--python {python}: no such program")
             chosen.append(cpython_suite(python, args.jobs))
-        elif name in ("numpy", "scipy"):
+        elif name in PACKAGES:
             # Absolute, as the runs start in their own folder; not resolved:
             # a virtual environment's python is a link that must stay one.
             python = os.path.abspath(args.venv_python) if args.venv_python else None
@@ -374,15 +383,10 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
                 if probe.returncode != 0:
                     raise Skipped(f"{name}'s tests need {module} in {python} "
                                   "(`make venv` installs it)")
-            if name == "numpy":
-                # f2py's tests build Fortran extensions with meson, which the
-                # project does not install: they test f2py, not the heap.
-                chosen.append(package_suite("numpy", python, NUMPY_SUBSET, ("f2py",)))
-            else:
-                # scipy.datasets' tests download the datasets (pooch, network).
-                chosen.append(package_suite("scipy", python, SCIPY_SUBSET, ("datasets",)))
+            subset, left_out = PACKAGES[name]
+            chosen.append(package_suite(name, python, subset, left_out))
         else:
-            raise CannotRun(f"unknown suite {name!r} (known: cpython, numpy, scipy)")
+            raise CannotRun(f"unknown suite {name!r} (known: cpython, {', '.join(PACKAGES)})")
     return chosen
 
 
