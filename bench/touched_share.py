@@ -28,6 +28,10 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
+from hugeheap.measure.hugepages import rollup_bytes  # noqa: E402
 
 MIB = 1024 * 1024
 TICKS = os.sysconf("SC_CLK_TCK")
@@ -38,17 +42,6 @@ def cpu_seconds(pid: int) -> float:
     with open(f"/proc/{pid}/stat") as stat:
         fields = stat.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
-
-
-def rollup_bytes(pid: int) -> dict[str, int]:
-    """The kB fields of /proc/PID/smaps_rollup, in bytes."""
-    values = {}
-    with open(f"/proc/{pid}/smaps_rollup") as rollup:
-        for line in rollup:
-            parts = line.split()
-            if len(parts) == 3 and parts[2] == "kB":
-                values[parts[0].rstrip(":")] = int(parts[1]) * 1024
-    return values
 
 
 def main() -> int:
@@ -77,6 +70,8 @@ def main() -> int:
             ran = cpu_seconds(program.pid) - cpu_before
         except (FileNotFoundError, ProcessLookupError):
             break  # it ended within the window
+        if memory is None:
+            break
         if ran >= window / 2 and memory.get("Anonymous", 0) >= 16 * MIB:
             windows.append((memory["Anonymous"], memory.get("Referenced", 0)))
         time.sleep(max(0.0, (args.every_ms - args.window_ms) / 1000))

@@ -14,7 +14,7 @@ from pathlib import Path
 # threshold of the harness, for every way of sampling.
 MIN_ANONYMOUS_BYTES = 2**20
 
-_ANON = re.compile(r"^(Anonymous|AnonHugePages):\s+(\d+)", re.M)
+_ROLLUP_FIELD = re.compile(r"^(\w+):\s+(\d+) kB$", re.M)
 
 
 def share(anonymous_bytes: int, huge_bytes: int) -> float | None:
@@ -24,14 +24,22 @@ def share(anonymous_bytes: int, huge_bytes: int) -> float | None:
     return huge_bytes / anonymous_bytes
 
 
-def process_anonymous(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
-    """(anonymous, of it in huge pages) bytes of a process, None once it is gone."""
+def rollup_bytes(pid: int, proc: Path = Path("/proc")) -> dict[str, int] | None:
+    """The kB fields of a process's smaps_rollup (Rss, Anonymous,
+    AnonHugePages, Referenced, ...), in bytes; None once it is gone."""
     try:
         text = (proc / str(pid) / "smaps_rollup").read_text()
     except OSError:
         return None
-    values = dict(_ANON.findall(text))
-    return int(values.get("Anonymous", 0)) * 1024, int(values.get("AnonHugePages", 0)) * 1024
+    return {name: int(kb) * 1024 for name, kb in _ROLLUP_FIELD.findall(text)}
+
+
+def process_anonymous(pid: int, proc: Path = Path("/proc")) -> tuple[int, int] | None:
+    """(anonymous, of it in huge pages) bytes of a process, None once it is gone."""
+    values = rollup_bytes(pid, proc)
+    if values is None:
+        return None
+    return values.get("Anonymous", 0), values.get("AnonHugePages", 0)
 
 
 def processes_anonymous(pids: list[int]) -> tuple[int, int]:
