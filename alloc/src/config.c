@@ -64,8 +64,9 @@ typedef struct env_values {
     char huge_units[16];
     char huge_budget[16];
     char budget_share[32];
+    char growth_heap[8];
     bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
-        share_set;
+        share_set, growth_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -95,6 +96,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->huge_budget), offsetof(env_values, budget_set)},
         {"HUGEHEAP_HUGE_BUDGET_SHARE=", offsetof(env_values, budget_share),
          sizeof(((env_values *)0)->budget_share), offsetof(env_values, share_set)},
+        {"HUGEHEAP_GROWTH_HEAP=", offsetof(env_values, growth_heap),
+         sizeof(((env_values *)0)->growth_heap), offsetof(env_values, growth_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -181,6 +184,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
+    cfg->growth_heap = true;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     /* No block can be larger than the machine's memory and swap together. */
@@ -252,6 +256,17 @@ void _hh_config_read(hh_config *cfg) {
         } else {
             warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
                      "using dense\n");
+        }
+    }
+
+    if (v.growth_set) {
+        static const keyword switches[] = {{"on", true}, {"1", true}, {"off", false}, {"0", false}};
+        int on;
+        if (keyword_value(v.growth_heap, switches, sizeof switches / sizeof switches[0], &on)) {
+            cfg->growth_heap = on;
+        } else {
+            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected on or off); "
+                        "using on\n");
         }
     }
 

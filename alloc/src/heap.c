@@ -606,6 +606,9 @@ void _hh_free_slow(void *ptr, size_t size) {
         }
         _hh_medium_free(what.region, ptr);
         return;
+    case HH_KIND_GROWTH:
+        _hh_growth_free(ptr, size);
+        return;
     case HH_KIND_LARGE:
         if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
         _hh_large_free(what.large, ptr);

@@ -107,13 +107,16 @@ __attribute__((constructor)) static void init_at_load(void) {
 
 /* ------------------------------------------------------------------- fork */
 
-/* The global lock first, then the pools' locks: the order every path takes. */
+/* The global lock first, then the pools' locks and the growth heap's: the
+ * order every path takes. */
 static void fork_prepare(void) {
     _hh_lock_before_fork();
     _hh_pools_before_fork();
+    _hh_growth_before_fork();
 }
 
 static void fork_parent(void) {
+    _hh_growth_after_fork(false);
     _hh_pools_after_fork(false);
     _hh_lock_after_fork_parent();
 }
@@ -122,6 +125,7 @@ static void fork_parent(void) {
  * they were (they may have been mid-update when fork() happened, so they are
  * not touched): their blocks can still be freed, by the remote path. */
 static void fork_child(void) {
+    _hh_growth_after_fork(true);
     _hh_pools_after_fork(true);
     _hh_lock_after_fork_child();
     _hh_heap_fork_child();

@@ -322,6 +322,24 @@ HH_INTERNAL void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size);
 /* Pages of the medium block at ptr, or 0 if ptr starts none. */
 HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
 
+/* --------------------------------------------------------- growth.c */
+/* size <= HH_SMALL_MAX: a block of the growth heap; NULL (errno ENOMEM) if
+ * there is no memory. */
+HH_INTERNAL void *_hh_growth_alloc(size_t size);
+/* size as in _hh_free_fast (0: not a sized free). */
+HH_INTERNAL void _hh_growth_free(void *ptr, size_t size);
+/* A live block's usable bytes, or a stop with `what` and the pointer. */
+HH_INTERNAL size_t _hh_growth_usable(const void *ptr, const char *what);
+HH_INTERNAL bool _hh_growth_owns(const void *ptr);
+/* size <= HH_SMALL_MAX: resized in place or moved within the growth heap;
+ * NULL (errno ENOMEM) if there is no memory, the block untouched. */
+HH_INTERNAL void *_hh_growth_realloc(void *ptr, size_t size);
+/* Bytes in live blocks, in spans' pages written, and in spans held (no
+ * lock taken: the statistics call it with the global lock held). */
+HH_INTERNAL void _hh_growth_usage(uint64_t *live, uint64_t *written, uint64_t *held);
+HH_INTERNAL void _hh_growth_before_fork(void);
+HH_INTERNAL void _hh_growth_after_fork(bool child);
+
 /* ---------------------------------------------------------- large.c */
 HH_INTERNAL void *_hh_large_alloc(size_t size, size_t alignment, bool zero);
 HH_INTERNAL void _hh_large_free(hh_large *large, void *ptr);

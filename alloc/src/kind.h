@@ -2,13 +2,13 @@
  * directions.
  *
  * size -> kind and class: a small block (up to HH_SMALL_MAX, one of the size
- * classes), a medium block (a run of pages, below HH_LARGE_MIN) or a large
+ * classes, or the growth heap's when realloc grows it), a medium block (a run of pages, below HH_LARGE_MIN) or a large
  * block (a mapping of its own).  The fast path of malloc (fastpath.h) takes
  * its class from the inline helpers here (the tables behind them are in
  * kind.c) and writes the one comparison of _hh_size_kind's small test out.
  *
  * pointer -> kind and owner: in the reserved range or in a region mapped
- * elsewhere, a small page's block or a medium block; outside, what the
+ * elsewhere, a small page's block, a growth heap's block or a medium block; outside, what the
  * granule map says (a large block, whose cookie is checked here and nowhere
  * else, a pool object, or nothing of ours).  free's fast path recognises
  * the common case (a pointer of the range into a small page) by the same
@@ -114,7 +114,12 @@ static inline hh_pointer_kind _hh_pointer_kind(const void *ptr) {
         HH_ASSERT(region->cookie == _hh_region_cookie(region));
         what.region = region;
         what.page = _hh_page_of(ptr);
-        what.kind = HH_SHARED_LOAD(what.page->span) != 0 ? HH_KIND_SMALL : HH_KIND_MEDIUM;
+        if (HH_SHARED_LOAD(what.page->span) != 0) {
+            what.kind = HH_KIND_SMALL;
+        } else {
+            what.kind = __atomic_load_n(&what.page->growth, __ATOMIC_ACQUIRE) ? HH_KIND_GROWTH
+                                                                               : HH_KIND_MEDIUM;
+        }
         return what;
     }
     switch (_hh_granule_kind(ptr)) {

@@ -39,7 +39,7 @@ static inline size_t usable_in_page(hh_page *page, void *ptr) {
 static hh_pointer_kind block_kind(const void *ptr, const char *what) {
     hh_pointer_kind kind = _hh_pointer_kind(ptr);
     if (HH_UNLIKELY(kind.kind != HH_KIND_SMALL && kind.kind != HH_KIND_MEDIUM &&
-                    kind.kind != HH_KIND_LARGE)) {
+                    kind.kind != HH_KIND_GROWTH && kind.kind != HH_KIND_LARGE)) {
         _hh_fatal(what, ptr);
     }
     return kind;
@@ -58,8 +58,16 @@ HH_API void *hh_calloc(size_t count, size_t size) {
     return _hh_alloc(bytes, true);
 }
 
+/* A block that realloc makes (from NULL) or grows to `size` bytes: the
+ * growth heap's up to HH_SMALL_MAX (growth.c says why), any other above. */
+static void *alloc_growing(size_t size) {
+    _hh_init(); /* realloc(NULL, n) may be the first call */
+    if (size <= HH_SMALL_MAX && _hh_cfg.growth_heap) return _hh_growth_alloc(size);
+    return _hh_alloc(size, false);
+}
+
 static void *move_block(void *ptr, size_t old_usable, size_t size) {
-    void *moved = _hh_alloc(size, false);
+    void *moved = size > old_usable ? alloc_growing(size) : _hh_alloc(size, false);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, old_usable < size ? old_usable : size);
     hh_free(ptr);
@@ -67,7 +75,7 @@ static void *move_block(void *ptr, size_t old_usable, size_t size) {
 }
 
 HH_API void *hh_realloc(void *ptr, size_t size) {
-    if (ptr == NULL) return _hh_alloc(size, false);
+    if (ptr == NULL) return alloc_growing(size);
     if (size == 0) { /* glibc frees and returns NULL */
         hh_free(ptr);
         return NULL;
@@ -85,6 +93,10 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
         size_t usable = usable_in_page(kind.page, ptr);
         if (size <= usable && (usable <= HH_SMALL_STEP_MAX || size >= usable / 2)) return ptr;
         return move_block(ptr, usable, size);
+    }
+    if (kind.kind == HH_KIND_GROWTH) {
+        if (size <= HH_SMALL_MAX) return _hh_growth_realloc(ptr, size);
+        return move_block(ptr, _hh_growth_usable(ptr, "realloc(): invalid pointer"), size);
     }
     void *resized = _hh_medium_realloc(kind.region, ptr, size);
     if (resized != NULL) return resized;
@@ -176,6 +188,9 @@ HH_API size_t hh_usable_size(void *ptr) {
     hh_pointer_kind kind = block_kind(ptr, "malloc_usable_size(): invalid pointer");
     if (kind.kind == HH_KIND_LARGE) return kind.large->usable;
     if (kind.kind == HH_KIND_SMALL) return usable_in_page(kind.page, ptr);
+    if (kind.kind == HH_KIND_GROWTH) {
+        return _hh_growth_usable(ptr, "malloc_usable_size(): invalid pointer");
+    }
     return _hh_medium_usable(kind.region, ptr);
 }
 
@@ -206,6 +221,8 @@ HH_API bool hh_owns(const void *ptr) {
         return _hh_page_holds(kind.page, ptr);
     case HH_KIND_MEDIUM:
         return _hh_medium_pages(kind.region, ptr) != 0;
+    case HH_KIND_GROWTH:
+        return _hh_growth_owns(ptr);
     case HH_KIND_LARGE:
         return true;
     default:

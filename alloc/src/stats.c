@@ -30,6 +30,8 @@ typedef struct breakdown {
     uint64_t unwritten;     /* parts of small pages not carved yet (held once huge) */
     uint64_t empty_pages;   /* empty small pages kept by threads */
     uint64_t medium;        /* medium blocks (whole pages) */
+    uint64_t growth;        /* growth heap blocks in use */
+    uint64_t growth_free;   /* the rest of its spans (written ones only while not huge) */
     uint64_t free_kept;     /* free pages holding memory that the release policy keeps */
     uint64_t free_holes;    /* free pages holding memory inside a huge page in use */
     uint64_t untouched;     /* never written parts of huge pages in use */
@@ -97,7 +99,11 @@ static void look_locked(breakdown *b) {
     _hh_usage_regions_locked(&usage);
     memcpy(b->units_by_use, usage.units_by_use, sizeof b->units_by_use);
     b->medium = atomic_load_explicit(&medium_bytes, memory_order_relaxed);
-    uint64_t in_pages = small_pages * HH_SPAGE + b->medium;
+    uint64_t growth_written, growth_spans;
+    _hh_growth_usage(&b->growth, &growth_written, &growth_spans);
+    uint64_t growth_held = huge ? growth_spans : growth_written;
+    b->growth_free = growth_held > b->growth ? growth_held - b->growth : 0;
+    uint64_t in_pages = small_pages * HH_SPAGE + b->medium + growth_spans;
     b->empty_pages = usage.used_bytes > in_pages ? usage.used_bytes - in_pages : 0;
     if (!huge) b->unwritten = 0; /* not resident: no part of what is held */
     b->free_kept = usage.purgeable_bytes;
@@ -115,6 +121,7 @@ static void look_locked(breakdown *b) {
     b->large_cached = large.cached_bytes;
     b->api = atomic_load_explicit(&api_bytes, memory_order_relaxed);
     b->held = b->blocks + b->small_free + b->unwritten + b->empty_pages + b->medium +
+              b->growth + b->growth_free +
               b->free_kept + b->free_holes + b->untouched + b->headers + b->large +
               b->large_rounding + b->large_cached + b->api;
 }
@@ -137,7 +144,7 @@ int64_t _hh_stats_in_use(void) {
     _hh_lock();
     look_locked(&b);
     _hh_unlock();
-    return (int64_t)(b.blocks + b.medium + b.large);
+    return (int64_t)(b.blocks + b.medium + b.growth + b.large);
 }
 
 /* ------------------------------------------------------------- readings */
@@ -244,12 +251,15 @@ static void take_snapshot(snapshot *s) {
     add_word(s, "system_thp", "system THP", _hh_cfg.system_thp[0] ? _hh_cfg.system_thp : "unknown");
     add(s, "mapped_bytes", "held now", BYTES, (uint64_t)LOAD(mapped));
     add(s, "mapped_peak_bytes", "held at peak", BYTES, (uint64_t)LOAD(mapped_peak));
-    add(s, "in_use_peak_bytes", "in blocks at that peak", BYTES, peak.blocks + peak.medium + peak.large);
+    add(s, "in_use_peak_bytes", "in blocks at that peak", BYTES,
+        peak.blocks + peak.medium + peak.growth + peak.large);
     add(s, "peak_blocks_bytes", "  small blocks", BYTES, peak.blocks);
     add(s, "peak_small_free_bytes", "  free room in small pages", BYTES, peak.small_free);
     add(s, "peak_unwritten_bytes", "  small pages not carved yet", BYTES, peak.unwritten);
     add(s, "peak_empty_pages_bytes", "  empty small pages kept", BYTES, peak.empty_pages);
     add(s, "peak_medium_bytes", "  medium blocks", BYTES, peak.medium);
+    add(s, "peak_growth_bytes", "  growth heap blocks (grown by realloc)", BYTES, peak.growth);
+    add(s, "peak_growth_free_bytes", "  free room in the growth heap", BYTES, peak.growth_free);
     add(s, "peak_free_kept_bytes", "  free memory kept (release policy)", BYTES, peak.free_kept);
     add(s, "peak_free_holes_bytes", "  free memory in huge pages in use", BYTES, peak.free_holes);
     add(s, "peak_untouched_bytes", "  unwritten parts of huge pages", BYTES, peak.untouched);

@@ -64,6 +64,8 @@
 #define HH_DIRECT_MAX 1024 /* malloc finds the page of sizes up to this directly */
 #define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
 
+#define HH_GROWTH_SPAN ((size_t)256 << 10) /* the growth heap's spans (growth.c) */
+
 #define HH_LARGE_MIN ((size_t)32 << 20) /* malloc of this much and more: a mapping of its own */
 #define HH_LARGE_HEADER 64
 #define HH_MAX_ALLOC ((size_t)PTRDIFF_MAX - 2 * HH_REGION)
@@ -134,7 +136,8 @@ typedef struct hh_page {
     _Atomic(uintptr_t) thread_free; /* remote frees | HH_PAGE_* state */
     _Atomic(bool) has_aligned;      /* HH_PAGE_ALIGNED, for remote frees */
     uint8_t written_pages;          /* OS pages of it ever written (carved) */
-    uint8_t pad_[2];
+    uint8_t growth;                 /* the slot is in a span of the growth heap (growth.c) */
+    uint8_t pad_;
     /* reserved * block_size: a free must point below it (written by the
      * owner with atomic stores; read by it plainly, by others atomically). */
     uint32_t carved_end;
@@ -241,6 +244,7 @@ typedef struct hh_config {
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
+    bool growth_heap;          /* blocks realloc grows go to the growth heap (growth.c) */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
     enum hh_huge_budget huge_budget;
@@ -349,6 +353,7 @@ typedef enum hh_kind {
     HH_KIND_SMALL,        /* in a small page of a region */
     HH_KIND_MEDIUM,       /* in a region, not in a small page: a medium block's
                              start, or a pointer that is no block (medium.c tells) */
+    HH_KIND_GROWTH,       /* in a span of the growth heap (growth.c tells which block) */
     HH_KIND_LARGE,        /* the start of a live large block (its cookie checked) */
     HH_KIND_LARGE_FREED,  /* a large block's granule whose header holds no live
                              block there: freed, or not the block's start */

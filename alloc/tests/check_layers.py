@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("declarations", ["internal.h"]),
     ("system", ["os.c", "lock.c", "config.c", "granule.c"]),
     ("kinds", ["kind.h", "kind.c"]),
-    ("memory", ["range.c", "pages.c", "release.c", "policy.c", "usage.c", "medium.c",
+    ("memory", ["range.c", "pages.c", "release.c", "policy.c", "usage.c", "medium.c", "growth.c",
                 "large.c", "stats.c"]),
     ("heaps", ["fastpath.h", "heap.c", "heap_life.c"]),
     ("process and API", ["init.c", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c"]),

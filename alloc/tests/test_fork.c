@@ -24,6 +24,9 @@ static void *churn(void *arg) {
         free(keep[slot]);
         keep[slot] = malloc(16 + (i * 37) % 5000);
         memset(keep[slot], 1, 16);
+        if (i % 3 == 0) { /* the growth heap has a lock of its own too */
+            keep[slot] = realloc(keep[slot], 16 + (i * 53) % 9000);
+        }
         if (i % 1000 == 0) {
             void *big = malloc(3 << 20); /* large blocks take the global lock */
             free(big);
@@ -54,6 +57,8 @@ static int run_child(char **from_parent) {
     for (int i = 0; i < 20000; i++) {
         char *p = malloc(32 + (size_t)i % 2000);
         if (!p || !hh_owns(p)) ok = 0;
+        p = realloc(p, 100 + (size_t)i % 3000);
+        if (!p || !hh_owns(p)) ok = 0;
         free(p);
         void *object = hh_pool_alloc(pool);
         if (object == NULL) ok = 0;
@@ -61,6 +66,7 @@ static int run_child(char **from_parent) {
     }
     pthread_join(t, NULL);
     free(from_parent[0]);
+    free(from_parent[3]);
     return ok ? 0 : 1;
 }
 
@@ -72,6 +78,7 @@ int main(void) {
     for (int round = 0; round < 40; round++) {
         char *from_parent[4];
         for (int i = 0; i < 4; i++) from_parent[i] = strdup("before fork");
+        from_parent[3] = realloc(from_parent[3], 300); /* a block of the growth heap */
         pid_t pid = fork();
         if (pid == 0) _exit(run_child(from_parent));
         CHECK(pid > 0);

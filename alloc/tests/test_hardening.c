@@ -188,6 +188,33 @@ static void interior_pointer_medium(void) {
     hh_free(p + 4096);
 }
 
+/* Blocks grown by realloc live in the growth heap: the same misuses stop
+ * there too. */
+static void double_free_grown(void) {
+    char *keep = hh_realloc(NULL, 40);
+    char *p = hh_realloc(NULL, 40);
+    p = hh_realloc(p, 300);
+    say_pointer(p);
+    hh_free(p);
+    hh_free(keep);
+    hh_free(p);
+}
+
+static void interior_pointer_grown(void) {
+    char *p = hh_realloc(hh_realloc(NULL, 40), 300);
+    say_pointer(p + 32);
+    hh_free(p + 32);
+}
+
+static void realloc_of_freed_grown(void) {
+    char *keep = hh_realloc(NULL, 40);
+    char *p = hh_realloc(NULL, 100);
+    say_pointer(p);
+    hh_free(p);
+    p = hh_realloc(p, 200);
+    hh_free(keep);
+}
+
 /* A block carved but never handed out (its neighbour's start): it carries
  * the free mark from its carving. */
 static void never_handed_out(void) {
@@ -350,6 +377,9 @@ int main(void) {
     expect_abort("double free of a large block", double_free_large, "invalid pointer");
     expect_abort("interior pointer", interior_pointer, "inside a block");
     expect_abort("interior pointer, medium block", interior_pointer_medium, "inside a block");
+    expect_abort("double free of a grown block", double_free_grown, "double free");
+    expect_abort("interior pointer, grown block", interior_pointer_grown, "inside a block");
+    expect_abort("realloc of a freed grown block", realloc_of_freed_grown, "invalid pointer");
     expect_abort("foreign pointer", foreign_pointer, "not allocated by hugeheap");
     expect_abort("a block never handed out", never_handed_out, "double free");
     expect_abort("beyond the carved blocks", beyond_the_carved, "invalid pointer");
