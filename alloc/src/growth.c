@@ -86,18 +86,27 @@ static uint32_t granule_of(const growth_span *span, const void *p) {
     return (uint32_t)(((uintptr_t)p - (uintptr_t)span - HEADER_BYTES) >> GRANULE_SHIFT);
 }
 
-static bool bit(const uint64_t *map, uint32_t i) { return (map[i >> 6] >> (i & 63)) & 1; }
-static void set_bit(uint64_t *map, uint32_t i) { map[i >> 6] |= (uint64_t)1 << (i & 63); }
-static void clear_bit(uint64_t *map, uint32_t i) { map[i >> 6] &= ~((uint64_t)1 << (i & 63)); }
+/* The bitmaps change under the lock only; a thread reads its own live
+ * block's extent without it (the bits that say so are stable while the block
+ * is live), so every access is atomic, relaxed. */
+static uint64_t word_at(const uint64_t *map, uint32_t w) { return __atomic_load_n(&map[w], __ATOMIC_RELAXED); }
+static bool bit(const uint64_t *map, uint32_t i) { return (word_at(map, i >> 6) >> (i & 63)) & 1; }
+static void set_bit(uint64_t *map, uint32_t i) {
+    __atomic_store_n(&map[i >> 6], word_at(map, i >> 6) | (uint64_t)1 << (i & 63), __ATOMIC_RELAXED);
+}
+static void clear_bit(uint64_t *map, uint32_t i) {
+    __atomic_store_n(&map[i >> 6], word_at(map, i >> 6) & ~((uint64_t)1 << (i & 63)),
+                     __ATOMIC_RELAXED);
+}
 
 /* The first block start at or after `from`; GRANULES if none. */
 static uint32_t next_start(const growth_span *span, uint32_t from) {
     if (from >= GRANULES) return GRANULES;
     uint32_t w = from >> 6;
-    uint64_t word = span->start[w] & (~(uint64_t)0 << (from & 63));
+    uint64_t word = word_at(span->start, w) & (~(uint64_t)0 << (from & 63));
     while (word == 0) {
         if (++w == WORDS) return GRANULES;
-        word = span->start[w];
+        word = word_at(span->start, w);
     }
     return (w << 6) + (uint32_t)__builtin_ctzll(word);
 }
@@ -106,10 +115,10 @@ static uint32_t next_start(const growth_span *span, uint32_t from) {
 static uint32_t previous_start(const growth_span *span, uint32_t before) {
     uint32_t last = before - 1;
     uint32_t w = last >> 6;
-    uint64_t word = span->start[w] & (~(uint64_t)0 >> (63 - (last & 63)));
+    uint64_t word = word_at(span->start, w) & (~(uint64_t)0 >> (63 - (last & 63)));
     while (word == 0) {
         HH_ASSERT(w > 0);
-        word = span->start[--w];
+        word = word_at(span->start, --w);
     }
     return (w << 6) + 63u - (uint32_t)__builtin_clzll(word);
 }
@@ -358,17 +367,110 @@ static void add_span_locked(growth_span *span) {
     move_top(0);
 }
 
+/* ------------------------------------------------------ a thread's cache */
+
+/* A thread keeps blocks it freed, up to HH_GROWTH_CACHE_DEPTH of each size up
+ * to HH_GROWTH_CACHE_SIZES granules, for its next blocks of that size: a
+ * vector that grows frees one size and asks for the next, and most of those
+ * meet a block of the size another vector just left, without the lock.  A
+ * kept block is live to the bitmaps and carries the free mark (as a free
+ * small block does), so a second free or a realloc of it is looked for in the
+ * list of its size.  Only a live heap keeps blocks (its thread's exit gives
+ * them back). */
+
+static bool cache_push(hh_heap *heap, void *ptr, uint32_t granules) {
+    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive) return false;
+    unsigned i = granules - 1;
+    if (heap->growth_cached[i] == HH_GROWTH_CACHE_DEPTH) return false;
+    hh_block *block = ptr;
+    block->next = _hh_encode(heap->growth_cache[i]);
+    block->mark = _hh_free_mark;
+    heap->growth_cache[i] = block;
+    heap->growth_cached[i]++;
+    return true;
+}
+
+static void *cache_pop(hh_heap *heap, uint32_t granules) {
+    if (granules > HH_GROWTH_CACHE_SIZES) return NULL;
+    unsigned i = granules - 1;
+    hh_block *block = heap->growth_cache[i];
+    if (block == NULL) return NULL;
+    hh_block *next = _hh_decode(block->next);
+    if (HH_UNLIKELY((uintptr_t)next & 15)) _hh_free_list_corrupted(block);
+    heap->growth_cache[i] = next;
+    heap->growth_cached[i]--;
+    block->mark = 0;
+    return block;
+}
+
+/* Whether a block that carries the free mark is one the thread keeps (else
+ * the mark is the program's data). */
+static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
+    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive) return false;
+    for (const hh_block *b = heap->growth_cache[granules - 1]; b != NULL; b = _hh_decode(b->next)) {
+        if (b == ptr) return true;
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------- the API */
 
 static uint32_t granules_for(size_t size) {
     return size == 0 ? 1 : (uint32_t)((size + GRANULE - 1) >> GRANULE_SHIFT);
 }
 
+/* The size of the block at ptr, looked at under the lock: a stop naming
+ * what ptr is not, unless another thread made it live meanwhile. */
+static HH_NOINLINE uint32_t granules_or_stop(growth_span *span, const void *ptr,
+                                             const char *what) {
+    _hh_sublock_take(&growth_lock);
+    uint32_t granules = live_granules(span, ptr, what);
+    _hh_sublock_give(&growth_lock);
+    return granules;
+}
+
+static HH_NOINLINE void stop_if_kept(const hh_heap *heap, const void *ptr, uint32_t granules,
+                                     const char *what) {
+    if (cached(heap, ptr, granules)) _hh_fatal(what, ptr);
+}
+
+/* The size of the live block at ptr, read without the lock (the bits of a
+ * live block do not change); or a stop naming what ptr is not.  A block the
+ * thread keeps is not live. */
+static inline uint32_t checked_granules(const hh_heap *heap, growth_span *span, const void *ptr,
+                                        const char *what) {
+    uintptr_t offset = (uintptr_t)ptr - (uintptr_t)span;
+    uint32_t g = granule_of(span, ptr);
+    uint32_t granules;
+    if (HH_LIKELY(offset >= HEADER_BYTES && (offset & (GRANULE - 1)) == 0 &&
+                  bit(span->start, g) && !bit(span->free, g))) {
+        granules = next_start(span, g + 1) - g;
+    } else {
+        granules = granules_or_stop(span, ptr, what);
+    }
+    if (HH_UNLIKELY(((const hh_block *)ptr)->mark == _hh_free_mark)) {
+        stop_if_kept(heap, ptr, granules, what);
+    }
+    return granules;
+}
+
+/* The live block at g of `granules` is free: kept by the thread, or merged
+ * into the growth heap (and its span given back if that emptied it). */
+static void release(hh_heap *heap, growth_span *span, void *ptr, uint32_t granules) {
+    if (cache_push(heap, ptr, granules)) return;
+    _hh_sublock_take(&growth_lock);
+    growth_span *empty = free_locked(span, granule_of(span, ptr), granules);
+    _hh_sublock_give(&growth_lock);
+    if (empty != NULL) give_back(empty);
+}
+
 void *_hh_growth_alloc(size_t size) {
     HH_ASSERT(size <= HH_SMALL_MAX);
     uint32_t granules = granules_for(size);
+    void *p = cache_pop(_hh_heap, granules);
+    if (p != NULL) return p;
     _hh_sublock_take(&growth_lock);
-    void *p = alloc_locked(granules);
+    p = alloc_locked(granules);
     _hh_sublock_give(&growth_lock);
     if (p != NULL) return p;
     growth_span *span = new_span();
@@ -385,21 +487,15 @@ void *_hh_growth_alloc(size_t size) {
 }
 
 void _hh_growth_free(void *ptr, size_t size) {
+    hh_heap *heap = _hh_heap;
     growth_span *span = span_of(ptr);
-    _hh_sublock_take(&growth_lock);
-    uint32_t granules = live_granules(span, ptr, NOT_LIVE);
+    uint32_t granules = checked_granules(heap, span, ptr, NOT_LIVE);
     if (HH_UNLIKELY(size > (size_t)granules << GRANULE_SHIFT)) _hh_free_size_mismatch(ptr);
-    growth_span *empty = free_locked(span, granule_of(span, ptr), granules);
-    _hh_sublock_give(&growth_lock);
-    if (empty != NULL) give_back(empty);
+    release(heap, span, ptr, granules);
 }
 
 size_t _hh_growth_usable(const void *ptr, const char *what) {
-    growth_span *span = span_of(ptr);
-    _hh_sublock_take(&growth_lock);
-    uint32_t granules = live_granules(span, ptr, what);
-    _hh_sublock_give(&growth_lock);
-    return (size_t)granules << GRANULE_SHIFT;
+    return (size_t)checked_granules(_hh_heap, span_of(ptr), ptr, what) << GRANULE_SHIFT;
 }
 
 bool _hh_growth_owns(const void *ptr) {
@@ -414,61 +510,79 @@ bool _hh_growth_owns(const void *ptr) {
     return live;
 }
 
-void *_hh_growth_realloc(void *ptr, size_t size) {
-    HH_ASSERT(size <= HH_SMALL_MAX);
-    growth_span *span = span_of(ptr);
-    uint32_t want = granules_for(size);
-    _hh_sublock_take(&growth_lock);
-    uint32_t have = live_granules(span, ptr, "realloc(): invalid pointer");
-    uint32_t g = granule_of(span, ptr);
+/* Under the lock: the block at g of `have` granules resized in place to
+ * `want` (its tail given back, or grown into the free block after it). */
+static bool resize_in_place_locked(growth_span *span, uint32_t g, uint32_t have, uint32_t want) {
     if (want < have) { /* the tail goes back, merged with a free neighbour */
         set_bit(span->start, g + want);
         growth_span *empty = free_locked(span, g + want, have - want);
         HH_ASSERT(empty == NULL);
         (void)empty;
-        _hh_sublock_give(&growth_lock);
-        return ptr;
+        return true;
     }
     uint32_t end = g + have;
-    if (want == have) {
-        _hh_sublock_give(&growth_lock);
-        return ptr;
+    if (end == GRANULES || !bit(span->free, end)) return false;
+    bool top = span == top_span && end == top_start;
+    uint32_t n = top ? GRANULES - end : free_granules(span, (free_block *)granule_address(span, end));
+    if (have + n < want) return false;
+    uint32_t more = want - have;
+    clear_bit(span->start, end);
+    clear_bit(span->free, end);
+    if (top) {
+        move_top(g + want);
+    } else {
+        bin_remove((free_block *)granule_address(span, end), n);
+        if (n > more) bin_insert(span, g + want, n - more);
     }
-    if (end < GRANULES && bit(span->free, end)) { /* in place, into the free neighbour */
-        bool top = span == top_span && end == top_start;
-        uint32_t n = top ? GRANULES - end
-                         : free_granules(span, (free_block *)granule_address(span, end));
-        if (have + n >= want) {
-            uint32_t more = want - have;
-            clear_bit(span->start, end);
-            clear_bit(span->free, end);
-            if (top) {
-                move_top(g + want);
-            } else {
-                bin_remove((free_block *)granule_address(span, end), n);
-                if (n > more) bin_insert(span, g + want, n - more);
-            }
-            span->used += more;
-            atomic_fetch_add_explicit(&live_bytes, (uint64_t)more << GRANULE_SHIFT,
-                                      memory_order_relaxed);
+    span->used += more;
+    atomic_fetch_add_explicit(&live_bytes, (uint64_t)more << GRANULE_SHIFT, memory_order_relaxed);
+    return true;
+}
+
+void *_hh_growth_realloc(void *ptr, size_t size) {
+    HH_ASSERT(size <= HH_SMALL_MAX);
+    hh_heap *heap = _hh_heap;
+    growth_span *span = span_of(ptr);
+    uint32_t want = granules_for(size);
+    uint32_t have = checked_granules(heap, span, ptr, "realloc(): invalid pointer");
+    if (want == have) return ptr;
+    void *moved = cache_pop(heap, want);
+    if (moved == NULL) {
+        _hh_sublock_take(&growth_lock);
+        if (resize_in_place_locked(span, granule_of(span, ptr), have, want)) {
             _hh_sublock_give(&growth_lock);
             return ptr;
         }
-    }
-    void *moved = alloc_locked(want);
-    if (moved != NULL) {
-        memcpy(moved, ptr, (size_t)have << GRANULE_SHIFT);
-        growth_span *empty = free_locked(span, g, have);
+        moved = alloc_locked(want);
         _hh_sublock_give(&growth_lock);
-        if (empty != NULL) give_back(empty);
-        return moved;
+        if (moved == NULL) moved = _hh_growth_alloc(size); /* with a new span */
+        if (moved == NULL) return NULL;
+    }
+    memcpy(moved, ptr, (size_t)(want < have ? want : have) << GRANULE_SHIFT);
+    release(heap, span, ptr, have);
+    return moved;
+}
+
+void _hh_growth_flush(hh_heap *heap) {
+    growth_span *empties = NULL;
+    _hh_sublock_take(&growth_lock);
+    for (uint32_t granules = 1; granules <= HH_GROWTH_CACHE_SIZES; granules++) {
+        void *block;
+        while ((block = cache_pop(heap, granules)) != NULL) {
+            growth_span *span = span_of(block);
+            growth_span *empty = free_locked(span, granule_of(span, block), granules);
+            if (empty != NULL) {
+                empty->next = empties;
+                empties = empty;
+            }
+        }
     }
     _hh_sublock_give(&growth_lock);
-    moved = _hh_growth_alloc(size); /* with a new span */
-    if (moved == NULL) return NULL;
-    memcpy(moved, ptr, (size_t)have << GRANULE_SHIFT);
-    _hh_growth_free(ptr, 0);
-    return moved;
+    while (empties != NULL) {
+        growth_span *next = empties->next;
+        give_back(empties);
+        empties = next;
+    }
 }
 
 void _hh_growth_usage(uint64_t *live, uint64_t *written, uint64_t *held) {

@@ -668,6 +668,7 @@ static void give_abandoned(hh_page *page) {
 
 /* A thread's exit: empty pages go back, the rest to the abandoned lists. */
 static void abandon(hh_heap *heap) {
+    _hh_growth_flush(heap);
     /* No remote free may start telling us about a page from now on ... */
     for (hh_page *page = heap->owned; page != NULL; page = page->owned_next) {
         uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
@@ -740,6 +741,7 @@ void _hh_heap_fork_child(void) {
 /* malloc_trim: the heap's empty pages go back to the page heap. */
 void _hh_heap_purge_local(hh_heap *heap) {
     if (!heap->alive) return;
+    _hh_growth_flush(heap);
     HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
     drain_pending(heap);
     while (heap->empty_count > 0) page_give_back(heap->empty[--heap->empty_count]);

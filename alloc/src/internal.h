@@ -334,6 +334,9 @@ HH_INTERNAL bool _hh_growth_owns(const void *ptr);
 /* size <= HH_SMALL_MAX: resized in place or moved within the growth heap;
  * NULL (errno ENOMEM) if there is no memory, the block untouched. */
 HH_INTERNAL void *_hh_growth_realloc(void *ptr, size_t size);
+/* The blocks the heap's thread keeps go back to the growth heap (its
+ * thread's exit, malloc_trim). */
+HH_INTERNAL void _hh_growth_flush(hh_heap *heap);
 /* Bytes in live blocks, in spans' pages written, and in spans held (no
  * lock taken: the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_growth_usage(uint64_t *live, uint64_t *written, uint64_t *held);

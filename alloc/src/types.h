@@ -65,6 +65,8 @@
 #define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
 
 #define HH_GROWTH_SPAN ((size_t)256 << 10) /* the growth heap's spans (growth.c) */
+#define HH_GROWTH_CACHE_SIZES 64 /* a thread keeps freed blocks of up to 64 x 16 bytes */
+#define HH_GROWTH_CACHE_DEPTH 8  /* ... and at most 8 of each size */
 
 #define HH_LARGE_MIN ((size_t)32 << 20) /* malloc of this much and more: a mapping of its own */
 #define HH_LARGE_HEADER 64
@@ -223,6 +225,10 @@ typedef struct hh_heap {
     hh_page *empty[HH_EMPTY_CACHE];  /* retired pages for the next page of any class */
     unsigned empty_count;
     _Atomic(hh_page *) pending;      /* pages that remote frees made non-full */
+    /* Growth heap blocks this thread freed, kept for its next ones of the
+     * same size without the growth heap's lock (growth.c), by granules - 1. */
+    hh_block *growth_cache[HH_GROWTH_CACHE_SIZES];
+    uint8_t growth_cached[HH_GROWTH_CACHE_SIZES];
     uintptr_t thread_id;             /* its thread's _hh_thread_id */
     struct hh_heap *next_all;        /* every heap ever made (global lock) */
     struct hh_heap *next_free;       /* recycled heaps (global lock) */

@@ -215,6 +215,24 @@ static void realloc_of_freed_grown(void) {
     hh_free(keep);
 }
 
+/* The same once the thread's heap is live, which keeps the blocks it frees
+ * for its next ones: the second free finds the block among them. */
+static void double_free_grown_kept(void) {
+    hh_free(hh_malloc(8)); /* the thread's heap is live from here */
+    char *p = hh_realloc(hh_realloc(NULL, 40), 300);
+    say_pointer(p);
+    hh_free(p);
+    hh_free(p);
+}
+
+static void realloc_of_freed_grown_kept(void) {
+    hh_free(hh_malloc(8));
+    char *p = hh_realloc(hh_realloc(NULL, 40), 300);
+    say_pointer(p);
+    hh_free(p);
+    p = hh_realloc(p, 600);
+}
+
 /* A block carved but never handed out (its neighbour's start): it carries
  * the free mark from its carving. */
 static void never_handed_out(void) {
@@ -380,6 +398,10 @@ int main(void) {
     expect_abort("double free of a grown block", double_free_grown, "double free");
     expect_abort("interior pointer, grown block", interior_pointer_grown, "inside a block");
     expect_abort("realloc of a freed grown block", realloc_of_freed_grown, "invalid pointer");
+    expect_abort("double free of a grown block kept by its thread", double_free_grown_kept,
+                 "double free");
+    expect_abort("realloc of a grown block kept by its thread", realloc_of_freed_grown_kept,
+                 "invalid pointer");
     expect_abort("foreign pointer", foreign_pointer, "not allocated by hugeheap");
     expect_abort("a block never handed out", never_handed_out, "double free");
     expect_abort("beyond the carved blocks", beyond_the_carved, "invalid pointer");
