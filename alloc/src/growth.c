@@ -71,6 +71,7 @@ static growth_span *top_span;
 static uint32_t top_start;
 static unsigned empty_spans; /* spans holding no live block: one is kept */
 static _Atomic(uint64_t) live_bytes, written_bytes, span_count; /* for the statistics */
+static atomic_bool closed; /* the heap grew large once: no new blocks here */
 
 /* ------------------------------------------------------------- geometry */
 
@@ -379,7 +380,10 @@ static void add_span_locked(growth_span *span) {
  * them back). */
 
 static bool cache_push(hh_heap *heap, void *ptr, uint32_t granules) {
-    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive) return false;
+    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive ||
+        atomic_load_explicit(&closed, memory_order_relaxed)) {
+        return false;
+    }
     unsigned i = granules - 1;
     if (heap->growth_cached[i] == HH_GROWTH_CACHE_DEPTH) return false;
     hh_block *block = ptr;
@@ -414,6 +418,13 @@ static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
 }
 
 /* ------------------------------------------------------------- the API */
+
+bool _hh_growth_open(void) {
+    if (!_hh_cfg.growth_heap || atomic_load_explicit(&closed, memory_order_relaxed)) return false;
+    if (_hh_policy_demand() < _hh_cfg.huge_threshold) return true;
+    atomic_store_explicit(&closed, true, memory_order_relaxed);
+    return false;
+}
 
 static uint32_t granules_for(size_t size) {
     return size == 0 ? 1 : (uint32_t)((size + GRANULE - 1) >> GRANULE_SHIFT);

@@ -323,6 +323,11 @@ HH_INTERNAL void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
 
 /* --------------------------------------------------------- growth.c */
+/* Whether blocks realloc makes or grows go to the growth heap: while it is
+ * on (HUGEHEAP_GROWTH_HEAP) and until the demand first reaches the size at
+ * which the heap turns huge (HUGEHEAP_HUGE_THRESHOLD_MB, whether or not
+ * huge pages are on).  Blocks already there stay until they grow or die. */
+HH_INTERNAL bool _hh_growth_open(void);
 /* size <= HH_SMALL_MAX: a block of the growth heap; NULL (errno ENOMEM) if
  * there is no memory. */
 HH_INTERNAL void *_hh_growth_alloc(size_t size);

@@ -59,10 +59,11 @@ HH_API void *hh_calloc(size_t count, size_t size) {
 }
 
 /* A block that realloc makes (from NULL) or grows to `size` bytes: the
- * growth heap's up to HH_SMALL_MAX (growth.c says why), any other above. */
+ * growth heap's up to HH_SMALL_MAX while it is open (growth.c says why),
+ * any other otherwise. */
 static void *alloc_growing(size_t size) {
     _hh_init(); /* realloc(NULL, n) may be the first call */
-    if (size <= HH_SMALL_MAX && _hh_cfg.growth_heap) return _hh_growth_alloc(size);
+    if (size <= HH_SMALL_MAX && _hh_growth_open()) return _hh_growth_alloc(size);
     return _hh_alloc(size, false);
 }
 
@@ -95,7 +96,7 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
         return move_block(ptr, usable, size);
     }
     if (kind.kind == HH_KIND_GROWTH) {
-        if (size <= HH_SMALL_MAX) return _hh_growth_realloc(ptr, size);
+        if (size <= HH_SMALL_MAX && _hh_growth_open()) return _hh_growth_realloc(ptr, size);
         return move_block(ptr, _hh_growth_usable(ptr, "realloc(): invalid pointer"), size);
     }
     void *resized = _hh_medium_realloc(kind.region, ptr, size);

@@ -36,12 +36,12 @@ static void test_grows_in_place(void) {
     hh_free(grown);
 }
 
-/* Watch lists as minisat grows them: 400,000 arrays of 8-byte elements
+/* Watch lists as minisat grows them: 200,000 arrays of 8-byte elements
  * grow by half their capacity at a time (2, 4, 8, 14, 22, ... elements),
  * interleaved, and stop at random sizes (most small).  Size classes would
  * keep each class's high-water mark (a list that stopped early pins its
  * page); here what a grown list left behind serves the next sizes. */
-enum { LISTS = 400000 };
+enum { LISTS = 200000 }; /* 16 MiB: the heap stays below where it turns huge */
 
 static void test_grown_lists_reuse_memory(void) {
     static char *data[LISTS];
@@ -73,14 +73,15 @@ static void test_grown_lists_reuse_memory(void) {
     uint64_t live = 0;
     for (size_t i = 0; i < LISTS; i++) live += (uint64_t)capacity[i] * 8;
     struct hh_mallinfo2 info = hh_mallinfo2();
-    /* Held: 1.38x the lists' bytes here (their rounding to 16 bytes, the
-     * holes between them, the heap's own few MiB); 1.63x in size classes,
-     * and glibc's heap about 1.47x (its resident memory). */
+    /* Held: 1.43x the lists' bytes here (their rounding to 16 bytes, the
+     * holes between them, the heap's own spans and slack); 1.64x with the
+     * lists in size classes (HUGEHEAP_GROWTH_HEAP=off), and glibc's arena
+     * 1.52x for the same program. */
     double held = (double)info.arena / (double)live;
-    if (held > 1.45) {
+    if (held > 1.55) {
         fprintf(stderr, "held %.2fx the lists' %llu bytes\n", held, (unsigned long long)live);
     }
-    CHECK(held <= 1.45);
+    CHECK(held <= 1.55);
     for (size_t i = 0; i < LISTS; i++) hh_free(data[i]);
     free(length);
 }
@@ -162,10 +163,30 @@ static void test_threads_trade_grown_blocks(void) {
     }
 }
 
+/* Run last: once the heap has been large (HUGEHEAP_HUGE_THRESHOLD_MB, 32
+ * MiB by default), blocks realloc makes go to the size classes (a 300-byte
+ * block is 320 bytes there, 304 in the growth heap), and blocks of the
+ * growth heap move there as they grow. */
+static void test_closes_once_large(void) {
+    char *before = hh_realloc(NULL, 300);
+    CHECK(hh_usable_size(before) == 304);
+    void *big[6];
+    for (int i = 0; i < 6; i++) big[i] = hh_malloc(8 << 20);
+    char *after = hh_realloc(NULL, 300);
+    CHECK(hh_usable_size(after) == 320);
+    memset(before, 'b', 300);
+    char *moved = hh_realloc(before, 600);
+    CHECK(moved != NULL && moved[299] == 'b' && hh_usable_size(moved) == 640);
+    for (int i = 0; i < 6; i++) hh_free(big[i]);
+    hh_free(after);
+    hh_free(moved);
+}
+
 int main(void) {
     test_grows_in_place();
     test_grown_lists_reuse_memory();
     test_contents_survive();
     test_threads_trade_grown_blocks();
+    test_closes_once_large();
     return check_summary();
 }
