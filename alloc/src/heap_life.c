@@ -123,6 +123,10 @@ void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
                   atomic_load_explicit(&h->stats.mremap_moves, memory_order_relaxed));
         _hh_count(&sum->mremap_in_place,
                   atomic_load_explicit(&h->stats.mremap_in_place, memory_order_relaxed));
+        _hh_count(&sum->growth_allocs,
+                  atomic_load_explicit(&h->stats.growth_allocs, memory_order_relaxed));
+        _hh_count(&sum->growth_frees,
+                  atomic_load_explicit(&h->stats.growth_frees, memory_order_relaxed));
     }
     _hh_unlock();
     *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);

@@ -324,9 +324,10 @@ HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
 
 /* --------------------------------------------------------- growth.c */
 /* Whether blocks realloc makes or grows go to the growth heap: while it is
- * on (HUGEHEAP_GROWTH_HEAP) and until the demand first reaches the size at
+ * on (HUGEHEAP_GROWTH_HEAP), until the demand first reaches the size at
  * which the heap turns huge (HUGEHEAP_HUGE_THRESHOLD_MB, whether or not
- * huge pages are on).  Blocks already there stay until they grow or die. */
+ * huge pages are on), and while one thread alone has asked.  Blocks already
+ * there stay until they grow or are freed (by any thread). */
 HH_INTERNAL bool _hh_growth_open(void);
 /* size <= HH_SMALL_MAX: a block of the growth heap; NULL (errno ENOMEM) if
  * there is no memory. */

@@ -2,18 +2,19 @@
  * directions.
  *
  * size -> kind and class: a small block (up to HH_SMALL_MAX, one of the size
- * classes, or the growth heap's when realloc grows it), a medium block (a run of pages, below HH_LARGE_MIN) or a large
- * block (a mapping of its own).  The fast path of malloc (fastpath.h) takes
- * its class from the inline helpers here (the tables behind them are in
- * kind.c) and writes the one comparison of _hh_size_kind's small test out.
+ * classes, or the growth heap's when realloc grows it), a medium block (a
+ * run of pages, below HH_LARGE_MIN) or a large block (a mapping of its own).
+ * The fast path of malloc (fastpath.h) takes its class from the inline
+ * helpers here (the tables behind them are in kind.c) and writes the one
+ * comparison of _hh_size_kind's small test out.
  *
  * pointer -> kind and owner: in the reserved range or in a region mapped
- * elsewhere, a small page's block, a growth heap's block or a medium block; outside, what the
- * granule map says (a large block, whose cookie is checked here and nowhere
- * else, a pool object, or nothing of ours).  free's fast path recognises
- * the common case (a pointer of the range into a small page) by the same
- * arithmetic, inline; every slow path, realloc, malloc_usable_size and
- * hh_owns ask _hh_pointer_kind. */
+ * elsewhere, a small page's block, a growth heap's block or a medium block;
+ * outside, what the granule map says (a large block, whose cookie is checked
+ * here and nowhere else, a pool object, or nothing of ours).  free's fast
+ * path recognises the common case (a pointer of the range into a small page)
+ * by the same arithmetic, inline; every slow path, realloc,
+ * malloc_usable_size and hh_owns ask _hh_pointer_kind. */
 #ifndef HUGEHEAP_KIND_H
 #define HUGEHEAP_KIND_H
 

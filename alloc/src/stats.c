@@ -244,8 +244,10 @@ static void take_snapshot(snapshot *s) {
     uint64_t small_allocs = atomic_load_explicit(&heaps.allocs, memory_order_relaxed);
     /* Every block handed out and not in use now was freed (at exit, exact). */
     uint64_t small_frees = small_allocs > now.live_blocks ? small_allocs - now.live_blocks : 0;
-    uint64_t allocs = small_allocs + LOAD(medium_allocs) + LOAD(large_allocs);
-    uint64_t frees = small_frees + LOAD(medium_frees) + LOAD(large_frees);
+    uint64_t growth_allocs = atomic_load_explicit(&heaps.growth_allocs, memory_order_relaxed);
+    uint64_t growth_frees = atomic_load_explicit(&heaps.growth_frees, memory_order_relaxed);
+    uint64_t allocs = small_allocs + growth_allocs + LOAD(medium_allocs) + LOAD(large_allocs);
+    uint64_t frees = small_frees + growth_frees + LOAD(medium_frees) + LOAD(large_frees);
 
     add_word(s, "mode", "mode", mode_name());
     add_word(s, "system_thp", "system THP", _hh_cfg.system_thp[0] ? _hh_cfg.system_thp : "unknown");
@@ -278,6 +280,7 @@ static void take_snapshot(snapshot *s) {
     add(s, "remote_frees", "  from other threads", COUNT,
         atomic_load_explicit(&heaps.remote_frees, memory_order_relaxed));
     add(s, "reallocs", "reallocs", COUNT, atomic_load_explicit(&heaps.reallocs, memory_order_relaxed));
+    add(s, "growth_allocs", "growth heap blocks", COUNT, growth_allocs);
     add(s, "medium_allocs", "medium blocks", COUNT, LOAD(medium_allocs));
     add(s, "large_allocs", "large blocks", COUNT, LOAD(large_allocs));
     add(s, "large_frees", NULL, COUNT, LOAD(large_frees));

@@ -1,11 +1,14 @@
 /* Blocks that grow by realloc: the memory a grown block leaves behind serves
  * blocks of any size (the growth heap coalesces), a block grows in place
  * when the memory after it is free, contents survive every move and shrink,
- * and threads may grow and free each other's blocks. */
+ * other threads may free its blocks, and it closes once the heap is large or
+ * a second thread asks. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 #include "hugeheap.h"
@@ -112,62 +115,74 @@ static void test_contents_survive(void) {
     hh_free(p);
 }
 
-/* Threads grow their own blocks and free each other's. */
-enum { THREADS = 4, ROUNDS = 20000, KEPT = 256 };
+/* The growth heap serves one thread; others may free its blocks, while it
+ * goes on growing its own (they take its lock). */
+enum { FREERS = 2, HANDED = 20000 };
 
-static void *volatile handed[THREADS][KEPT];
+static char *volatile handed[HANDED];
+static volatile int handed_count;
 
-static void *grow_and_trade(void *arg) {
+static void *free_handed(void *arg) {
     size_t me = (size_t)arg;
-    uint64_t state = 0x9E3779B97F4A7C15ull * (me + 1);
-    int intact = 1;
-    char *mine[KEPT] = {0};
-    size_t sizes[KEPT] = {0};
-    for (size_t round = 0; round < ROUNDS; round++) {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        size_t k = state % KEPT;
-        size_t size = 1 + (state >> 20) % 3000;
-        mine[k] = hh_realloc(mine[k], size);
-        if (mine[k] == NULL) abort();
-        size_t kept = sizes[k] < size ? sizes[k] : size;
-        for (size_t i = 0; i < kept; i++) intact &= mine[k][i] == (char)(me + k);
-        memset(mine[k], (char)(me + k), size);
-        sizes[k] = size;
-        if (round % 7 == 0) { /* hand one over; free what another thread handed */
-            void *old = __atomic_exchange_n(&handed[me][k], mine[k], __ATOMIC_ACQ_REL);
-            mine[k] = NULL;
-            sizes[k] = 0;
-            hh_free(old);
-            size_t other = (me + 1) % THREADS;
-            hh_free(__atomic_exchange_n(&handed[other][k], NULL, __ATOMIC_ACQ_REL));
+    for (int freed = (int)me; freed < HANDED; freed += FREERS) {
+        char *p;
+        while ((p = __atomic_load_n(&handed[freed], __ATOMIC_ACQUIRE)) == NULL) {
         }
+        hh_free(p);
     }
-    for (size_t k = 0; k < KEPT; k++) hh_free(mine[k]);
-    return intact ? NULL : (void *)1;
+    return NULL;
 }
 
-static void test_threads_trade_grown_blocks(void) {
-    pthread_t threads[THREADS];
-    for (size_t t = 0; t < THREADS; t++) {
-        CHECK(pthread_create(&threads[t], NULL, grow_and_trade, (void *)t) == 0);
+static void test_other_threads_free_grown_blocks(void) {
+    pthread_t threads[FREERS];
+    for (size_t t = 0; t < FREERS; t++) {
+        CHECK(pthread_create(&threads[t], NULL, free_handed, (void *)t) == 0);
     }
-    for (size_t t = 0; t < THREADS; t++) {
-        void *result = (void *)1;
-        pthread_join(threads[t], &result);
-        CHECK(result == NULL);
+    char *mine[64] = {0};
+    int intact = 1;
+    for (int i = 0; i < HANDED; i++) {
+        size_t k = (size_t)i % 64;
+        size_t size = 16 + (size_t)(i * 37) % 3000;
+        char *p = hh_realloc(hh_realloc(NULL, 8), size);
+        memset(p, (char)i, size);
+        __atomic_store_n(&handed[i], p, __ATOMIC_RELEASE);
+        mine[k] = hh_realloc(mine[k], 16 + (size_t)(i * 53) % 2000);
+        intact &= mine[k][0] == (char)k || i < 64;
+        mine[k][0] = (char)k;
     }
-    for (size_t t = 0; t < THREADS; t++) {
-        for (size_t k = 0; k < KEPT; k++) hh_free(handed[t][k]);
-    }
+    for (size_t t = 0; t < FREERS; t++) pthread_join(threads[t], NULL);
+    CHECK(intact);
+    for (size_t k = 0; k < 64; k++) hh_free(mine[k]);
+    char *still = hh_realloc(NULL, 300);
+    CHECK(hh_usable_size(still) == 304); /* still the growth heap's */
+    hh_free(still);
 }
 
-/* Run last: once the heap has been large (HUGEHEAP_HUGE_THRESHOLD_MB, 32
- * MiB by default), blocks realloc makes go to the size classes (a 300-byte
- * block is 320 bytes there, 304 in the growth heap), and blocks of the
- * growth heap move there as they grow. */
-static void test_closes_once_large(void) {
+/* A second thread that asks closes it: blocks realloc makes go to the size
+ * classes from then on (a 300-byte block is 320 bytes there, 304 in the
+ * growth heap), in every thread. */
+static void *realloc_300(void *arg) {
+    (void)arg;
+    return hh_realloc(NULL, 300);
+}
+
+static void test_second_thread_closes(void) {
+    pthread_t thread;
+    void *theirs = NULL;
+    CHECK(pthread_create(&thread, NULL, realloc_300, NULL) == 0);
+    pthread_join(thread, &theirs);
+    CHECK(theirs != NULL && hh_usable_size(theirs) == 320);
+    char *mine = hh_realloc(NULL, 300);
+    CHECK(hh_usable_size(mine) == 320);
+    hh_free(theirs);
+    hh_free(mine);
+}
+
+/* Once the heap has been large (HUGEHEAP_HUGE_THRESHOLD_MB, 32 MiB by
+ * default), blocks realloc makes go to the size classes, and blocks of the
+ * growth heap move there as they grow.  In a child, so that the parent's
+ * growth heap stays open. */
+static int closes_once_large(void) {
     char *before = hh_realloc(NULL, 300);
     CHECK(hh_usable_size(before) == 304);
     void *big[6];
@@ -180,13 +195,24 @@ static void test_closes_once_large(void) {
     for (int i = 0; i < 6; i++) hh_free(big[i]);
     hh_free(after);
     hh_free(moved);
+    return check_summary();
+}
+
+static void test_closes_once_large(void) {
+    fflush(stdout);
+    pid_t child = fork();
+    if (child == 0) _exit(closes_once_large());
+    int status = 0;
+    CHECK(child > 0 && waitpid(child, &status, 0) == child);
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 int main(void) {
     test_grows_in_place();
     test_grown_lists_reuse_memory();
     test_contents_survive();
-    test_threads_trade_grown_blocks();
     test_closes_once_large();
+    test_other_threads_free_grown_blocks();
+    test_second_thread_closes(); /* last: the growth heap stays closed */
     return check_summary();
 }
