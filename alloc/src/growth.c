@@ -7,12 +7,13 @@
  * page of it, so each class keeps its high-water mark, and what a grown array
  * left behind serves only its own size again.  Here a freed block merges with
  * its free neighbours and serves any size, as glibc's heap does, and a block
- * grows in place into a free neighbour.  It is open while the heap is small
- * and one thread uses it (_hh_growth_open): there the classes' high-water
- * marks are a large part of a process's memory, while on large heaps the size
- * classes' placement ran minisat 8-10% faster for the same memory, and
- * threads growing blocks at once would wait on its lock (two threads ran
- * 2-10x slower than with the size classes, which scale).
+ * grows in place into a free neighbour.  It is off by default
+ * (HUGEHEAP_GROWTH_HEAP=on), and open while the heap is small and one thread
+ * uses it (_hh_growth_open): there the classes' high-water marks are a large
+ * part of a process's memory, while on large heaps the size classes'
+ * placement ran minisat 8-10% faster for the same memory, and threads
+ * growing blocks at once would wait on its lock (two threads ran 2.4-6.4x
+ * slower than with the size classes, which scale).
  *
  * Layout: spans of 256 KiB from the page heap, aligned to their size (a
  * pointer's span is one mask away); the descriptors of their 64 KiB slots say
@@ -96,10 +97,13 @@ static uint32_t granule_of(const growth_span *span, const void *p) {
 /* The bitmaps change under the lock only; a thread reads its own live
  * block's extent without it (the bits that say so are stable while the block
  * is live), so every access is atomic, relaxed. */
-static uint64_t word_at(const uint64_t *map, uint32_t w) { return __atomic_load_n(&map[w], __ATOMIC_RELAXED); }
+static uint64_t word_at(const uint64_t *map, uint32_t w) {
+    return __atomic_load_n(&map[w], __ATOMIC_RELAXED);
+}
 static bool bit(const uint64_t *map, uint32_t i) { return (word_at(map, i >> 6) >> (i & 63)) & 1; }
 static void set_bit(uint64_t *map, uint32_t i) {
-    __atomic_store_n(&map[i >> 6], word_at(map, i >> 6) | (uint64_t)1 << (i & 63), __ATOMIC_RELAXED);
+    __atomic_store_n(&map[i >> 6], word_at(map, i >> 6) | (uint64_t)1 << (i & 63),
+                     __ATOMIC_RELAXED);
 }
 static void clear_bit(uint64_t *map, uint32_t i) {
     __atomic_store_n(&map[i >> 6], word_at(map, i >> 6) & ~((uint64_t)1 << (i & 63)),
@@ -564,7 +568,8 @@ static bool resize_in_place_locked(growth_span *span, uint32_t g, uint32_t have,
     uint32_t end = g + have;
     if (end == GRANULES || !bit(span->free, end)) return false;
     bool top = span == top_span && end == top_start;
-    uint32_t n = top ? GRANULES - end : free_granules(span, (free_block *)granule_address(span, end));
+    uint32_t n =
+        top ? GRANULES - end : free_granules(span, (free_block *)granule_address(span, end));
     if (have + n < want) return false;
     uint32_t more = want - have;
     clear_bit(span->start, end);

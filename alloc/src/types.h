@@ -251,7 +251,7 @@ typedef struct hh_config {
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
-    bool growth_heap;          /* blocks realloc grows go to the growth heap (growth.c) */
+    bool growth_heap;          /* the growth heap may take blocks realloc grows (growth.c) */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
     enum hh_huge_budget huge_budget;
