@@ -63,7 +63,9 @@ HH_API void *hh_calloc(size_t count, size_t size) {
  * any other otherwise. */
 static void *alloc_growing(size_t size) {
     _hh_init(); /* realloc(NULL, n) may be the first call */
-    if (size <= HH_SMALL_MAX && _hh_growth_open()) return _hh_growth_alloc(size);
+    if (size <= HH_SMALL_MAX && _hh_cfg.growth_heap && _hh_growth_open()) {
+        return _hh_growth_alloc(size); /* off by default: one load decides */
+    }
     return _hh_alloc(size, false);
 }
 

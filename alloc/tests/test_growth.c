@@ -120,7 +120,6 @@ static void test_contents_survive(void) {
 enum { FREERS = 2, HANDED = 20000 };
 
 static char *volatile handed[HANDED];
-static volatile int handed_count;
 
 static void *free_handed(void *arg) {
     size_t me = (size_t)arg;
