@@ -50,10 +50,9 @@
 #define INSIDE "free(): invalid pointer (inside a block, not its start)"
 
 typedef struct growth_span {
-    struct growth_span *next, *prev; /* every span */
-    uint32_t used;                   /* granules in live blocks */
-    uint32_t written_pages;          /* pages written from the span's start */
-    uint64_t pad_;
+    struct growth_span *next; /* spans emptied by a flush, to give back */
+    uint32_t used;            /* granules in live blocks */
+    uint32_t written_pages;   /* pages written from the span's start */
     uint64_t start[WORDS];
     uint64_t free[WORDS];
 } growth_span;
@@ -70,7 +69,6 @@ typedef struct free_block {
 static hh_sublock growth_lock;
 static free_block *bins[BINS];
 static uint64_t nonempty[BINS / 64];
-static growth_span *spans;
 /* The top: the free tail of the newest span, carved from its front and on
  * no list (its bits are set like any free block's); empty at GRANULES. */
 static growth_span *top_span;
@@ -319,15 +317,8 @@ static growth_span *free_locked(growth_span *span, uint32_t g, uint32_t granules
         return NULL;
     }
     bin_remove((free_block *)granule_address(span, 0), GRANULES);
-    if (span->prev != NULL) {
-        span->prev->next = span->next;
-    } else {
-        spans = span->next;
-    }
-    if (span->next != NULL) span->next->prev = span->prev;
     return span;
 }
-
 /* ------------------------------------------------------------- spans */
 
 static void mark_slots(growth_span *span, uint8_t growth) {
@@ -366,10 +357,6 @@ static growth_span *new_span(void) {
 /* The new span's area is the top; what was left of the old top goes on a
  * list. */
 static void add_span_locked(growth_span *span) {
-    span->prev = NULL;
-    span->next = spans;
-    if (spans != NULL) spans->prev = span;
-    spans = span;
     empty_spans++;
     if (top_span != NULL && top_start < GRANULES) {
         bin_insert(top_span, top_start, GRANULES - top_start);
@@ -421,7 +408,8 @@ static void *cache_pop(hh_heap *heap, uint32_t granules) {
  * the mark is the program's data). */
 static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
     if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive) return false;
-    for (const hh_block *b = heap->growth_cache[granules - 1]; b != NULL; b = _hh_decode(b->next)) {
+    const hh_block *b = heap->growth_cache[granules - 1];
+    for (; b != NULL; b = _hh_decode(b->next)) {
         if (b == ptr) return true;
     }
     return false;
@@ -614,6 +602,7 @@ void *_hh_growth_realloc(void *ptr, size_t size) {
 }
 
 void _hh_growth_flush(hh_heap *heap) {
+    if (!_hh_cfg.growth_heap) return; /* no thread keeps a block: no lock at every exit */
     growth_span *empties = NULL;
     _hh_sublock_take(&growth_lock);
     for (uint32_t granules = 1; granules <= HH_GROWTH_CACHE_SIZES; granules++) {
