@@ -3,6 +3,7 @@
 #ifndef HUGEHEAP_TEST_CHECK_H
 #define HUGEHEAP_TEST_CHECK_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -25,6 +26,15 @@ static int checks_passed, checks_failed;
         printf("\n");                    \
         exit(77);                        \
     } while (0)
+
+/* xorshift64*: the random tests' numbers, the same sequence in every run
+ * for a given seed (state: never 0). */
+static inline uint64_t check_random(uint64_t *state) {
+    *state ^= *state >> 12;
+    *state ^= *state << 25;
+    *state ^= *state >> 27;
+    return *state * 0x2545F4914F6CDD1Dull;
+}
 
 static inline int check_summary(void) {
     printf("%d passed, %d failed\n", checks_passed, checks_failed);

@@ -15,13 +15,6 @@
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
 
-static uint64_t next_random(void) { /* xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
 /* Run first, on a fresh heap: two blocks made by realloc lie side by side;
  * once the second is freed, the first grows into its place. */
 static void test_grows_in_place(void) {
@@ -51,7 +44,7 @@ static void test_grown_lists_reuse_memory(void) {
     static uint32_t capacity[LISTS], target[LISTS];
     uint64_t pushes_left = 0;
     for (size_t i = 0; i < LISTS; i++) {
-        uint64_t r = next_random() % 100; /* elements each list ends with */
+        uint64_t r = check_random(&rng_state) % 100; /* elements each list ends with */
         target[i] = (uint32_t)(r < 60 ? 1 + r % 6 : r < 95 ? 7 + r % 16 : 23 + r % 40);
         pushes_left += target[i];
     }
@@ -59,7 +52,7 @@ static void test_grown_lists_reuse_memory(void) {
     CHECK(length != NULL);
     int intact = 1;
     while (pushes_left > 0) {
-        size_t i = next_random() % LISTS;
+        size_t i = check_random(&rng_state) % LISTS;
         if (length[i] == target[i]) continue;
         if (length[i] == capacity[i]) {
             uint32_t grown = capacity[i] < 2 ? 2 : capacity[i] + capacity[i] / 2;

@@ -20,20 +20,13 @@ typedef struct slot {
 static slot slots[SLOTS];
 static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
 
-static uint64_t next_random(void) { /* xorshift64* */
-    rng_state ^= rng_state >> 12;
-    rng_state ^= rng_state << 25;
-    rng_state ^= rng_state >> 27;
-    return rng_state * 0x2545F4914F6CDD1Dull;
-}
-
 /* Mostly small blocks, some medium, a few large, as reasoners allocate. */
 static size_t random_size(void) {
-    uint64_t r = next_random() % 1000;
-    if (r < 700) return next_random() % 256;
-    if (r < 950) return next_random() % 16384;
-    if (r < 995) return next_random() % (1 << 20);
-    return next_random() % (6 << 20);
+    uint64_t r = check_random(&rng_state) % 1000;
+    if (r < 700) return check_random(&rng_state) % 256;
+    if (r < 950) return check_random(&rng_state) % 16384;
+    if (r < 995) return check_random(&rng_state) % (1 << 20);
+    return check_random(&rng_state) % (6 << 20);
 }
 
 static void write_pattern(slot *s) {
@@ -79,11 +72,11 @@ int main(int argc, char **argv) {
     long steps = argc > 1 ? atol(argv[1]) : 300000;
     int bad_contents = 0;
     for (long step = 0; step < steps; step++) {
-        slot *s = &slots[next_random() % SLOTS];
-        uint64_t op = next_random() % 100;
+        slot *s = &slots[check_random(&rng_state) % SLOTS];
+        uint64_t op = check_random(&rng_state) % 100;
         if (s->ptr == NULL) {
             s->size = random_size();
-            s->seed = (uint8_t)next_random();
+            s->seed = (uint8_t)check_random(&rng_state);
             s->alignment = 16;
             if (op < 70) {
                 s->ptr = hh_malloc(s->size);
@@ -91,7 +84,7 @@ int main(int argc, char **argv) {
                 s->ptr = hh_calloc(1, s->size);
                 for (size_t i = 0; i < s->size; i += 97) bad_contents += s->ptr[i] != 0;
             } else {
-                s->alignment = (size_t)1 << (4 + next_random() % 14); /* 16 B .. 128 KiB */
+                s->alignment = (size_t)1 << (4 + check_random(&rng_state) % 14); /* 16 B .. 128 KiB */
                 s->ptr = hh_memalign(s->alignment, s->size);
             }
             CHECK(s->ptr != NULL);
