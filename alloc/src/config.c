@@ -184,7 +184,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
-    cfg->growth_heap = false; /* docs/BENCHMARKS.md, "The growth heap": not faster, rarely leaner */
+    cfg->growth_heap = HH_GROWTH_BIG; /* docs/BENCHMARKS.md, "The growth heap" */
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     /* No block can be larger than the machine's memory and swap together. */
@@ -260,13 +260,15 @@ void _hh_config_read(hh_config *cfg) {
     }
 
     if (v.growth_set) {
-        static const keyword switches[] = {{"on", true}, {"1", true}, {"off", false}, {"0", false}};
-        int on;
-        if (keyword_value(v.growth_heap, switches, sizeof switches / sizeof switches[0], &on)) {
-            cfg->growth_heap = on;
+        static const keyword takes[] = {{"big", HH_GROWTH_BIG}, {"on", HH_GROWTH_ALL},
+                                        {"1", HH_GROWTH_ALL}, {"off", HH_GROWTH_OFF},
+                                        {"0", HH_GROWTH_OFF}};
+        int growth;
+        if (keyword_value(v.growth_heap, takes, sizeof takes / sizeof takes[0], &growth)) {
+            cfg->growth_heap = (enum hh_growth_heap)growth;
         } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected on or off); "
-                        "using off\n");
+            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected big, on or off); "
+                        "using big\n");
         }
     }
 

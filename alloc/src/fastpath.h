@@ -3,7 +3,8 @@
  *
  * malloc: the thread's heap (the empty heap until its first allocation, so
  * there is no NULL check), the page of the size's class (for sizes up to
- * 1 KiB straight from heap->direct), the first block of its free list.
+ * 1 KiB straight from heap->direct), the first block of its free list;
+ * larger ones go to the growth heap instead while it takes them (growth.c).
  *
  * free: a pointer in the reserved range is in a region; its small page's
  * descriptor is found by arithmetic; the owner's free of a well-formed
@@ -71,12 +72,26 @@ static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size,
  * path. */
 HH_INTERNAL HH_NOINLINE void *_hh_alloc_big(size_t size, size_t alignment, bool zero);
 
-/* malloc's and calloc's path, for every entry point that allocates. */
+/* size <= HH_SMALL_MAX: a block of the size classes, never the growth
+ * heap's (aligned allocations count on the pages' alignment). */
+static inline __attribute__((always_inline)) void *_hh_alloc_small(size_t size, bool zero) {
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
+    return _hh_alloc_binned(size, zero);
+}
+
+/* malloc's and calloc's path, for every entry point that allocates.  Blocks
+ * over 1 KiB go to the growth heap while it takes them (growth.c). */
 static inline __attribute__((always_inline)) void *_hh_alloc(size_t size, bool zero) {
     if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
     /* _hh_size_kind(size, 16) == HH_KIND_SMALL, written out: through the
      * helper gcc lays the branches out otherwise. */
-    if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero);
+    if (HH_LIKELY(size <= HH_SMALL_MAX)) {
+        if (HH_UNLIKELY(atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) &&
+            _hh_growth_open()) {
+            return _hh_growth_alloc(size, zero);
+        }
+        return _hh_alloc_binned(size, zero);
+    }
     return _hh_alloc_big(size, 16, zero);
 }
 

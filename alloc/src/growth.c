@@ -1,19 +1,26 @@
-/* The growth heap: small blocks that realloc grows (and those it makes from
- * NULL) live in one coalescing heap instead of the size classes.
+/* The growth heap: one coalescing heap, beside the size classes, for the
+ * blocks whose sizes move: blocks of 1-16 KiB (HUGEHEAP_GROWTH_HEAP=big, the
+ * default) and, where it is on (HUGEHEAP_GROWTH_HEAP=on), the smaller blocks
+ * realloc grows or makes from NULL too.
  *
- * Why: a program whose arrays grow by realloc (minisat's vec: watch lists of
- * 2, 4, 8, 14, 22 elements) walks each array up through several size
- * classes.  The arrays that stop growing in a class pin nearly every 64 KiB
- * page of it, so each class keeps its high-water mark, and what a grown array
- * left behind serves only its own size again.  Here a freed block merges with
- * its free neighbours and serves any size, as glibc's heap does, and a block
- * grows in place into a free neighbour.  It is off by default
- * (HUGEHEAP_GROWTH_HEAP=on), and open while the heap is small and one thread
- * uses it (_hh_growth_open): there the classes' high-water marks are a large
- * part of a process's memory, while on large heaps the size classes'
- * placement ran minisat 8-10% faster for the same memory, and threads
- * growing blocks at once would wait on its lock (two threads ran 2.4-6.4x
- * slower than with the size classes, which scale).
+ * Why: a class keeps the room its blocks had at their most (a block still
+ * live pins its 64 KiB page), and that room serves only its own size again.
+ * The classes of 1-16 KiB hold few blocks a page (64 to 4), so a program
+ * whose vectors double through them (a C++ std::vector: cadical's watch
+ * lists, clause arrays) leaves a page or more behind in each; in a process
+ * of a few MiB that was 1.5 MiB of room beside 1.4 MiB of small blocks.
+ * Here a freed block merges with its free neighbours and serves any size,
+ * as glibc's heap does, and a block grows in place into a free neighbour.
+ * Blocks of 1-16 KiB are rarely the hot ones: a block that size is written
+ * at a cost far above the heap's.  The smaller blocks realloc grows
+ * (minisat's watch lists: 2, 4, 8, 14, 22 elements) are, so they stay in
+ * the size classes by default (docs/BENCHMARKS.md, "The growth heap").
+ * It is open while the heap is small and one thread uses it
+ * (_hh_growth_open): there the classes' high-water marks are a large part
+ * of a process's memory, while on large heaps the size classes' placement
+ * ran minisat 8-10% faster for the same memory, and threads allocating at
+ * once would wait on its lock (two threads ran 2.4-6.4x slower than with
+ * the size classes, which scale).
  *
  * Layout: spans of 256 KiB from the page heap, aligned to their size (a
  * pointer's span is one mask away); the descriptors of their 64 KiB slots say
@@ -75,7 +82,8 @@ static growth_span *top_span;
 static uint32_t top_start;
 static unsigned empty_spans; /* spans holding no live block: one is kept */
 static _Atomic(uint64_t) live_bytes, written_bytes, span_count; /* for the statistics */
-static atomic_bool closed; /* the heap grew large, or a second thread came: no new blocks */
+/* False once the heap grew large or a second thread came: no new blocks. */
+_Atomic(bool) _hh_growth_taking;
 static _Atomic(uintptr_t) user_thread; /* the one thread it serves (0: none yet) */
 
 /* ------------------------------------------------------------- geometry */
@@ -378,7 +386,7 @@ static void add_span_locked(growth_span *span) {
 
 static bool cache_push(hh_heap *heap, void *ptr, uint32_t granules) {
     if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive ||
-        atomic_load_explicit(&closed, memory_order_relaxed)) {
+        !atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) {
         return false;
     }
     unsigned i = granules - 1;
@@ -418,7 +426,7 @@ static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
 /* ------------------------------------------------------------- the API */
 
 bool _hh_growth_open(void) {
-    if (!_hh_cfg.growth_heap || atomic_load_explicit(&closed, memory_order_relaxed)) return false;
+    if (!atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) return false;
     if (HH_LIKELY(_hh_policy_demand() < _hh_cfg.huge_threshold)) {
         uintptr_t me = _hh_thread_id();
         uintptr_t user = atomic_load_explicit(&user_thread, memory_order_relaxed);
@@ -429,7 +437,7 @@ bool _hh_growth_open(void) {
             return true;
         }
     }
-    atomic_store_explicit(&closed, true, memory_order_relaxed);
+    atomic_store_explicit(&_hh_growth_taking, false, memory_order_relaxed);
     return false;
 }
 
@@ -507,7 +515,7 @@ static void *alloc_block(hh_heap *heap, uint32_t granules) {
     return p;
 }
 
-void *_hh_growth_alloc(size_t size) {
+void *_hh_growth_alloc(size_t size, bool zero) {
     HH_ASSERT(size <= HH_SMALL_MAX);
     hh_heap *heap = _hh_heap;
     void *p = alloc_block(heap, granules_for(size));
@@ -516,6 +524,7 @@ void *_hh_growth_alloc(size_t size) {
         return NULL;
     }
     count(heap, &heap->stats.growth_allocs);
+    if (zero) memset(p, 0, size);
     return p;
 }
 

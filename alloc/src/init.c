@@ -81,6 +81,8 @@ void _hh_init(void) {
     _hh_lock();
     if (atomic_load_explicit(&init_state, memory_order_relaxed) == 0) {
         _hh_config_read(&_hh_cfg);
+        atomic_store_explicit(&_hh_growth_taking, _hh_cfg.growth_heap != HH_GROWTH_OFF,
+                              memory_order_relaxed);
         _hh_stats_on = _hh_cfg.stats_print || _hh_cfg.stats_json_path[0] != '\0';
         _hh_stats_keep_stderr();
         _hh_classes_init();

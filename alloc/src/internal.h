@@ -323,15 +323,19 @@ HH_INTERNAL void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
 
 /* --------------------------------------------------------- growth.c */
-/* Whether blocks realloc makes or grows go to the growth heap: while it is
- * on (HUGEHEAP_GROWTH_HEAP), until the demand first reaches the size at
+/* Whether the growth heap takes a block (of 1-16 KiB, or one realloc makes
+ * or grows where HUGEHEAP_GROWTH_HEAP=on): while it is not off
+ * (HUGEHEAP_GROWTH_HEAP), until the demand first reaches the size at
  * which the heap turns huge (HUGEHEAP_HUGE_THRESHOLD_MB, whether or not
  * huge pages are on), and while one thread alone has asked.  Blocks already
  * there stay until they grow or are freed (by any thread). */
 HH_INTERNAL bool _hh_growth_open(void);
+/* Whether the growth heap may still take blocks: not off
+ * (HUGEHEAP_GROWTH_HEAP) and not closed; the fast paths' one load. */
+HH_INTERNAL extern _Atomic(bool) _hh_growth_taking;
 /* size <= HH_SMALL_MAX: a block of the growth heap; NULL (errno ENOMEM) if
  * there is no memory. */
-HH_INTERNAL void *_hh_growth_alloc(size_t size);
+HH_INTERNAL void *_hh_growth_alloc(size_t size, bool zero);
 /* size as in _hh_free_fast (0: not a sized free). */
 HH_INTERNAL void _hh_growth_free(void *ptr, size_t size);
 /* A live block's usable bytes, or a stop with `what` and the pointer. */

@@ -58,13 +58,13 @@ HH_API void *hh_calloc(size_t count, size_t size) {
     return _hh_alloc(bytes, true);
 }
 
-/* A block that realloc makes (from NULL) or grows to `size` bytes: the
- * growth heap's up to HH_SMALL_MAX while it is open (growth.c says why),
- * any other otherwise. */
+/* A block that realloc makes (from NULL) or grows to `size` bytes: as
+ * malloc's, and where HUGEHEAP_GROWTH_HEAP=on the growth heap's up to 1 KiB
+ * too while it takes blocks (growth.c says why). */
 static void *alloc_growing(size_t size) {
     _hh_init(); /* realloc(NULL, n) may be the first call */
-    if (size <= HH_SMALL_MAX && _hh_cfg.growth_heap && _hh_growth_open()) {
-        return _hh_growth_alloc(size); /* off by default: one load decides */
+    if (size <= HH_DIRECT_MAX && _hh_cfg.growth_heap == HH_GROWTH_ALL && _hh_growth_open()) {
+        return _hh_growth_alloc(size, false);
     }
     return _hh_alloc(size, false);
 }
@@ -128,11 +128,11 @@ static void *alloc_aligned(size_t alignment, size_t size) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
          * alignment divides gives aligned blocks. */
         unsigned c = _hh_size_class(rounded);
-        if (_hh_class_size[c] % alignment == 0) return _hh_alloc(rounded, false);
+        if (_hh_class_size[c] % alignment == 0) return _hh_alloc_small(rounded, false);
     }
     size_t padded = size + alignment - 16;
     if (alignment < HH_OS_PAGE && _hh_size_kind(padded, 16) == HH_KIND_SMALL) {
-        char *block = _hh_alloc(padded, false);
+        char *block = _hh_alloc_small(padded, false);
         if (block == NULL) return NULL;
         char *aligned = (char *)_hh_align_up((uintptr_t)block, alignment);
         if (aligned != block) {

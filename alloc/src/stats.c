@@ -260,7 +260,7 @@ static void take_snapshot(snapshot *s) {
     add(s, "peak_unwritten_bytes", "  small pages not carved yet", BYTES, peak.unwritten);
     add(s, "peak_empty_pages_bytes", "  empty small pages kept", BYTES, peak.empty_pages);
     add(s, "peak_medium_bytes", "  medium blocks", BYTES, peak.medium);
-    add(s, "peak_growth_bytes", "  growth heap blocks (grown by realloc)", BYTES, peak.growth);
+    add(s, "peak_growth_bytes", "  blocks in the growth heap", BYTES, peak.growth);
     add(s, "peak_growth_free_bytes", "  free room in the growth heap", BYTES, peak.growth_free);
     add(s, "peak_free_kept_bytes", "  free memory kept (release policy)", BYTES, peak.free_kept);
     add(s, "peak_free_holes_bytes", "  free memory in huge pages in use", BYTES, peak.free_holes);

@@ -245,13 +245,18 @@ enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
  * measures them dear (the default), never, or whatever they cost. */
 enum hh_huge_budget { HH_BUDGET_AUTO = 0, HH_BUDGET_OFF = 1, HH_BUDGET_ALWAYS = 2 };
 
+/* Which blocks the growth heap takes while it is open (growth.c): none,
+ * those over 1 KiB (HH_DIRECT_MAX), or also the smaller ones realloc makes
+ * or grows. */
+enum hh_growth_heap { HH_GROWTH_OFF = 0, HH_GROWTH_BIG = 1, HH_GROWTH_ALL = 2 };
+
 typedef struct hh_config {
     enum hh_thp_mode thp;
     bool stats_print;
     char stats_json_path[512]; /* empty: no JSON */
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
-    bool growth_heap;          /* the growth heap may take blocks realloc grows (growth.c) */
+    enum hh_growth_heap growth_heap; /* which blocks the growth heap takes (growth.c) */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
     enum hh_huge_budget huge_budget;
