@@ -184,7 +184,8 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
-    cfg->growth_heap = HH_GROWTH_BIG; /* docs/BENCHMARKS.md, "The growth heap" */
+    /* docs/BENCHMARKS.md, "The growth heap takes blocks of 1-16 KiB" */
+    cfg->growth_heap = HH_GROWTH_BIG;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     /* No block can be larger than the machine's memory and swap together. */

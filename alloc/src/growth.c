@@ -14,7 +14,8 @@
  * Blocks of 1-16 KiB are rarely the hot ones: a block that size is written
  * at a cost far above the heap's.  The smaller blocks realloc grows
  * (minisat's watch lists: 2, 4, 8, 14, 22 elements) are, so they stay in
- * the size classes by default (docs/BENCHMARKS.md, "The growth heap").
+ * the size classes by default (docs/BENCHMARKS.md, "The growth heap takes
+ * blocks of 1-16 KiB").
  * It is open while the heap is small and one thread uses it
  * (_hh_growth_open): there the classes' high-water marks are a large part
  * of a process's memory, while on large heaps the size classes' placement
