@@ -3,8 +3,9 @@
  *
  * malloc: the thread's heap (the empty heap until its first allocation, so
  * there is no NULL check), the page of the size's class (for sizes up to
- * 1 KiB straight from heap->direct), the first block of its free list;
- * larger ones go to the growth heap instead while it takes them (growth.c).
+ * 1 KiB straight from heap->direct), the first block of its free list.
+ * While the growth heap takes the larger sizes (growth.c), their classes
+ * have no pages, so they find no block there and go to it by the slow path.
  *
  * free: a pointer in the reserved range is in a region; its small page's
  * descriptor is found by arithmetic; the owner's free of a well-formed
@@ -50,22 +51,24 @@ static inline __attribute__((always_inline)) void *_hh_page_pop(hh_page *page, h
     return block;
 }
 
-/* size <= HH_DIRECT_MAX */
-static inline __attribute__((always_inline)) void *_hh_alloc_direct(size_t size, bool zero) {
+/* size <= HH_DIRECT_MAX; may_grow as in _hh_alloc_slow. */
+static inline __attribute__((always_inline)) void *_hh_alloc_direct(size_t size, bool zero,
+                                                                   bool may_grow) {
     hh_heap *heap = _hh_heap;
     hh_page *page = heap->direct[(size + 15) >> 4];
     hh_block *block = page->free;
     if (HH_LIKELY(block != NULL)) return _hh_page_pop(page, block, zero);
-    return _hh_alloc_slow(heap, size, zero);
+    return _hh_alloc_slow(heap, size, zero, may_grow);
 }
 
-/* HH_DIRECT_MAX < size <= HH_SMALL_MAX */
-static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size, bool zero) {
+/* HH_DIRECT_MAX < size <= HH_SMALL_MAX; may_grow as in _hh_alloc_slow. */
+static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size, bool zero,
+                                                                   bool may_grow) {
     hh_heap *heap = _hh_heap;
     hh_page *page = heap->queue[_hh_size_class_computed(size)];
     hh_block *block = page->free;
     if (HH_LIKELY(block != NULL)) return _hh_page_pop(page, block, zero);
-    return _hh_alloc_slow(heap, size, zero);
+    return _hh_alloc_slow(heap, size, zero, may_grow);
 }
 
 /* Medium and large blocks (malloc_api.c): a call away from the small fast
@@ -75,23 +78,16 @@ HH_INTERNAL HH_NOINLINE void *_hh_alloc_big(size_t size, size_t alignment, bool 
 /* size <= HH_SMALL_MAX: a block of the size classes, never the growth
  * heap's (aligned allocations count on the pages' alignment). */
 static inline __attribute__((always_inline)) void *_hh_alloc_small(size_t size, bool zero) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
-    return _hh_alloc_binned(size, zero);
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero, false);
+    return _hh_alloc_binned(size, zero, false);
 }
 
-/* malloc's and calloc's path, for every entry point that allocates.  Blocks
- * over 1 KiB go to the growth heap while it takes them (growth.c). */
+/* malloc's and calloc's path, for every entry point that allocates. */
 static inline __attribute__((always_inline)) void *_hh_alloc(size_t size, bool zero) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero);
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_alloc_direct(size, zero, true);
     /* _hh_size_kind(size, 16) == HH_KIND_SMALL, written out: through the
      * helper gcc lays the branches out otherwise. */
-    if (HH_LIKELY(size <= HH_SMALL_MAX)) {
-        if (HH_UNLIKELY(atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) &&
-            _hh_growth_open()) {
-            return _hh_growth_alloc(size, zero);
-        }
-        return _hh_alloc_binned(size, zero);
-    }
+    if (HH_LIKELY(size <= HH_SMALL_MAX)) return _hh_alloc_binned(size, zero, true);
     return _hh_alloc_big(size, 16, zero);
 }
 

@@ -626,13 +626,17 @@ void _hh_free_slow(void *ptr, size_t size) {
 
 /* ------------------------------------------------------------ allocation */
 
-void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero) {
+void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow) {
     if (HH_UNLIKELY(!heap->alive)) {
         heap = _hh_heap_for_thread();
         if (heap == NULL) {
             errno = ENOMEM;
             return NULL;
         }
+    }
+    if (may_grow && size > HH_GROWTH_MALLOC_MIN &&
+        atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed) && _hh_growth_open()) {
+        return _hh_growth_alloc(size, zero);
     }
     unsigned class_index = _hh_size_class(size);
     HH_ASSERT(class_index > 0 && class_index < HH_CLASSES && _hh_class_size[class_index] >= size);

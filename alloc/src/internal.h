@@ -284,8 +284,10 @@ HH_INTERNAL void _hh_usage_count_unwritten(intptr_t pages);
 HH_INTERNAL void _hh_usage_regions_locked(hh_region_usage *usage);
 
 /* ---------------------------------------------------------- heap.c */
-/* size <= HH_SMALL_MAX: a block from the thread's pages (slow path). */
-HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero);
+/* size <= HH_SMALL_MAX: a block from the growth heap while it takes blocks
+ * of this size and may_grow (false for aligned blocks, which count on the
+ * pages' alignment), else from the thread's pages (slow path). */
+HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow);
 /* free() of a small block that the fast path did not take. */
 HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr, size_t size);
 /* A sized free named a size larger than the block: not its size. */

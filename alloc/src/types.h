@@ -65,6 +65,7 @@
 #define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
 
 #define HH_GROWTH_SPAN ((size_t)256 << 10) /* the growth heap's spans (growth.c) */
+#define HH_GROWTH_MALLOC_MIN 1024 /* it takes blocks malloc makes above this size */
 #define HH_GROWTH_CACHE_SIZES 64 /* a thread keeps freed blocks of up to 64 x 16 bytes */
 #define HH_GROWTH_CACHE_DEPTH 8  /* ... and at most 8 of each size */
 
