@@ -184,8 +184,8 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
-    /* docs/BENCHMARKS.md, "The growth heap takes blocks of 1-16 KiB" */
-    cfg->growth_heap = HH_GROWTH_BIG;
+    /* docs/BENCHMARKS.md, "The growth heap for blocks of 1-16 KiB" */
+    cfg->growth_heap = HH_GROWTH_OFF;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     /* No block can be larger than the machine's memory and swap together. */
@@ -268,8 +268,8 @@ void _hh_config_read(hh_config *cfg) {
         if (keyword_value(v.growth_heap, takes, sizeof takes / sizeof takes[0], &growth)) {
             cfg->growth_heap = (enum hh_growth_heap)growth;
         } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected big, on or off); "
-                        "using big\n");
+            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected off, big or on); "
+                        "using off\n");
         }
     }
 
