@@ -12,10 +12,10 @@
  * Here a freed block merges with its free neighbours and serves any size,
  * as glibc's heap does, and a block grows in place into a free neighbour.
  * Why it is off by default (docs/BENCHMARKS.md, "The growth heap for
- * blocks of 1-16 KiB"): a program that churns blocks of those sizes ran 5x
- * slower than in the size classes (at glibc's speed, below mimalloc's and
- * jemalloc's), and the smaller blocks realloc grows are hot (minisat's
- * watch lists: 14% more instructions).
+ * blocks of 1-16 KiB"): a program that churns blocks of those sizes ran
+ * 6.6x slower than in the size classes, at 0.80 of glibc's speed (mimalloc
+ * and jemalloc ran at 3.5-3.9x glibc's), and the smaller blocks realloc
+ * grows are hot (minisat's watch lists: 14% more instructions).
  * It is open while the heap is small and one thread uses it
  * (_hh_growth_open): there the classes' high-water marks are a large part
  * of a process's memory, while on large heaps the size classes' placement
@@ -385,92 +385,40 @@ static void add_span_locked(growth_span *span) {
  * list of its size.  Only a live heap keeps blocks (its thread's exit gives
  * them back). */
 
-/* Blocks of 1-16 KiB are kept by size bucket, eight buckets per doubling:
- * a block goes to the bucket of the largest size it covers, a request looks
- * in the bucket of the smallest size that covers it, so any block there
- * fits (with at most an eighth to spare).  Bucket 0 (64-71 granules) is
- * never asked (requests of 64 granules are exact), so it keeps nothing. */
-static unsigned bucket_below(uint32_t granules) {
-    unsigned k = 31u - (unsigned)__builtin_clz(granules) - 6u; /* 64 << k <= granules */
-    return k * 8u + ((granules >> (k + 3u)) & 7u);
-}
-
-static uint32_t bucket_size(unsigned b) { return (8u + b % 8u) << (b / 8u + 3u); }
-
-static unsigned bucket_above(uint32_t granules) {
-    unsigned b = bucket_below(granules);
-    return bucket_size(b) == granules ? b : b + 1u;
-}
-
-/* The list a kept block of `granules` is on, and its count; NULL if no
- * block of that size is kept. */
-static hh_block **kept_list(hh_heap *heap, uint32_t granules, uint8_t **count) {
-    if (granules <= HH_GROWTH_CACHE_SIZES) {
-        *count = &heap->growth_cached[granules - 1];
-        return &heap->growth_cache[granules - 1];
-    }
-    unsigned b = bucket_below(granules);
-    if (b == 0 || b >= HH_GROWTH_BIG_BUCKETS) return NULL;
-    *count = &heap->growth_big_cached[b];
-    return &heap->growth_big_cache[b];
-}
-
 static bool cache_push(hh_heap *heap, void *ptr, uint32_t granules) {
-    if (!heap->alive || !atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) {
+    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive ||
+        !atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) {
         return false;
     }
-    uint8_t *count;
-    hh_block **list = kept_list(heap, granules, &count);
-    if (list == NULL || *count == HH_GROWTH_CACHE_DEPTH) return false;
-    uint32_t bytes = granules << GRANULE_SHIFT;
-    if (granules > HH_GROWTH_CACHE_SIZES) {
-        if (heap->growth_big_bytes + bytes > HH_GROWTH_BIG_CACHE_BYTES) return false;
-        heap->growth_big_bytes += bytes;
-    }
+    unsigned i = granules - 1;
+    if (heap->growth_cached[i] == HH_GROWTH_CACHE_DEPTH) return false;
     hh_block *block = ptr;
-    block->next = _hh_encode(*list);
+    block->next = _hh_encode(heap->growth_cache[i]);
     block->mark = _hh_free_mark;
-    *list = block;
-    (*count)++;
+    heap->growth_cache[i] = block;
+    heap->growth_cached[i]++;
     return true;
 }
 
-static void *pop_from(hh_block **list, uint8_t *count) {
-    hh_block *block = *list;
+static void *cache_pop(hh_heap *heap, uint32_t granules) {
+    if (granules > HH_GROWTH_CACHE_SIZES) return NULL;
+    unsigned i = granules - 1;
+    hh_block *block = heap->growth_cache[i];
     if (block == NULL) return NULL;
     hh_block *next = _hh_decode(block->next);
     if (HH_UNLIKELY((uintptr_t)next & 15)) _hh_free_list_corrupted(block);
-    *list = next;
-    (*count)--;
+    heap->growth_cache[i] = next;
+    heap->growth_cached[i]--;
     block->mark = 0;
-    return block;
-}
-
-/* A kept block of at least `granules` (of exactly that many up to 1 KiB);
- * its size is the bitmaps' (the distance to the next start). */
-static void *cache_pop(hh_heap *heap, uint32_t granules) {
-    if (granules <= HH_GROWTH_CACHE_SIZES) {
-        return pop_from(&heap->growth_cache[granules - 1], &heap->growth_cached[granules - 1]);
-    }
-    unsigned b = bucket_above(granules);
-    if (b >= HH_GROWTH_BIG_BUCKETS) return NULL;
-    void *block = pop_from(&heap->growth_big_cache[b], &heap->growth_big_cached[b]);
-    if (block != NULL) {
-        growth_span *span = span_of(block);
-        uint32_t g = granule_of(span, block);
-        heap->growth_big_bytes -= (next_start(span, g + 1) - g) << GRANULE_SHIFT;
-    }
     return block;
 }
 
 /* Whether a block that carries the free mark is one the thread keeps (else
  * the mark is the program's data). */
-static bool cached(hh_heap *heap, const void *ptr, uint32_t granules) {
-    if (!heap->alive) return false;
-    uint8_t *count;
-    hh_block **list = kept_list(heap, granules, &count);
-    if (list == NULL) return false;
-    for (const hh_block *b = *list; b != NULL; b = _hh_decode(b->next)) {
+static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
+    if (granules > HH_GROWTH_CACHE_SIZES || !heap->alive) return false;
+    const hh_block *b = heap->growth_cache[granules - 1];
+    for (; b != NULL; b = _hh_decode(b->next)) {
         if (b == ptr) return true;
     }
     return false;
@@ -508,7 +456,7 @@ static HH_NOINLINE uint32_t granules_or_stop(growth_span *span, const void *ptr,
     return granules;
 }
 
-static HH_NOINLINE void stop_if_kept(hh_heap *heap, const void *ptr, uint32_t granules,
+static HH_NOINLINE void stop_if_kept(const hh_heap *heap, const void *ptr, uint32_t granules,
                                      const char *what) {
     if (cached(heap, ptr, granules)) _hh_fatal(what, ptr);
 }
@@ -516,7 +464,7 @@ static HH_NOINLINE void stop_if_kept(hh_heap *heap, const void *ptr, uint32_t gr
 /* The size of the live block at ptr, read without the lock (the bits of a
  * live block do not change); or a stop naming what ptr is not.  A block the
  * thread keeps is not live. */
-static inline uint32_t checked_granules(hh_heap *heap, growth_span *span, const void *ptr,
+static inline uint32_t checked_granules(const hh_heap *heap, growth_span *span, const void *ptr,
                                         const char *what) {
     uintptr_t offset = (uintptr_t)ptr - (uintptr_t)span;
     uint32_t g = granule_of(span, ptr);
@@ -667,23 +615,17 @@ void _hh_growth_flush(hh_heap *heap) {
     if (!_hh_cfg.growth_heap) return; /* no thread keeps a block: no lock at every exit */
     growth_span *empties = NULL;
     _hh_sublock_take(&growth_lock);
-    for (unsigned list = 0; list < HH_GROWTH_CACHE_SIZES + HH_GROWTH_BIG_BUCKETS; list++) {
+    for (uint32_t granules = 1; granules <= HH_GROWTH_CACHE_SIZES; granules++) {
         void *block;
-        while ((block = list < HH_GROWTH_CACHE_SIZES
-                            ? pop_from(&heap->growth_cache[list], &heap->growth_cached[list])
-                            : pop_from(&heap->growth_big_cache[list - HH_GROWTH_CACHE_SIZES],
-                                       &heap->growth_big_cached[list - HH_GROWTH_CACHE_SIZES])) !=
-               NULL) {
+        while ((block = cache_pop(heap, granules)) != NULL) {
             growth_span *span = span_of(block);
-            uint32_t g = granule_of(span, block);
-            growth_span *empty = free_locked(span, g, next_start(span, g + 1) - g);
+            growth_span *empty = free_locked(span, granule_of(span, block), granules);
             if (empty != NULL) {
                 empty->next = empties;
                 empties = empty;
             }
         }
     }
-    heap->growth_big_bytes = 0;
     _hh_sublock_give(&growth_lock);
     while (empties != NULL) {
         growth_span *next = empties->next;

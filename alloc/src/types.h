@@ -68,10 +68,6 @@
 #define HH_GROWTH_MALLOC_MIN 1024 /* it takes blocks malloc makes above this size */
 #define HH_GROWTH_CACHE_SIZES 64 /* a thread keeps freed blocks of up to 64 x 16 bytes */
 #define HH_GROWTH_CACHE_DEPTH 8  /* ... and at most 8 of each size */
-/* ... and of 1-16 KiB, by size (8 buckets per doubling), at most 8 in each
- * and HH_GROWTH_BIG_CACHE_BYTES in all */
-#define HH_GROWTH_BIG_BUCKETS 33
-#define HH_GROWTH_BIG_CACHE_BYTES ((uint32_t)128 << 10)
 
 #define HH_LARGE_MIN ((size_t)32 << 20) /* malloc of this much and more: a mapping of its own */
 #define HH_LARGE_HEADER 64
@@ -235,9 +231,6 @@ typedef struct hh_heap {
      * same size without the growth heap's lock (growth.c), by granules - 1. */
     hh_block *growth_cache[HH_GROWTH_CACHE_SIZES];
     uint8_t growth_cached[HH_GROWTH_CACHE_SIZES];
-    hh_block *growth_big_cache[HH_GROWTH_BIG_BUCKETS]; /* the larger ones, by size bucket */
-    uint8_t growth_big_cached[HH_GROWTH_BIG_BUCKETS];
-    uint32_t growth_big_bytes; /* bytes in growth_big_cache */
     uintptr_t thread_id;             /* its thread's _hh_thread_id */
     struct hh_heap *next_all;        /* every heap ever made (global lock) */
     struct hh_heap *next_free;       /* recycled heaps (global lock) */

@@ -60,21 +60,6 @@ static void test_one_size_serves_another(void) {
     for (size_t i = 0; i < count / 4; i++) hh_free(larger[i]);
 }
 
-/* A freed block of 1-16 KiB is kept by its thread, without the lock, for
- * its next block its size bucket serves (a block of 3,008 bytes is in the
- * bucket of 2,816-3,071, which requests of 2,561-2,816 bytes ask). */
-static void test_kept_for_the_next(void) {
-    char *p = hh_malloc(3000);
-    CHECK(p != NULL);
-    hh_free(p);
-    char *q = hh_malloc(2800);
-    CHECK(q == p && hh_usable_size(q) == 3008);
-    hh_free(q);
-    char *r = hh_malloc(3500); /* more than the kept block holds */
-    CHECK(r != NULL && r != p && hh_usable_size(r) == 3504);
-    hh_free(r);
-}
-
 /* calloc of a block another left written; a realloc that keeps contents. */
 static void test_zeroes_and_contents(void) {
     char *dirty = hh_malloc(3000);
@@ -127,7 +112,6 @@ static void *malloc_2000(void *arg) {
 }
 
 static void test_second_thread_closes(void) {
-    hh_trim(0); /* the blocks the thread keeps go back: `before` is 2,000 bytes */
     void *before = hh_malloc(2000);
     pthread_t thread;
     void *theirs = NULL;
@@ -145,7 +129,6 @@ static void test_second_thread_closes(void) {
 int main(void) {
     test_which_blocks();
     test_one_size_serves_another();
-    test_kept_for_the_next();
     test_zeroes_and_contents();
     test_aligned();
     test_second_thread_closes(); /* last: the growth heap stays closed */

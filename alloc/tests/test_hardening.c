@@ -226,10 +226,9 @@ static void double_free_grown_kept(void) {
     hh_free(p);
 }
 
-/* A block of 3,000 bytes: the size classes' by default; the growth heap's
- * where HUGEHEAP_GROWTH_HEAP=big, whose thread keeps it once freed (by size
- * bucket). */
-static void double_free_big_kept(void) {
+/* A block of 3,000 bytes: the size classes' by default, the growth heap's
+ * where HUGEHEAP_GROWTH_HEAP=big. */
+static void double_free_3k(void) {
     hh_free(hh_malloc(8));
     char *p = hh_malloc(3000);
     say_pointer(p);
@@ -411,8 +410,7 @@ int main(void) {
     expect_abort("interior pointer, grown block", interior_pointer_grown, "inside a block");
     expect_abort("double free of a grown block kept by its thread", double_free_grown_kept,
                  "double free");
-    expect_abort("double free of a 3 KiB block kept by its thread", double_free_big_kept,
-                 "double free");
+    expect_abort("double free of a 3 KiB block", double_free_3k, "double free");
     /* The growth heap checks a realloc's block as a free does; the size
      * classes look only at where it lies (the test runs once with each). */
     const char *growth = getenv("HUGEHEAP_GROWTH_HEAP");
