@@ -333,7 +333,8 @@ HH_INTERNAL size_t _hh_medium_pages(hh_region *region, const void *ptr);
  * there stay until they grow or are freed (by any thread). */
 HH_INTERNAL bool _hh_growth_open(void);
 /* Whether the growth heap may still take blocks: not off
- * (HUGEHEAP_GROWTH_HEAP) and not closed; the fast paths' one load. */
+ * (HUGEHEAP_GROWTH_HEAP) and not closed; one load for malloc's slow path
+ * and realloc. */
 HH_INTERNAL extern _Atomic(bool) _hh_growth_taking;
 /* size <= HH_SMALL_MAX: a block of the growth heap; NULL (errno ENOMEM) if
  * there is no memory. */

@@ -65,7 +65,7 @@
 #define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
 
 #define HH_GROWTH_SPAN ((size_t)256 << 10) /* the growth heap's spans (growth.c) */
-#define HH_GROWTH_MALLOC_MIN 1024 /* it takes blocks malloc makes above this size */
+#define HH_GROWTH_MALLOC_MIN 1024 /* where it is not off, it takes blocks above this size */
 #define HH_GROWTH_CACHE_SIZES 64 /* a thread keeps freed blocks of up to 64 x 16 bytes */
 #define HH_GROWTH_CACHE_DEPTH 8  /* ... and at most 8 of each size */
 
@@ -247,7 +247,7 @@ enum hh_thp_mode { HH_THP_ON = 0, HH_THP_OFF = 1, HH_THP_HUGETLB = 2 };
 enum hh_huge_budget { HH_BUDGET_AUTO = 0, HH_BUDGET_OFF = 1, HH_BUDGET_ALWAYS = 2 };
 
 /* Which blocks the growth heap takes while it is open (growth.c): none,
- * those over 1 KiB (HH_DIRECT_MAX), or also the smaller ones realloc makes
+ * those over HH_GROWTH_MALLOC_MIN, or also the smaller ones realloc makes
  * or grows. */
 enum hh_growth_heap { HH_GROWTH_OFF = 0, HH_GROWTH_BIG = 1, HH_GROWTH_ALL = 2 };
 
