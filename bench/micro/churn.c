@@ -5,7 +5,7 @@
  * 1025 4096 4096 churns buffers of 1-4 KiB in a 10 MiB heap) ask other
  * paths of the allocator.
  *
- *   hh-micro-churn [STEPS [MIN MAX [WINDOW]]] | @FILE   defaults: 50 million,
+ *   hh-micro-churn [STEPS [MIN [MAX [WINDOW]]]] | @FILE   defaults: 50 million,
  *                                                       16 512 65536 */
 #include <stdint.h>
 #include <stdio.h>
@@ -18,14 +18,12 @@ enum { WINDOW_MAX = 1 << 16 };
 
 int main(int argc, char **argv) {
     micro_arguments(&argc, &argv);
-    long steps = argc > 1 ? atol(argv[1]) : 50000000L;
-    size_t min = argc > 3 ? strtoul(argv[2], NULL, 10) : 16;
-    size_t max = argc > 3 ? strtoul(argv[3], NULL, 10) : 512;
-    size_t slots = argc > 4 ? strtoul(argv[4], NULL, 10) : WINDOW_MAX;
-    if (steps < 0 || min == 0 || max < min || slots == 0 || slots > WINDOW_MAX) {
-        fprintf(stderr,
-                "hh-micro-churn: expected STEPS >= 0, 0 < MIN <= MAX and 0 < WINDOW <= %d\n",
-                WINDOW_MAX);
+    long steps = micro_number(argc, argv, 1, "STEPS", 50000000, 0, 1L << 40);
+    size_t min = (size_t)micro_number(argc, argv, 2, "MIN", 16, 1, 1L << 30);
+    size_t max = (size_t)micro_number(argc, argv, 3, "MAX", 512, 1, 1L << 30);
+    size_t slots = (size_t)micro_number(argc, argv, 4, "WINDOW", WINDOW_MAX, 1, WINDOW_MAX);
+    if (max < min) {
+        fprintf(stderr, "%s: MAX (%zu) must not be below MIN (%zu)\n", argv[0], max, min);
         return 2;
     }
     static char *window[WINDOW_MAX];
