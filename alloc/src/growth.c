@@ -328,6 +328,7 @@ static growth_span *free_locked(growth_span *span, uint32_t g, uint32_t granules
     bin_remove((free_block *)granule_address(span, 0), GRANULES);
     return span;
 }
+
 /* ------------------------------------------------------------- spans */
 
 static void mark_slots(growth_span *span, uint8_t growth) {
