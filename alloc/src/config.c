@@ -36,16 +36,17 @@ typedef struct keyword {
     int value;
 } keyword;
 
-/* The value `word` stands for among `n` keywords; false if none. */
-static bool keyword_value(const char *word, const keyword *keywords, size_t n, int *value) {
+/* The value `word` stands for among `n` keywords; if none, `current` (the
+ * default), after `warning` on stderr. */
+static int keyword_or_warn(const char *word, const keyword *keywords, size_t n, int current,
+                           const char *warning) {
     for (size_t i = 0; i < n; i++) {
-        if (strcmp(word, keywords[i].word) == 0) {
-            *value = keywords[i].value;
-            return true;
-        }
+        if (strcmp(word, keywords[i].word) == 0) return keywords[i].value;
     }
-    return false;
+    warn_stderr(warning);
+    return current;
 }
+#define KEYWORDS(table) table, sizeof table / sizeof table[0]
 
 static bool has_prefix(const char *s, const char *prefix) {
     while (*prefix) {
@@ -200,12 +201,9 @@ void _hh_config_read(hh_config *cfg) {
         static const keyword modes[] = {{"on", HH_THP_ON},   {"1", HH_THP_ON},
                                         {"off", HH_THP_OFF}, {"0", HH_THP_OFF},
                                         {"hugetlb", HH_THP_HUGETLB}};
-        int mode;
-        if (keyword_value(v.thp, modes, sizeof modes / sizeof modes[0], &mode)) {
-            cfg->thp = (enum hh_thp_mode)mode;
-        } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
-        }
+        cfg->thp = (enum hh_thp_mode)keyword_or_warn(
+            v.thp, KEYWORDS(modes), cfg->thp,
+            "hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
     } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
                strcmp(v.glibc_thp_always, "0") != 0) {
         warn_stderr("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
@@ -251,38 +249,27 @@ void _hh_config_read(hh_config *cfg) {
 
     if (v.units_set) {
         static const keyword units[] = {{"dense", true}, {"all", false}};
-        int dense;
-        if (keyword_value(v.huge_units, units, sizeof units / sizeof units[0], &dense)) {
-            cfg->huge_units_dense = dense;
-        } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); "
-                     "using dense\n");
-        }
+        cfg->huge_units_dense = keyword_or_warn(
+            v.huge_units, KEYWORDS(units), cfg->huge_units_dense,
+            "hugeheap: unknown HUGEHEAP_HUGE_UNITS value (expected dense or all); using dense\n");
     }
 
     if (v.growth_set) {
         static const keyword takes[] = {{"big", HH_GROWTH_BIG}, {"on", HH_GROWTH_ALL},
                                         {"1", HH_GROWTH_ALL}, {"off", HH_GROWTH_OFF},
                                         {"0", HH_GROWTH_OFF}};
-        int growth;
-        if (keyword_value(v.growth_heap, takes, sizeof takes / sizeof takes[0], &growth)) {
-            cfg->growth_heap = (enum hh_growth_heap)growth;
-        } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected off, big or on); "
-                        "using off\n");
-        }
+        cfg->growth_heap = (enum hh_growth_heap)keyword_or_warn(
+            v.growth_heap, KEYWORDS(takes), cfg->growth_heap,
+            "hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected off, big or on); using off\n");
     }
 
     if (v.budget_set) {
         static const keyword budgets[] = {
             {"auto", HH_BUDGET_AUTO}, {"off", HH_BUDGET_OFF}, {"always", HH_BUDGET_ALWAYS}};
-        int budget;
-        if (keyword_value(v.huge_budget, budgets, sizeof budgets / sizeof budgets[0], &budget)) {
-            cfg->huge_budget = (enum hh_huge_budget)budget;
-        } else {
-            warn_stderr("hugeheap: unknown HUGEHEAP_HUGE_BUDGET value (expected auto, off or "
-                        "always); using auto\n");
-        }
+        cfg->huge_budget = (enum hh_huge_budget)keyword_or_warn(
+            v.huge_budget, KEYWORDS(budgets), cfg->huge_budget,
+            "hugeheap: unknown HUGEHEAP_HUGE_BUDGET value (expected auto, off or always); "
+            "using auto\n");
     }
 
     if (v.share_set) {
