@@ -34,7 +34,10 @@
  * trusting the program's memory.
  *
  * Free blocks are on doubly linked lists by size (one per granule count up to
- * 1 KiB, then eight per doubling), with a bitmap of the non-empty lists; a
+ * 4 KiB, then eight per doubling), with a bitmap of the non-empty lists: a
+ * block of up to 4 KiB is found without looking at a free block that does not
+ * fit (the first of its size, else of the next size that has one); a
+ * free block's first words are its links (encoded, as small pages' are) and
  * free block's first words are its links (encoded, as small pages' are) and
  * its size.  No two free blocks are neighbours.  One lock guards it all; it is
  * taken after the global lock, never before it, so a span is got from and
@@ -51,8 +54,8 @@
 #define HEADER_BYTES HH_OS_PAGE
 #define GRANULES ((uint32_t)((HH_GROWTH_SPAN - HEADER_BYTES) >> GRANULE_SHIFT))
 #define WORDS (GRANULES / 64)
-#define EXACT_BINS 64u /* one list per size up to 64 granules (1 KiB) */
-#define BINS 128u      /* then 8 per doubling up to a whole span */
+#define EXACT_BINS 256u /* one list per size up to 256 granules (4 KiB) */
+#define BINS 320u       /* then 8 per doubling up to a whole span (304 used) */
 
 #define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 #define INSIDE "free(): invalid pointer (inside a block, not its start)"
@@ -151,9 +154,9 @@ static free_block *coded(const free_block *p) {
 static unsigned bin_of(uint32_t granules) {
     if (granules <= EXACT_BINS) return granules - 1;
     uint32_t w = granules - 1;
-    unsigned top = 31u - (unsigned)__builtin_clz(w); /* 6 .. 13 */
+    unsigned top = 31u - (unsigned)__builtin_clz(w); /* 8 .. 13 */
     unsigned sub = (w >> (top - 3)) & 7u;
-    return EXACT_BINS + ((top - 6u) << 3) + sub;
+    return EXACT_BINS + ((top - 8u) << 3) + sub;
 }
 
 static uint32_t free_granules(growth_span *span, free_block *block) {

@@ -60,6 +60,26 @@ static void test_one_size_serves_another(void) {
     for (size_t i = 0; i < count / 4; i++) hh_free(larger[i]);
 }
 
+/* A block of up to 4 KiB takes a free block of its own size where one is,
+ * though a larger one was freed after it: a free block's list holds one
+ * size, so no other fit is looked at first and no block split that did not
+ * need to be.  (Lists of sizes 16 wide took the first that fit: B.) */
+static void test_own_size_first(void) {
+    char *a = hh_malloc(3000), *after_a = hh_malloc(1100);
+    char *b = hh_malloc(3040), *after_b = hh_malloc(1100);
+    CHECK(a != NULL && after_a != NULL && b != NULL && after_b != NULL);
+    hh_free(a);
+    hh_free(b);
+    char *again = hh_malloc(3000);
+    char *larger = hh_malloc(3040);
+    CHECK(again == a);
+    CHECK(larger == b);
+    hh_free(again);
+    hh_free(larger);
+    hh_free(after_a);
+    hh_free(after_b);
+}
+
 /* calloc of a block another left written; a realloc that keeps contents. */
 static void test_zeroes_and_contents(void) {
     char *dirty = hh_malloc(3000);
@@ -127,6 +147,7 @@ static void test_second_thread_closes(void) {
 }
 
 int main(void) {
+    test_own_size_first(); /* first: no free block of the growth heap yet */
     test_which_blocks();
     test_one_size_serves_another();
     test_zeroes_and_contents();
