@@ -13,8 +13,8 @@
  * as glibc's heap does, and a block grows in place into a free neighbour.
  * Why it is off by default (docs/BENCHMARKS.md, "The growth heap for
  * blocks of 1-16 KiB"): a program that churns blocks of those sizes ran
- * 6.6x slower than in the size classes, at 0.80 of glibc's speed (mimalloc
- * and jemalloc ran at 3.5-3.9x glibc's), and the smaller blocks realloc
+ * 6.7x slower than in the size classes, at 0.91 of glibc's speed (mimalloc
+ * and jemalloc ran at 3.8-4.3x glibc's), and the smaller blocks realloc
  * grows are hot (minisat's watch lists: 14% more instructions).
  * It is open while the heap is small and one thread uses it
  * (_hh_growth_open): there the classes' high-water marks are a large part
