@@ -38,7 +38,6 @@
  * block of up to 4 KiB is found without looking at a free block that does not
  * fit (the first of its size, else of the next size that has one); a
  * free block's first words are its links (encoded, as small pages' are) and
- * free block's first words are its links (encoded, as small pages' are) and
  * its size.  No two free blocks are neighbours.  One lock guards it all; it is
  * taken after the global lock, never before it, so a span is got from and
  * given back to the page heap with it released. */

@@ -266,6 +266,9 @@ HH_INTERNAL void _hh_policy_collapse(void *addr, size_t size);
 /* What a 2 MiB unit the library made a huge page of (collapsed or
  * populated) took, on average; 0 before the first. */
 HH_INTERNAL uint64_t _hh_policy_unit_cost_ns(void);
+/* The most one make took beyond 4 KiB pages' cost: the budget, asked at what
+ * the last ones cost, may be overdrawn by that much. */
+HH_INTERNAL uint64_t _hh_policy_dearest_cost_ns(void);
 /* After the heap grew: the promotion, once the heap has become large (regions
  * advised huge and their written units collapsed, large blocks too), and the
  * dense policy's look at units.  Cheap when there is nothing to do; call with

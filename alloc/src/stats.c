@@ -304,6 +304,8 @@ static void take_snapshot(snapshot *s) {
         COUNT, _hh_policy_unit_cost_ns() / 1000);
     add(s, "huge_cost_ms", "  ms of it beyond 4 KiB pages' cost (the budget's)", COUNT,
         LOAD(huge_cost_ns) / 1000000);
+    add(s, "huge_dearest_cost_us", "  microseconds of it in the dearest make", COUNT,
+        _hh_policy_dearest_cost_ns() / 1000);
     add(s, "huge_deferred", "  times the budget said wait", COUNT, LOAD(huge_deferred));
     add(s, "hugetlb_fallbacks", NULL, COUNT, LOAD(hugetlb_fallbacks));
     bool ok = memory.ok;

@@ -63,7 +63,7 @@ static void test_one_size_serves_another(void) {
 /* A block of up to 4 KiB takes a free block of its own size where one is,
  * though a larger one was freed after it: a free block's list holds one
  * size, so no other fit is looked at first and no block split that did not
- * need to be.  (Lists of sizes 16 wide took the first that fit: B.) */
+ * need to be.  (A list of sixteen sizes took the first block that fit: b.) */
 static void test_own_size_first(void) {
     char *a = hh_malloc(3000), *after_a = hh_malloc(1100);
     char *b = hh_malloc(3040), *after_b = hh_malloc(1100);
