@@ -413,6 +413,15 @@ static inline void _hh_count(_Atomic(uint64_t) *counter, uint64_t n) {
                           memory_order_relaxed);
 }
 
+/* Raises a high-water mark to `value` if it is below (any thread). */
+static inline void _hh_raise_to(_Atomic(int64_t) *mark, int64_t value) {
+    int64_t high = atomic_load_explicit(mark, memory_order_relaxed);
+    while (value > high && !atomic_compare_exchange_weak_explicit(mark, &high, value,
+                                                                  memory_order_relaxed,
+                                                                  memory_order_relaxed)) {
+    }
+}
+
 /* ------------------------------------------------------- arithmetic */
 
 static inline size_t _hh_align_up(size_t n, size_t a) { return (n + a - 1) & ~(a - 1); }

@@ -52,7 +52,7 @@
 
 static _Atomic(uint64_t) made_ns, made_units; /* what the huge pages the library made took */
 static _Atomic(uint64_t) recent_excess_ns;    /* beyond FREE_UNIT_NS per unit, the last few */
-static _Atomic(uint64_t) dearest_excess_ns;   /* the most one make cost the budget */
+static _Atomic(int64_t) dearest_excess_ns;    /* the most one make cost the budget */
 static atomic_bool work_deferred;             /* units or blocks wait for the budget */
 static _Atomic(uint64_t) retry_at_ms;
 static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
@@ -117,15 +117,12 @@ static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t
     uint64_t excess = excess_ns(took / units);
     atomic_fetch_add_explicit(&made_ns, took, memory_order_relaxed);
     atomic_fetch_add_explicit(&made_units, units, memory_order_relaxed);
-    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, excess * units, memory_order_relaxed);
+    uint64_t cost = excess * units; /* to the budget */
+    atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, cost, memory_order_relaxed);
     /* The budget is asked before a make, at what the last ones cost, so one
      * dearer than those (a fresh page, the thread descheduled) overdraws it
      * by up to this much. */
-    uint64_t dearest = atomic_load_explicit(&dearest_excess_ns, memory_order_relaxed);
-    while (excess * units > dearest &&
-           !atomic_compare_exchange_weak_explicit(&dearest_excess_ns, &dearest, excess * units,
-                                                  memory_order_relaxed, memory_order_relaxed)) {
-    }
+    _hh_raise_to(&dearest_excess_ns, (int64_t)cost);
     /* A running average over the last few (weight 1/4): a fresh huge page
      * here costs ten times a recycled one, and they come in runs. */
     uint64_t recent = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
@@ -160,7 +157,7 @@ static bool afford_at_fault(size_t units) {
 }
 
 uint64_t _hh_policy_dearest_cost_ns(void) {
-    return atomic_load_explicit(&dearest_excess_ns, memory_order_relaxed);
+    return (uint64_t)atomic_load_explicit(&dearest_excess_ns, memory_order_relaxed);
 }
 
 uint64_t _hh_policy_unit_cost_ns(void) {

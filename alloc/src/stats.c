@@ -51,12 +51,7 @@ static int saved_stderr = -1; /* for HUGEHEAP_STATS=1 in programs that close std
 
 /* Adds to a counter and raises its high-water mark. */
 static void counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
-    int64_t value = atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta;
-    int64_t high = atomic_load_explicit(peak, memory_order_relaxed);
-    while (value > high && !atomic_compare_exchange_weak_explicit(peak, &high, value,
-                                                                  memory_order_relaxed,
-                                                                  memory_order_relaxed)) {
-    }
+    _hh_raise_to(peak, atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta);
 }
 
 void _hh_stats_count_medium(intptr_t delta) {
