@@ -169,15 +169,16 @@ HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
 /* `written`: how many pages from addr on may hold data (the rest were
  * never written since they were handed out). */
 HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
-/* A medium block the program frees (a big one gives its memory back at once:
- * release.c). */
-HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages);
+/* A medium block the program frees (one that `gives_back` its memory gives
+ * it back at once: release.c). */
+HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages, bool gives_back);
 /* Grows a run in place if the pages after it are free; false otherwise. */
 HH_INTERNAL bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages);
 /* Frees the tail of a run (written). */
 HH_INTERNAL void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages);
-/* Records the medium block at addr (span[] entry); 0 pages clears it. */
-HH_INTERNAL void _hh_pages_set_span(void *addr, size_t pages);
+/* Records the medium block at addr (span[] entry), with whether it gives
+ * its memory back when freed; 0 pages clears it. */
+HH_INTERNAL void _hh_pages_set_span(void *addr, size_t pages, bool gives_back);
 /* Marks the free pages [idx, idx + n) of r used (handed out, or held while
  * they are given back outside the lock); the count of those that held
  * memory. */
@@ -195,9 +196,16 @@ HH_INTERNAL bool _hh_pages_valid_locked(void);
  * on entry, and on return (it is let go while the kernel takes the memory). */
 HH_INTERNAL size_t _hh_release_pages(bool everything);
 HH_INTERNAL size_t _hh_release_locked(bool everything);
+/* Whether a medium block of `pages` allocated now is to give its memory back
+ * when freed: as big as glibc's mmap threshold (risen as glibc's does). */
+HH_INTERNAL bool _hh_release_block_gives_back(size_t pages);
+/* The program freed a block of `pages` that gives its memory back: the bar
+ * rises above it (not for a realloc's old copy: glibc's mremap keeps its
+ * threshold). */
+HH_INTERNAL void _hh_release_bar_passed(size_t pages);
 /* A medium block the program frees: shut, or freed and its free units given
- * back, if it is bigger than every one before; freed as usual otherwise. */
-HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n);
+ * back, if it `gives_back`; freed as usual otherwise. */
+HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back);
 /* Every shut block goes back into the page heap (at the promotion). */
 HH_INTERNAL void _hh_release_unshut_all_locked(void);
 

@@ -53,8 +53,13 @@ static size_t checked_pages(hh_region *region, const void *ptr, const char *what
     return pages;
 }
 
-void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
-    _hh_init();
+/* Whether the live medium block at ptr gives its memory back when freed. */
+static bool gives_back(hh_region *region, const void *ptr) {
+    return atomic_load_explicit(span_entry(region, ptr), memory_order_relaxed) &
+           HH_SPAN_GIVES_BACK;
+}
+
+static void *alloc_block(size_t size, size_t alignment, bool zero, bool gives_back) {
     size_t pages = pages_for(size);
     size_t align = alignment > HH_OS_PAGE ? alignment >> HH_OS_PAGE_SHIFT : 1;
     /* Counted first: the statistics may look at the heap inside the page
@@ -66,12 +71,18 @@ void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
         return NULL;
     }
     HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
-    _hh_pages_set_span(p, pages);
+    _hh_pages_set_span(p, pages, gives_back || _hh_release_block_gives_back(pages));
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
 }
 
-void _hh_medium_free(hh_region *region, void *ptr) {
+void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
+    _hh_init();
+    return alloc_block(size, alignment, zero, false);
+}
+
+/* `moved`: the old copy of a block realloc moved. */
+static void free_block(hh_region *region, void *ptr, bool moved) {
     uint32_t entry = 0;
     if (((uintptr_t)ptr & (HH_OS_PAGE - 1)) == 0) {
         entry = atomic_exchange_explicit(span_entry(region, ptr), 0, memory_order_acq_rel);
@@ -81,10 +92,14 @@ void _hh_medium_free(hh_region *region, void *ptr) {
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
     HH_ASSERT(pages > 0 && _hh_page_index(region, ptr) + pages <= HH_REGION_PAGES);
-    _hh_pages_free_block(ptr, pages);
+    bool back = entry & HH_SPAN_GIVES_BACK;
+    if (back && !moved) _hh_release_bar_passed(pages);
+    _hh_pages_free_block(ptr, pages, back);
     _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
     atomic_fetch_add_explicit(&_hh_gstats.medium_frees, 1, memory_order_relaxed);
 }
+
+void _hh_medium_free(hh_region *region, void *ptr) { free_block(region, ptr, false); }
 
 size_t _hh_medium_usable(hh_region *region, const void *ptr) {
     return checked_pages(region, ptr, "malloc_usable_size(): invalid pointer") << HH_OS_PAGE_SHIFT;
@@ -96,7 +111,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     size_t new_pages = pages_for(size);
     if (new_pages == pages) return ptr;
     if (new_pages < pages) {
-        _hh_pages_set_span(ptr, new_pages);
+        _hh_pages_set_span(ptr, new_pages, gives_back(region, ptr));
         _hh_pages_shrink(ptr, pages, new_pages);
         _hh_stats_count_medium(-(intptr_t)((pages - new_pages) << HH_OS_PAGE_SHIFT));
         return ptr;
@@ -105,15 +120,18 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
         intptr_t more = (intptr_t)((new_pages - pages) << HH_OS_PAGE_SHIFT);
         _hh_stats_count_medium(more);
         if (_hh_pages_grow(ptr, pages, new_pages)) {
-            _hh_pages_set_span(ptr, new_pages);
+            _hh_pages_set_span(ptr, new_pages, gives_back(region, ptr));
             return ptr;
         }
         _hh_stats_count_medium(-more);
     }
-    if (size < HH_UNIT) return NULL; /* the caller moves it to another medium block */
-    void *moved = _hh_large_alloc(size, 16, false);
+    /* Moved: to another medium block, which gives its memory back when
+     * freed if this one does (glibc remaps a block it mapped on its own);
+     * or to a large block. */
+    void *moved = size < HH_UNIT ? alloc_block(size, 16, false, gives_back(region, ptr))
+                                 : _hh_large_alloc(size, 16, false);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, pages << HH_OS_PAGE_SHIFT);
-    _hh_medium_free(region, ptr);
+    free_block(region, ptr, true);
     return moved;
 }

@@ -188,13 +188,13 @@ void *_hh_pages_alloc_zeroed(size_t pages, size_t align) {
     return p;
 }
 
-static void pages_free(void *addr, size_t pages, size_t written, bool block) {
+static void pages_free(void *addr, size_t pages, size_t written, bool block, bool gives_back) {
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
     HH_ASSERT(r->cookie == _hh_region_cookie(r) && ((uintptr_t)addr & (HH_OS_PAGE - 1)) == 0);
     _hh_lock();
     if (block) {
-        _hh_release_block_locked(r, idx, pages);
+        _hh_release_block_locked(r, idx, pages, gives_back);
     } else {
         _hh_pages_free_locked(r, idx, pages, written);
     }
@@ -203,10 +203,12 @@ static void pages_free(void *addr, size_t pages, size_t written, bool block) {
 }
 
 void _hh_pages_free(void *addr, size_t pages, size_t written) {
-    pages_free(addr, pages, written, false);
+    pages_free(addr, pages, written, false, false);
 }
 
-void _hh_pages_free_block(void *addr, size_t pages) { pages_free(addr, pages, pages, true); }
+void _hh_pages_free_block(void *addr, size_t pages, bool gives_back) {
+    pages_free(addr, pages, pages, true, gives_back);
+}
 
 bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
     HH_ASSERT(new_pages > pages && pages > 0);
@@ -229,13 +231,17 @@ void _hh_pages_shrink(void *addr, size_t pages, size_t new_pages) {
                    pages - new_pages);
 }
 
-void _hh_pages_set_span(void *addr, size_t pages) {
+void _hh_pages_set_span(void *addr, size_t pages, bool gives_back) {
     hh_region *r = _hh_region_of(addr);
     /* A medium block starts on a page and lies in its region (its pages'
      * bits are not read here: no lock is held). */
     HH_ASSERT(((uintptr_t)addr & (HH_OS_PAGE - 1)) == 0 &&
               _hh_page_index(r, addr) + pages <= HH_REGION_PAGES);
-    uint32_t entry = pages ? (uint32_t)(pages << HH_SPAN_SHIFT) | HH_SPAN_MEDIUM : 0;
+    uint32_t entry = 0;
+    if (pages) {
+        entry = (uint32_t)(pages << HH_SPAN_SHIFT) | HH_SPAN_MEDIUM |
+                (gives_back ? HH_SPAN_GIVES_BACK : 0);
+    }
     atomic_store_explicit((_Atomic(uint32_t) *)&r->span[_hh_page_index(r, addr)], entry,
                           memory_order_release);
 }

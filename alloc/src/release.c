@@ -344,16 +344,20 @@ size_t _hh_release_pages(bool everything) {
 
 /* ------------------------------------ freed big blocks: glibc's threshold */
 
-/* A freed medium block of glibc's mmap threshold (128 KiB) or more, and
- * larger than every such block freed before, gives its memory back at once,
- * as glibc unmaps a block it mapped on its own.  The bar rises as glibc's
- * mmap threshold does (to the size of the mapped block freed), so a program
- * that frees and allocates big blocks again gives memory back once per size
- * at most, not at every free: the system calls are rare enough to make
- * under the lock.  What the program then no longer holds is a growing
- * vector's old copies (a new one twice as large, the old one freed): they
- * never fit the next copy, and kept for the release delay they would add up
- * to the vector's size again.
+/* A medium block allocated at glibc's mmap threshold (128 KiB) or above
+ * gives its memory back at once when it is freed, as glibc unmaps a block
+ * it mapped on its own; as glibc's, the choice is made when the block is
+ * allocated.  The bar rises as glibc's mmap threshold does (to the size of
+ * such a block freed), so a program that frees and allocates big blocks
+ * again gives memory back once per size at most, not at every free: the
+ * system calls are rare enough to make under the lock.  What the program
+ * then no longer holds is a growing vector's old copies (a new one twice as
+ * large, the old one freed): they never fit the next copy, and kept for the
+ * release delay they would add up to the vector's size again; and the big
+ * blocks a program made early and frees together later (minisat's arrays
+ * when it cleans its database): where the bar had risen since, judged at
+ * the free, they stayed, holes too small for the next big block, and a
+ * process of 12 MiB peaked 1.6 MiB higher.
  *
  * While the heap is small such a block is shut: its memory goes back, its
  * pages become PROT_NONE and are held out of the page heap (the last
@@ -369,7 +373,7 @@ size_t _hh_release_pages(bool everything) {
 #define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
 #define SHUT_SLOTS 8
 
-static size_t big_free_min_pages = BIG_FREE_MIN_PAGES;
+static _Atomic(int64_t) big_free_min_pages = BIG_FREE_MIN_PAGES;
 static hh_purge_run shut[SHUT_SLOTS]; /* oldest first */
 static size_t shut_count;
 
@@ -438,14 +442,20 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     _hh_usage_changed_locked();
 }
 
+bool _hh_release_block_gives_back(size_t pages) {
+    return (int64_t)pages >= atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
+}
+
+void _hh_release_bar_passed(size_t pages) { _hh_raise_to(&big_free_min_pages, (int64_t)pages + 1); }
+
 /* A medium block the program frees: shut, or freed and its free units given
- * back, if it passes the bar; freed as usual otherwise.  With the lock held. */
-void _hh_release_block_locked(hh_region *r, size_t idx, size_t n) {
-    if (n < big_free_min_pages) {
+ * back, if it passed the bar when it was allocated; freed as usual
+ * otherwise.  With the lock held. */
+void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back) {
+    if (!gives_back) {
         _hh_pages_free_locked(r, idx, n, n);
         return;
     }
-    big_free_min_pages = n + 1;
     if (shut_locked(r, idx, n)) return;
     _hh_pages_free_locked(r, idx, n, n);
     if (!_hh_policy_giving_back_churns()) give_back_free_units_locked(r, idx, n);

@@ -155,9 +155,11 @@ typedef struct hh_page {
 /* ---------------------------------------------------------------- regions */
 
 /* A medium block's entry in span[] (at its first page): its length in OS
- * pages, shifted, with the kind in the low bits.  Every other page: 0. */
+ * pages, shifted, with the kind and a flag in the low bits.  Every other
+ * page: 0. */
 #define HH_SPAN_MEDIUM 1u
-#define HH_SPAN_KIND_MASK 15u
+#define HH_SPAN_KIND_MASK 7u
+#define HH_SPAN_GIVES_BACK 8u /* freed, its memory goes back at once (release.c) */
 #define HH_SPAN_SHIFT 4
 
 typedef struct hh_region {

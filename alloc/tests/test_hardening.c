@@ -321,6 +321,38 @@ static void write_after_free_big(void) {
     p[100] = 1;
 }
 
+/* A block big when it was allocated is shut when freed, though a bigger
+ * block freed since has raised the bar (glibc, too, decides when it maps a
+ * block). */
+static void write_after_free_big_allocated_early(void) {
+    volatile char *early = hh_malloc(256 << 10);
+    char *bigger = hh_malloc(1 << 20);
+    if (early == NULL || bigger == NULL) _exit(NO_BLOCK);
+    early[0] = 1;
+    bigger[0] = 1;
+    hh_free(bigger);
+    hh_free((void *)early);
+    say_target(early + 100);
+    early[100] = 1;
+}
+
+/* A realloc's old copies raise no bar (glibc remaps a block it mapped): a
+ * big block freed after a vector grew past it, to a large block, is shut. */
+static void write_after_free_big_after_growth(void) {
+    volatile char *early = hh_malloc(256 << 10);
+    char *vector = hh_malloc(300 << 10);
+    if (early == NULL || vector == NULL) _exit(NO_BLOCK);
+    early[0] = 1;
+    for (size_t size = 450 << 10; size < ((size_t)4 << 20); size = size * 3 / 2) {
+        vector = hh_realloc(vector, size);
+        if (vector == NULL) _exit(NO_BLOCK);
+        vector[size - 1] = 1;
+    }
+    hh_free((void *)early);
+    say_target(early + 100);
+    early[100] = 1;
+}
+
 /* A free of a pointer into the range where no region is yet. */
 static void free_beyond_the_regions(void) {
     char *p = hh_malloc(64);
@@ -428,6 +460,10 @@ int main(void) {
     expect_fault("a write 8 MiB past the heap's top", write_past_the_top);
     expect_fault("a write 2 MiB before the heap", write_before_the_start);
     expect_fault("a write to a big block freed while the heap is small", write_after_free_big);
+    expect_fault("a write to a big block freed after a bigger one",
+                 write_after_free_big_allocated_early);
+    expect_fault("a write to a big block freed after a vector grew past it",
+                 write_after_free_big_after_growth);
     expect_abort("a free where no region is yet", free_beyond_the_regions,
                  "not allocated by hugeheap");
     test_shut_blocks_come_back();
