@@ -169,9 +169,9 @@ HH_INTERNAL void *_hh_pages_alloc_zeroed(size_t pages, size_t align);
 /* `written`: how many pages from addr on may hold data (the rest were
  * never written since they were handed out). */
 HH_INTERNAL void _hh_pages_free(void *addr, size_t pages, size_t written);
-/* A medium block the program frees (one that `gives_back` its memory gives
- * it back at once: release.c). */
-HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages, bool gives_back);
+/* A medium block freed (`gives_back`, `moved`: release.c's
+ * _hh_release_block_locked). */
+HH_INTERNAL void _hh_pages_free_block(void *addr, size_t pages, bool gives_back, bool moved);
 /* Grows a run in place if the pages after it are free; false otherwise. */
 HH_INTERNAL bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages);
 /* Frees the tail of a run (written). */
@@ -197,15 +197,15 @@ HH_INTERNAL bool _hh_pages_valid_locked(void);
 HH_INTERNAL size_t _hh_release_pages(bool everything);
 HH_INTERNAL size_t _hh_release_locked(bool everything);
 /* Whether a medium block of `pages` allocated now is to give its memory back
- * when freed: as big as glibc's mmap threshold (risen as glibc's does). */
+ * when freed while the heap is small: as big as glibc's mmap threshold
+ * (risen as glibc's does). */
 HH_INTERNAL bool _hh_release_block_gives_back(size_t pages);
-/* The program freed a block of `pages` that gives its memory back: the bar
- * rises above it (not for a realloc's old copy: glibc's mremap keeps its
- * threshold). */
-HH_INTERNAL void _hh_release_bar_passed(size_t pages);
-/* A medium block the program frees: shut, or freed and its free units given
- * back, if it `gives_back`; freed as usual otherwise. */
-HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back);
+/* A medium block freed (`moved`: the old copy of a block realloc moved):
+ * shut, or freed and its free units given back, if it passes the bar (a
+ * small heap: it `gives_back`; a huge one: it is bigger than every block
+ * given back before); freed as usual otherwise. */
+HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back,
+                                          bool moved);
 /* Every shut block goes back into the page heap (at the promotion). */
 HH_INTERNAL void _hh_release_unshut_all_locked(void);
 

@@ -92,9 +92,7 @@ static void free_block(hh_region *region, void *ptr, bool moved) {
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
     HH_ASSERT(pages > 0 && _hh_page_index(region, ptr) + pages <= HH_REGION_PAGES);
-    bool back = entry & HH_SPAN_GIVES_BACK;
-    if (back && !moved) _hh_release_bar_passed(pages);
-    _hh_pages_free_block(ptr, pages, back);
+    _hh_pages_free_block(ptr, pages, entry & HH_SPAN_GIVES_BACK, moved);
     _hh_stats_count_medium(-(intptr_t)(pages << HH_OS_PAGE_SHIFT));
     atomic_fetch_add_explicit(&_hh_gstats.medium_frees, 1, memory_order_relaxed);
 }

@@ -188,13 +188,14 @@ void *_hh_pages_alloc_zeroed(size_t pages, size_t align) {
     return p;
 }
 
-static void pages_free(void *addr, size_t pages, size_t written, bool block, bool gives_back) {
+static void pages_free(void *addr, size_t pages, size_t written, bool block, bool gives_back,
+                       bool moved) {
     hh_region *r = _hh_region_of(addr);
     size_t idx = _hh_page_index(r, addr);
     HH_ASSERT(r->cookie == _hh_region_cookie(r) && ((uintptr_t)addr & (HH_OS_PAGE - 1)) == 0);
     _hh_lock();
     if (block) {
-        _hh_release_block_locked(r, idx, pages, gives_back);
+        _hh_release_block_locked(r, idx, pages, gives_back, moved);
     } else {
         _hh_pages_free_locked(r, idx, pages, written);
     }
@@ -203,11 +204,11 @@ static void pages_free(void *addr, size_t pages, size_t written, bool block, boo
 }
 
 void _hh_pages_free(void *addr, size_t pages, size_t written) {
-    pages_free(addr, pages, written, false, false);
+    pages_free(addr, pages, written, false, false, false);
 }
 
-void _hh_pages_free_block(void *addr, size_t pages, bool gives_back) {
-    pages_free(addr, pages, pages, true, gives_back);
+void _hh_pages_free_block(void *addr, size_t pages, bool gives_back, bool moved) {
+    pages_free(addr, pages, pages, true, gives_back, moved);
 }
 
 bool _hh_pages_grow(void *addr, size_t pages, size_t new_pages) {
