@@ -356,11 +356,11 @@ size_t _hh_release_pages(bool everything) {
  * then no longer holds is a growing vector's old copies (a new one twice as
  * large, the old one freed): they never fit the next copy, and kept for the
  * release delay they would add up to the vector's size again; and the big
- * blocks made early and freed together later (minisat's arrays when it
- * cleans its database).  Judged at the free instead, where a vector's move
- * to a large block had raised the bar to 2 MiB, those stayed: holes too
- * small for the next big block, and a minisat process of 12 MiB peaked 1.6
- * MiB higher.  Such a block is shut: its memory goes back, its pages become
+ * blocks made early and freed together later (the arrays of minisat's
+ * simplifier, when its preprocessing ends).  Judged at the free instead,
+ * where a vector's move to a large block had raised the bar to 2 MiB, those
+ * stayed: holes too small for the next big block, and a minisat process of
+ * 12 MiB peaked 1.6 MiB higher.  Such a block is shut: its memory goes back, its pages become
  * PROT_NONE and are held out of the page heap (the last SHUT_SLOTS such
  * blocks; all of them at the promotion), so a use after free of it faults
  * and the next allocation gets other pages.
@@ -369,13 +369,13 @@ size_t _hh_release_pages(bool everything) {
  * back before (the bar at the free, which every such block raises) goes
  * back into the page heap with the 2 MiB units it leaves free as a whole
  * given back to the kernel (never part of a huge page: that would split
- * it), until the heap is seen to fault in again what it gives back.  A
- * unit given back costs a fresh huge page when the program takes the room
- * again; with glibc's rule there (every block made early), minisat's and
- * z3's heaps of 160-200 MiB kept 0.38-0.71 of their memory in huge pages
- * instead of 0.68-0.93, at the same peak.  A program that replaces big
- * blocks by others of about their size (not a vector's doubling copies)
- * reuses the room at once, and giving it back lowers no peak. */
+ * it), until the heap is seen to fault in again what it gives back.  There
+ * a unit given back costs a fresh huge page when the program takes the room
+ * again (milliseconds on a host that backs memory lazily), where memory a
+ * small heap gives back costs 4 KiB faults, as glibc's unmapped blocks do.
+ * A program that replaces big blocks by others of about their size (not a
+ * vector's doubling copies) reuses the room at once, and giving it back
+ * lowers no peak. */
 #define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
 #define SHUT_SLOTS 8
 
