@@ -311,46 +311,48 @@ static void write_before_the_start(void) {
     p[-(2 << 20)] = 1;
 }
 
-/* A big block freed while the heap is small is shut (PROT_NONE). */
-static void write_after_free_big(void) {
+/* A big block of 256 KiB, written. */
+static volatile char *big_block(void) {
     volatile char *p = hh_malloc(256 << 10);
     if (p == NULL) _exit(NO_BLOCK);
     p[0] = 1;
+    return p;
+}
+
+/* Frees p and writes into it: a fault if it was shut (PROT_NONE). */
+static void free_and_write(volatile char *p) {
     hh_free((void *)p);
     say_target(p + 100);
     p[100] = 1;
 }
 
+/* A big block freed while the heap is small is shut. */
+static void write_after_free_big(void) { free_and_write(big_block()); }
+
 /* A block big when it was allocated is shut when freed, though a bigger
  * block freed since has raised the bar (glibc, too, decides when it maps a
  * block). */
 static void write_after_free_big_allocated_early(void) {
-    volatile char *early = hh_malloc(256 << 10);
+    volatile char *early = big_block();
     char *bigger = hh_malloc(1 << 20);
-    if (early == NULL || bigger == NULL) _exit(NO_BLOCK);
-    early[0] = 1;
+    if (bigger == NULL) _exit(NO_BLOCK);
     bigger[0] = 1;
     hh_free(bigger);
-    hh_free((void *)early);
-    say_target(early + 100);
-    early[100] = 1;
+    free_and_write(early);
 }
 
 /* A realloc's old copies raise no bar (glibc remaps a block it mapped): a
  * big block freed after a vector grew past it, to a large block, is shut. */
 static void write_after_free_big_after_growth(void) {
-    volatile char *early = hh_malloc(256 << 10);
+    volatile char *early = big_block();
     char *vector = hh_malloc(300 << 10);
-    if (early == NULL || vector == NULL) _exit(NO_BLOCK);
-    early[0] = 1;
+    if (vector == NULL) _exit(NO_BLOCK);
     for (size_t size = 450 << 10; size < ((size_t)4 << 20); size = size * 3 / 2) {
         vector = hh_realloc(vector, size);
         if (vector == NULL) _exit(NO_BLOCK);
         vector[size - 1] = 1;
     }
-    hh_free((void *)early);
-    say_target(early + 100);
-    early[100] = 1;
+    free_and_write(early);
 }
 
 /* A free of a pointer into the range where no region is yet. */
