@@ -360,10 +360,10 @@ size_t _hh_release_pages(bool everything) {
  * simplifier, when its preprocessing ends).  Judged at the free instead,
  * where a vector's move to a large block had raised the bar to 2 MiB, those
  * stayed: holes too small for the next big block, and a minisat process of
- * 12 MiB peaked 1.6 MiB higher.  Such a block is shut: its memory goes back, its pages become
- * PROT_NONE and are held out of the page heap (the last SHUT_SLOTS such
- * blocks; all of them at the promotion), so a use after free of it faults
- * and the next allocation gets other pages.
+ * 12 MiB peaked 1.6 MiB higher.  Such a block is shut: its memory goes
+ * back, its pages become PROT_NONE and are held out of the page heap (the
+ * last SHUT_SLOTS such blocks; all of them at the promotion), so a use
+ * after free of it faults and the next allocation gets other pages.
  *
  * Once the heap is huge, only a freed block bigger than every one given
  * back before (the bar at the free, which every such block raises) goes
@@ -451,8 +451,6 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
 bool _hh_release_block_gives_back(size_t pages) {
     return (int64_t)pages >= atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
 }
-
-
 
 /* A medium block freed: shut, or freed and its free units given back, if
  * it passes the bar; freed as usual otherwise.  With the lock held. */
