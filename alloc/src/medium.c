@@ -59,7 +59,9 @@ static bool gives_back(hh_region *region, const void *ptr) {
            HH_SPAN_GIVES_BACK;
 }
 
-static void *alloc_block(size_t size, size_t alignment, bool zero, bool gives_back) {
+/* `back`: the block gives its memory back when freed whatever its size (it
+ * replaces one that did). */
+static void *alloc_block(size_t size, size_t alignment, bool zero, bool back) {
     size_t pages = pages_for(size);
     size_t align = alignment > HH_OS_PAGE ? alignment >> HH_OS_PAGE_SHIFT : 1;
     /* Counted first: the statistics may look at the heap inside the page
@@ -71,7 +73,7 @@ static void *alloc_block(size_t size, size_t alignment, bool zero, bool gives_ba
         return NULL;
     }
     HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
-    _hh_pages_set_span(p, pages, gives_back || _hh_release_block_gives_back(pages));
+    _hh_pages_set_span(p, pages, back || _hh_release_block_gives_back(pages));
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
 }
@@ -108,8 +110,9 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     if (_hh_size_kind(size, 16) == HH_KIND_SMALL) return NULL; /* to a small page */
     size_t new_pages = pages_for(size);
     if (new_pages == pages) return ptr;
+    bool back = gives_back(region, ptr);
     if (new_pages < pages) {
-        _hh_pages_set_span(ptr, new_pages, gives_back(region, ptr));
+        _hh_pages_set_span(ptr, new_pages, back);
         _hh_pages_shrink(ptr, pages, new_pages);
         _hh_stats_count_medium(-(intptr_t)((pages - new_pages) << HH_OS_PAGE_SHIFT));
         return ptr;
@@ -118,7 +121,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
         intptr_t more = (intptr_t)((new_pages - pages) << HH_OS_PAGE_SHIFT);
         _hh_stats_count_medium(more);
         if (_hh_pages_grow(ptr, pages, new_pages)) {
-            _hh_pages_set_span(ptr, new_pages, gives_back(region, ptr));
+            _hh_pages_set_span(ptr, new_pages, back);
             return ptr;
         }
         _hh_stats_count_medium(-more);
@@ -126,7 +129,7 @@ void *_hh_medium_realloc(hh_region *region, void *ptr, size_t size) {
     /* Moved: to another medium block, which gives its memory back when
      * freed if this one does (glibc remaps a block it mapped on its own);
      * or to a large block. */
-    void *moved = size < HH_UNIT ? alloc_block(size, 16, false, gives_back(region, ptr))
+    void *moved = size < HH_UNIT ? alloc_block(size, 16, false, back)
                                  : _hh_large_alloc(size, 16, false);
     if (moved == NULL) return NULL;
     memcpy(moved, ptr, pages << HH_OS_PAGE_SHIFT);
