@@ -65,7 +65,7 @@ static inline __attribute__((always_inline)) void *_hh_alloc_direct(size_t size,
 static inline __attribute__((always_inline)) void *_hh_alloc_binned(size_t size, bool zero,
                                                                    bool may_grow) {
     hh_heap *heap = _hh_heap;
-    hh_page *page = heap->queue[_hh_size_class_computed(size)];
+    hh_page *page = heap->queue[_hh_size_class_computed(size, heap->coarse)];
     hh_block *block = page->free;
     if (HH_LIKELY(block != NULL)) return _hh_page_pop(page, block, zero);
     return _hh_alloc_slow(heap, size, zero, may_grow);

@@ -46,7 +46,8 @@ static _Atomic(size_t) abandoned_count;
  * of its queue. */
 static void direct_update(hh_heap *heap, unsigned c) {
     HH_ASSERT(c > 0 && c < HH_CLASSES);
-    for (unsigned i = _hh_class_direct_first[c]; i <= _hh_class_direct_last[c]; i++) {
+    for (unsigned i = _hh_class_direct_first[heap->coarse][c];
+         i <= _hh_class_direct_last[heap->coarse][c]; i++) {
         heap->direct[i] = heap->queue[c];
     }
 }
@@ -193,7 +194,7 @@ static bool heap_is_valid(const hh_heap *heap) {
         if (heap->queue_tail[c] != last) return false;
     }
     for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
-        if (heap->direct[i] != heap->queue[_hh_class_table[i]]) return false;
+        if (heap->direct[i] != heap->queue[_hh_class_table[heap->coarse][i]]) return false;
     }
     return true;
 }
@@ -626,6 +627,14 @@ void _hh_free_slow(void *ptr, size_t size) {
 
 /* ------------------------------------------------------------ allocation */
 
+/* The heap has grown past the huge threshold: from now on this thread's
+ * blocks take every class (HH_CLASSES); those in the coarse ones stay. */
+static void use_every_class(hh_heap *heap) {
+    heap->coarse = 0;
+    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = heap->queue[_hh_class_table[0][i]];
+    HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
+}
+
 void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow) {
     if (HH_UNLIKELY(!heap->alive)) {
         heap = _hh_heap_for_thread();
@@ -638,7 +647,10 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow) {
         atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed) && _hh_growth_open()) {
         return _hh_growth_alloc(size, zero);
     }
-    unsigned class_index = _hh_size_class(size);
+    if (HH_UNLIKELY(heap->coarse) && _hh_policy_demand() >= _hh_cfg.huge_threshold) {
+        use_every_class(heap);
+    }
+    unsigned class_index = _hh_size_class(size, heap->coarse);
     HH_ASSERT(class_index > 0 && class_index < HH_CLASSES && _hh_class_size[class_index] >= size);
     drain_pending(heap);
     for (;;) {

@@ -23,20 +23,24 @@
 /* ----------------------------------------------------- size -> kind, class */
 
 HH_INTERNAL extern uint32_t _hh_class_size[HH_CLASSES];
-/* The class of every size up to HH_DIRECT_MAX, by (size + 15) / 16. */
-HH_INTERNAL extern uint8_t _hh_class_table[HH_DIRECT_SLOTS];
-/* The direct[] entries of each class: first .. last (empty when first > last). */
-HH_INTERNAL extern uint8_t _hh_class_direct_first[HH_CLASSES], _hh_class_direct_last[HH_CLASSES];
+/* The class of every size up to HH_DIRECT_MAX, by [coarse][(size + 15) / 16]. */
+HH_INTERNAL extern uint8_t _hh_class_table[2][HH_DIRECT_SLOTS];
+/* The direct[] entries of each class: [coarse][class] first .. last (empty
+ * when first > last). */
+HH_INTERNAL extern uint8_t _hh_class_direct_first[2][HH_CLASSES];
+HH_INTERNAL extern uint8_t _hh_class_direct_last[2][HH_CLASSES];
 /* Fills the tables (at start-up). */
 HH_INTERNAL void _hh_classes_init(void);
 
-/* The arithmetic behind the table, for every size up to HH_SMALL_MAX. */
-static inline unsigned _hh_size_class_computed(size_t size) {
+/* The arithmetic behind the table, for every size up to HH_SMALL_MAX;
+ * coarse (0 or 1): the heap takes every other class above 128 bytes
+ * (HH_CLASSES' comment). */
+static inline unsigned _hh_size_class_computed(size_t size, unsigned coarse) {
     if (size <= HH_SMALL_STEP_MAX) return size == 0 ? 1 : (unsigned)((size + 15) >> 4);
     if (size <= HH_BINNED_MAX) {
         size_t w = size - 1;
         unsigned bit = 63u - (unsigned)__builtin_clzll(w); /* 7..12 */
-        unsigned sub = (unsigned)(w >> (bit - 3)) & 7u;
+        unsigned sub = ((unsigned)(w >> (bit - 3)) & 7u) | coarse;
         return 8u + ((bit - 7u) << 3) + sub + 1u;
     }
     if (size <= 9360) return 57;
@@ -45,9 +49,9 @@ static inline unsigned _hh_size_class_computed(size_t size) {
     return 60;
 }
 
-static inline unsigned _hh_size_class(size_t size) {
-    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[(size + 15) >> 4];
-    return _hh_size_class_computed(size);
+static inline unsigned _hh_size_class(size_t size, unsigned coarse) {
+    if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[coarse][(size + 15) >> 4];
+    return _hh_size_class_computed(size, coarse);
 }
 
 /* Which kind of block a request of `size` bytes aligned to `alignment`

@@ -127,8 +127,12 @@ static void *alloc_aligned(size_t alignment, size_t size) {
     if (_hh_size_kind(rounded, 16) == HH_KIND_SMALL) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
          * alignment divides gives aligned blocks. */
-        unsigned c = _hh_size_class(rounded);
-        if (_hh_class_size[c] % alignment == 0) return _hh_alloc_small(rounded, false);
+        /* Either class the thread's heap may take (the coarse one while
+         * the heap is small, HH_CLASSES). */
+        if (_hh_class_size[_hh_size_class(rounded, 0)] % alignment == 0 &&
+            _hh_class_size[_hh_size_class(rounded, 1)] % alignment == 0) {
+            return _hh_alloc_small(rounded, false);
+        }
     }
     size_t padded = size + alignment - 16;
     if (alignment < HH_OS_PAGE && _hh_size_kind(padded, 16) == HH_KIND_SMALL) {

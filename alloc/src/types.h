@@ -56,7 +56,16 @@
 
 /* Size classes: 16-byte steps up to 128 bytes, then 8 classes per doubling
  * (at most 12.5% rounding) up to 8 KiB, then four classes that divide a
- * 64 KiB page into 7, 6, 5 and 4 blocks.  Sizes above 16 KiB are medium. */
+ * 64 KiB page into 7, 6, 5 and 4 blocks.  Sizes above 16 KiB are medium.
+ * While the heap is small, a thread's heap takes only every other class
+ * between 128 bytes and 8 KiB (4 per doubling, at most 25% rounding; its
+ * `coarse`): each class keeps the room its blocks had at their most (a page
+ * with a live block stays), and in a process of a few MiB those high-water
+ * marks are a large part of its memory.  Once the heap has grown past the
+ * huge threshold, rounding costs more than the high-water marks: z3 held
+ * 2.3% more at 160 MiB with 4 classes per doubling throughout
+ * (docs/BENCHMARKS.md, "Four size classes per doubling while the heap is
+ * small"). */
 #define HH_SMALL_STEP_MAX 128
 #define HH_BINNED_MAX 8192
 #define HH_SMALL_MAX 16384
@@ -233,6 +242,9 @@ typedef struct hh_heap {
      * same size without the growth heap's lock (growth.c), by granules - 1. */
     hh_block *growth_cache[HH_GROWTH_CACHE_SIZES];
     uint8_t growth_cached[HH_GROWTH_CACHE_SIZES];
+    /* 1 while it takes every other class above 128 bytes (HH_CLASSES):
+     * direct[] and the class of a size follow it. */
+    uint8_t coarse;
     uintptr_t thread_id;             /* its thread's _hh_thread_id */
     struct hh_heap *next_all;        /* every heap ever made (global lock) */
     struct hh_heap *next_free;       /* recycled heaps (global lock) */

@@ -361,7 +361,35 @@ static void test_large_cache_bounded_by_the_heap(void) {
     T_FREE(held);
 }
 
+/* While the heap is small, a thread takes every other size class above 128
+ * bytes (140 bytes get a block of 160, not 144); once the heap has grown past
+ * the huge threshold (HUGEHEAP_HUGE_THRESHOLD_MB, 32 MiB by default), its
+ * next blocks take every class, and the blocks made before stay good.  Run
+ * first: on a fresh heap. */
+static void test_classes_coarse_while_small(void) {
+    char *early = T_MALLOC(140);
+    CHECK(early != NULL && T_USABLE(early) == 160);
+    memset(early, 'e', 140);
+    void *big[5];
+    for (int i = 0; i < 5; i++) {
+        big[i] = T_MALLOC((size_t)8 << 20);
+        CHECK(big[i] != NULL);
+    }
+    enum { LATER = 600 };
+    static void *later[LATER];
+    for (int i = 0; i < LATER; i++) {
+        later[i] = T_MALLOC(140);
+        CHECK(later[i] != NULL);
+    }
+    CHECK(T_USABLE(later[LATER - 1]) == 144);
+    CHECK(early[0] == 'e' && early[139] == 'e');
+    for (int i = 0; i < LATER; i++) T_FREE(later[i]);
+    for (int i = 0; i < 5; i++) T_FREE(big[i]);
+    T_FREE(early);
+}
+
 int main(void) {
+    test_classes_coarse_while_small();
     test_malloc_basics();
     test_large_churn();
     test_large_cache_bounded_by_the_heap();
