@@ -63,7 +63,7 @@
  * with a live block stays), and in a process of a few MiB those high-water
  * marks are a large part of its memory.  Once the heap has grown past the
  * huge threshold, rounding costs more than the high-water marks: z3 held
- * 2.3% more at 160 MiB with 4 classes per doubling throughout
+ * 2.6% more at 160 MiB with 4 classes per doubling throughout
  * (docs/BENCHMARKS.md, "Four size classes per doubling while the heap is
  * small"). */
 #define HH_SMALL_STEP_MAX 128
