@@ -631,7 +631,9 @@ void _hh_free_slow(void *ptr, size_t size) {
  * blocks take every class (HH_CLASSES); those in the coarse ones stay. */
 static void use_every_class(hh_heap *heap) {
     heap->coarse = 0;
-    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = heap->queue[_hh_class_table[0][i]];
+    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
+        heap->direct[i] = heap->queue[_hh_class_table[0][i]];
+    }
     HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
 }
 

@@ -126,9 +126,8 @@ static void *alloc_aligned(size_t alignment, size_t size) {
     size_t rounded = _hh_align_up(size ? size : 1, alignment);
     if (_hh_size_kind(rounded, 16) == HH_KIND_SMALL) {
         /* Pages start on 64 KiB boundaries, so a class whose size the
-         * alignment divides gives aligned blocks. */
-        /* Either class the thread's heap may take (the coarse one while
-         * the heap is small, HH_CLASSES). */
+         * alignment divides gives aligned blocks: either class the thread's
+         * heap may take (the coarse one while the heap is small, HH_CLASSES). */
         if (_hh_class_size[_hh_size_class(rounded, 0)] % alignment == 0 &&
             _hh_class_size[_hh_size_class(rounded, 1)] % alignment == 0) {
             return _hh_alloc_small(rounded, false);
