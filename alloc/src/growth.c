@@ -431,7 +431,7 @@ static bool cached(const hh_heap *heap, const void *ptr, uint32_t granules) {
 
 bool _hh_growth_open(void) {
     if (!atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed)) return false;
-    if (HH_LIKELY(_hh_policy_demand() < _hh_cfg.huge_threshold)) {
+    if (HH_LIKELY(_hh_policy_heap_small())) {
         uintptr_t me = _hh_thread_id();
         uintptr_t user = atomic_load_explicit(&user_thread, memory_order_relaxed);
         if (HH_LIKELY(user == me)) return true;

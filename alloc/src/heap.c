@@ -631,9 +631,7 @@ void _hh_free_slow(void *ptr, size_t size) {
  * blocks take every class (HH_CLASSES); those in the coarse ones stay. */
 static void use_every_class(hh_heap *heap) {
     heap->coarse = 0;
-    for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) {
-        heap->direct[i] = heap->queue[_hh_class_table[0][i]];
-    }
+    for (unsigned c = 1; c < HH_CLASSES; c++) direct_update(heap, c);
     HH_ASSERT_EXPENSIVE(heap_is_valid(heap));
 }
 
@@ -649,7 +647,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow) {
         atomic_load_explicit(&_hh_growth_taking, memory_order_relaxed) && _hh_growth_open()) {
         return _hh_growth_alloc(size, zero);
     }
-    if (HH_UNLIKELY(heap->coarse) && _hh_policy_demand() >= _hh_cfg.huge_threshold) {
+    if (HH_UNLIKELY(heap->coarse) && !_hh_policy_heap_small()) {
         use_every_class(heap);
     }
     unsigned class_index = _hh_size_class(size, heap->coarse);

@@ -84,7 +84,7 @@ hh_heap *_hh_heap_for_thread(void) {
         memset(heap, 0, offsetof(hh_heap, thread_id));
         for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = &_hh_empty_page;
         for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
-        heap->coarse = _hh_policy_demand() < _hh_cfg.huge_threshold;
+        heap->coarse = _hh_policy_heap_small();
         heap->thread_id = id;
         atomic_store_explicit(&heap->alive, true, memory_order_relaxed);
     }

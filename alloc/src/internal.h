@@ -216,6 +216,9 @@ HH_INTERNAL void _hh_release_unshut_all_locked(void);
 HH_INTERNAL bool _hh_policy_huge_now(size_t adding);
 HH_INTERNAL void _hh_policy_count_demand(intptr_t delta);
 HH_INTERNAL size_t _hh_policy_demand(void); /* bytes of pages and blocks in use */
+/* The demand is under the huge threshold (whatever the THP mode): where the
+ * growth heap is open and threads take the coarse size classes. */
+HH_INTERNAL bool _hh_policy_heap_small(void);
 /* _hh_policy_huge_now(0), THP not off: the heap has been promoted. */
 HH_INTERNAL bool _hh_policy_heap_is_huge(void);
 /* Whether memory of regions is advised huge before its first touch. */

@@ -189,6 +189,8 @@ size_t _hh_policy_demand(void) {
     return used > 0 ? (size_t)used : 0;
 }
 
+bool _hh_policy_heap_small(void) { return _hh_policy_demand() < _hh_cfg.huge_threshold; }
+
 bool _hh_policy_huge_now(size_t adding) {
     if (_hh_cfg.thp == HH_THP_OFF) return false;
     if (HH_LIKELY(atomic_load_explicit(&heap_is_large, memory_order_relaxed))) return true;
