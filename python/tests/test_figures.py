@@ -15,7 +15,7 @@ from hugeheap_cli import cli
 
 from hugeheap.campaign.answers.adapters import classify
 from hugeheap.campaign.folder import CampaignMeta
-from hugeheap.campaign.store import RunRecord, Store
+from hugeheap.campaign.store import SCHEMA_VERSION, RunRecord, Store
 from hugeheap.errors import HarnessError
 from hugeheap.report.analysis import analyse
 from hugeheap.report.figures import RatioAsked, parse_ratio, ratios
@@ -142,4 +142,15 @@ def test_a_campaign_stored_before_metrics_is_read_and_upgraded(tmp_path: Path) -
         ratios(old, RatioAsked("two", "one", "query_s"))
     Store(directory / "results.sqlite").close()  # opened for writing: upgraded
     with Store(directory / "results.sqlite", readonly=True) as upgraded:
-        assert upgraded.missing_columns == set() and upgraded.meta("schema") == "5"
+        assert upgraded.missing_columns == set() and upgraded.meta("schema") == SCHEMA_VERSION
+
+
+def test_a_campaign_stored_before_steal_time_gains_it_as_a_number(tmp_path: Path) -> None:
+    directory = _campaign(tmp_path / "camp")
+    as_stored_by_schema(directory / "results.sqlite", "5", "steal_time")
+    assert all(r.steal_time is None for r in analyse(directory).runs)
+    with Store(directory / "results.sqlite") as store:  # opened for writing: upgraded
+        store.db.execute("UPDATE runs SET steal_time = 0.25")
+        kind = store.db.execute("SELECT typeof(steal_time) FROM runs LIMIT 1").fetchone()[0]
+    assert kind == "real"
+    assert {r.steal_time for r in analyse(directory).runs} == {0.25}

@@ -17,7 +17,7 @@ from hugeheap_cli import cli
 
 from hugeheap.campaign.folder import CampaignMeta
 from hugeheap.campaign.store import RunRecord, Store
-from hugeheap.report.analysis import ModeSummary, analyse
+from hugeheap.report.analysis import ModeSummary, analyse, steal_note
 from hugeheap.report.export import write_benchexec, write_csv
 from hugeheap.report.html_page import write_html
 from hugeheap.report.stats import Speedup
@@ -163,6 +163,25 @@ def test_report_command(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     empty = cli("report", str(tmp_path / "empty"))
     assert empty.returncode == 2 and "no campaign here" in empty.stderr
+
+
+def test_the_report_says_how_much_time_the_host_took(tmp_path: Path) -> None:
+    directory = make_campaign(tmp_path / "camp")
+    quiet = cli("report", str(directory))
+    assert quiet.returncode == 0 and "Steal time" not in quiet.stdout
+    store = Store(directory / "results.sqlite")
+    store.db.execute("UPDATE runs SET steal_time = 0.01")
+    store.db.execute("UPDATE runs SET steal_time = 2.5 WHERE mode = 'fast' AND instance = 'i1' "
+                     "AND repetition = 0")
+    store.close()
+    assert steal_note(analyse(directory).runs) == (
+        "Steal time: in 1 of 30 runs the host of this virtual machine took over 5% of the wall "
+        "time for other work (2.8 s in all; at most 2.50 s of 10.01 s, solver i1 fast). Their "
+        "wall times are longer by up to that much: compare CPU times, or modes run side by "
+        "side with enough repetitions.")
+    said = cli("report", str(directory), "--html", str(tmp_path / "r.html"))
+    assert said.returncode == 0 and "Steal time: in 1 of 30 runs" in said.stdout
+    assert "Steal time: in 1 of 30 runs" in (tmp_path / "r.html").read_text()
 
 
 def _summary(mode: str, speedup: float | None) -> ModeSummary:

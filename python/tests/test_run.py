@@ -20,7 +20,7 @@ import pytest
 from hugeheap_cli import CLI, cli
 
 from hugeheap.errors import HarnessError
-from hugeheap.measure import runner
+from hugeheap.measure import machine, runner
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import discover
 from hugeheap.measure.runner import CPU_CHECK_INTERVAL_S, Limits, RunResult, run
@@ -246,6 +246,45 @@ def test_cpu_times_that_agree_give_no_warning(cgroups_usable: str) -> None:
     result = run([PY, "-c", "sum(range(3 * 10**7))"], Limits(wall_s=120))
     assert result.status == "ok"
     assert not any("exceeds the cgroup's" in w for w in result.warnings), result.warnings
+
+
+def test_steal_time_is_read_per_cpu(tmp_path: Path) -> None:
+    hz = os.sysconf("SC_CLK_TCK")
+    stat = tmp_path / "stat"
+    stat.write_text(f"cpu  10 0 5 100 0 0 0 {3 * hz} 0 0\n"
+                    f"cpu0 5 0 2 50 0 0 0 {hz} 0 0\n"
+                    f"cpu1 5 0 3 50 0 0 0 {2 * hz} 0 0\n"
+                    "intr 12 0\nctxt 99\n")
+    assert machine.steal_seconds(None, stat) == 3.0  # the CPUs' lines, not the sum line
+    assert machine.steal_seconds([1], stat) == 2.0
+    assert machine.steal_seconds([7], stat) is None  # not a CPU of this machine
+    before_2_6_11 = tmp_path / "old"
+    before_2_6_11.write_text("cpu  10 0 5 100\ncpu0 10 0 5 100\n")
+    assert machine.steal_seconds(None, before_2_6_11) is None
+    assert machine.steal_seconds(None, tmp_path / "absent") is None
+
+
+def test_a_run_records_its_steal_time(cgroups_usable: str) -> None:
+    result = run(["true"])
+    if machine.steal_seconds() is None:
+        assert result.steal_time_s is None
+    else:
+        assert result.steal_time_s is not None and result.steal_time_s >= 0
+    # A share the host takes only now and then, so it is not provoked here.
+    quiet = result.steal_time_s is None or result.steal_time_s <= 0.05 * result.walltime_s
+    assert quiet == (not any("steal time" in w for w in result.warnings)), result
+
+
+def test_a_run_the_host_took_time_from_says_so(cgroups_usable: str,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """The host's other work cannot be ordered up: the two readings of
+    /proc/stat around the run are given, 0.5 s apart."""
+    readings = iter([100.0, 100.5])
+    monkeypatch.setattr(machine, "steal_seconds", lambda cores=None: next(readings))
+    result = run([PY, "-c", "import time; time.sleep(0.2)"])
+    assert result.status == "ok" and result.steal_time_s == 0.5
+    said = [w for w in result.warnings if "steal time" in w]
+    assert len(said) == 1 and "took 0.50 s of the run's CPUs" in said[0], result.warnings
 
 
 def test_missing_peer_library_names_the_package(monkeypatch: pytest.MonkeyPatch) -> None:

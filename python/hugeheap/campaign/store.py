@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "5"
-READABLE_VERSIONS = ("1", "2", "3", "4", SCHEMA_VERSION)
+SCHEMA_VERSION = "6"
+READABLE_VERSIONS = ("1", "2", "3", "4", "5", SCHEMA_VERSION)
 
 RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
@@ -61,6 +61,10 @@ class RunRecord:
     # metrics: answers/adapters.py); None where it gave none, and in
     # campaigns stored before
     metrics: str | None = None
+    # seconds the host of a virtual machine gave the run's CPUs to other work
+    # while it ran (measure.runner.RunResult.steal_time_s); None where the
+    # kernel does not count it, and in campaigns stored before
+    steal_time: float | None = None
 
     @property
     def key(self) -> RunKey:
@@ -71,7 +75,7 @@ _COLUMNS = [f.name for f in fields(RunRecord)]
 _TYPES = {"repetition": "INTEGER NOT NULL", "exit_code": "INTEGER", "signal": "INTEGER",
           "memory_peak": "INTEGER", "tlb_misses": "INTEGER", "reliable": "INTEGER NOT NULL",
           "walltime": "REAL NOT NULL", "cputime": "REAL", "cputime_user": "REAL",
-          "cputime_system": "REAL", "huge_share": "REAL"}
+          "cputime_system": "REAL", "huge_share": "REAL", "steal_time": "REAL"}
 _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores", "start_time"}
 # Columns later versions added, each nullable: an older store gains them when
 # it is opened to write (and becomes the current schema), and reads them as
@@ -79,8 +83,9 @@ _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores
 # optimum's cost, the states stored); node: where the run ran; environment
 # (schema 3): what the harness did to the tool's environment; benchexec
 # (schema 4): what BenchExec made of the answer; metrics (schema 5): what the
-# tool measured of itself.
-LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec", "metrics"]
+# tool measured of itself; steal_time (schema 6): the host's other work on the
+# run's CPUs.
+LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec", "metrics", "steal_time"]
 
 
 class Store:
@@ -123,7 +128,8 @@ class Store:
             present = {row[1] for row in self.db.execute("PRAGMA table_info(runs)")}
             for name in LATER_COLUMNS:
                 if name not in present:
-                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} TEXT")
+                    self.db.execute(f"ALTER TABLE runs ADD COLUMN {name} "
+                                    f"{_TYPES.get(name, 'TEXT')}")
             self.db.execute("UPDATE meta SET value = ? WHERE key = 'schema' AND value IN "
                             f"({', '.join('?' for _ in READABLE_VERSIONS)})",
                             (SCHEMA_VERSION, *READABLE_VERSIONS))

@@ -138,7 +138,8 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
         node=json.dumps({"host": result.hostname, "facts": machine.node_facts(),
                          **(placement or {})}),
         environment=json.dumps(result.environment), benchexec=benchexec,
-        metrics=json.dumps(answer.metrics) if answer.metrics else None)
+        metrics=json.dumps(answer.metrics) if answer.metrics else None,
+        steal_time=result.steal_time_s)
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -20,6 +20,7 @@ THP_DIR = Path("/sys/kernel/mm/transparent_hugepage")
 CPU_DIR = Path("/sys/devices/system/cpu")
 NODE_DIR = Path("/sys/devices/system/node")
 MEMINFO = Path("/proc/meminfo")
+PROC_STAT = Path("/proc/stat")
 
 
 def _selected(path: Path) -> str | None:
@@ -84,6 +85,33 @@ def swap_in_use(meminfo: Path = MEMINFO) -> bool:
     """Whether any swap is used now: memory figures may then be low."""
     values = meminfo_kb(meminfo)
     return values.get("SwapTotal", 0) - values.get("SwapFree", 0) > 0
+
+
+def steal_seconds(cores: list[int] | None = None, stat: Path = PROC_STAT) -> float | None:
+    """Steal time of the given CPUs (all where None) since boot, in seconds:
+    how long a virtual machine's host ran something else while these CPUs
+    had work (/proc/stat's eighth figure per CPU, in clock ticks). None where
+    the kernel does not count it (Linux before 2.6.11) or /proc/stat cannot
+    be read. On bare metal it stays 0."""
+    try:
+        text = stat.read_text()
+    except OSError:
+        return None
+    wanted = None if cores is None else set(cores)
+    ticks = 0
+    counted = False
+    for line in text.splitlines():
+        words = line.split()
+        if not words or not words[0].startswith("cpu") or words[0] == "cpu":
+            continue
+        number = words[0][3:]
+        if not number.isdigit() or (wanted is not None and int(number) not in wanted):
+            continue
+        if len(words) < 9 or not words[8].isdigit():
+            return None
+        ticks += int(words[8])
+        counted = True
+    return ticks / os.sysconf("SC_CLK_TCK") if counted else None
 
 
 def loaded_libc(maps: Path = Path("/proc/self/maps")) -> str | None:

@@ -43,6 +43,9 @@ from .hugepages import HugeShareSampler
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
+# Steal time over this share of a run's wall time is said in a warning: the
+# host of this virtual machine ran other work on the run's CPUs meanwhile.
+STEAL_WARNING_SHARE = 0.05
 # BenchExec's cross-check of the two CPU times: rusage (the main process and
 # what it waited for, counted from the fork) exceeding the cgroup's (every
 # process, counted from joining) by more than this means a process left the
@@ -118,6 +121,11 @@ class RunResult:
     # The latest the harness woke after it meant to check the limits: how far
     # past a limit the run may have gone beyond the designed checking interval.
     limit_check_lateness_s: float = 0.0
+    # Steal time of the run's CPUs (all, where it had none assigned) while it
+    # ran: time the host of a virtual machine gave to other work, which the
+    # wall time contains and the CPU time does not. None where the kernel
+    # does not count it.
+    steal_time_s: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -307,6 +315,7 @@ class _Executed:
     huge_share: float | None
     lateness: float
     start_error: str | None = None
+    steal: float | None = None  # seconds (machine.steal_seconds of the run's CPUs)
 
 
 def _execute(held: _Held, prepared: _Prepared) -> _Executed:
@@ -323,6 +332,7 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
             os.sched_setaffinity(0, limits.cores)
 
     start_time = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    steal_before = machine.steal_seconds(limits.cores)
     start = time.monotonic()
     try:
         process = subprocess.Popen(
@@ -352,8 +362,12 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
     held.pid = None
     process.returncode = 0  # reaped here; keep Popen from waiting again
     walltime = time.monotonic() - start
+    steal_after = machine.steal_seconds(limits.cores)
     _end_everything(process.pid, group)  # whatever the main process left behind
-    return _Executed(start_time, walltime, reason, wait_status, usage, sampler.best, lateness)
+    steal = None if steal_before is None or steal_after is None else \
+        max(0.0, steal_after - steal_before)
+    return _Executed(start_time, walltime, reason, wait_status, usage, sampler.best, lateness,
+                     steal=steal)
 
 
 class _ExitWatch:
@@ -455,6 +469,13 @@ def die_with_parent() -> None:
 
 # ----------------------------------------------------------------- collect
 
+def _steal_warning(steal: float, walltime: float) -> str:
+    return (f"the host of this virtual machine took {steal:.2f} s of the run's CPUs for other "
+            f"work during its {walltime:.2f} s (steal time, {steal / walltime:.0%}): its wall "
+            "time is longer by up to that much, and its CPU time may be too (a busy host "
+            "shares caches); compare runs made side by side")
+
+
 def _cross_checked(group_cpu: CpuTimes, usage: Any, warnings: list[str]) -> CpuTimes:
     """The group's CPU time, or rusage's where it exceeds the group's beyond
     BenchExec's tolerance (a process left the group), with a warning."""
@@ -489,6 +510,8 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     if executed.lateness > LATE_WARNING_S:
         warnings.append(f"the machine woke the harness up to {executed.lateness:.2f} s late: "
                         "time limits may have been overshot by that much")
+    if executed.steal and executed.steal > STEAL_WARNING_SHARE * executed.walltime > 0:
+        warnings.append(_steal_warning(executed.steal, executed.walltime))
 
     reason = executed.reason
     status_word = executed.wait_status
@@ -526,4 +549,4 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
                 "pids": limits.pids},
         kernel=str(info["kernel"]), glibc=info["glibc"],  # type: ignore[arg-type]
         cpu_model=info["cpu_model"], hostname=str(info["hostname"]),  # type: ignore[arg-type]
-        limit_check_lateness_s=executed.lateness)
+        limit_check_lateness_s=executed.lateness, steal_time_s=executed.steal)

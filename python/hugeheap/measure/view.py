@@ -35,6 +35,8 @@ def print_run_result(r: RunResult) -> None:
         ("cpu time", f"{_shown(r.cputime_s, ' s')} (user {_shown(r.cputime_user_s, ' s')}, "
                      f"system {_shown(r.cputime_system_s, ' s')})"),
         ("wall time", _shown(r.walltime_s, " s")),
+        ("steal time", "-" if r.steal_time_s is None
+         else f"{r.steal_time_s:.2f} s (the host's other work on the run's CPUs)"),
         ("memory peak", "-" if r.memory_peak_bytes is None
          else f"{r.memory_peak_bytes / 2**20:.1f} MiB"),
         ("allocator", r.alloc + (f" ({r.alloc_library})" if r.alloc_library else "")),

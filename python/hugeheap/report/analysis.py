@@ -21,6 +21,7 @@ from ..campaign.folder import CampaignFolder, CampaignMeta
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..measure.firsttouch import what_it_means
+from ..measure.runner import STEAL_WARNING_SHARE
 from . import stats
 
 
@@ -222,6 +223,24 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
         huge_share=statistics.median(shares) if shares else None,
         tlb_ratio=tlb_ratio if mode != baseline else None,
         tlb_note=tlb_note)
+
+
+def steal_note(runs: list[RunRecord]) -> str | None:
+    """How much of the runs' wall time the host of a virtual machine took for
+    other work (steal time), where it took over STEAL_WARNING_SHARE of a run's;
+    None where no run lost that much (or none was measured)."""
+    measured = [r for r in runs if r.steal_time is not None]
+    hit = [r for r in measured if r.steal_time and r.walltime > 0 and
+           r.steal_time > STEAL_WARNING_SHARE * r.walltime]
+    if not hit:
+        return None
+    worst = max(hit, key=lambda r: (r.steal_time or 0.0) / r.walltime)
+    return (f"Steal time: in {len(hit)} of {len(measured)} runs the host of this virtual "
+            f"machine took over {STEAL_WARNING_SHARE:.0%} of the wall time for other work "
+            f"({sum(r.steal_time or 0.0 for r in measured):.1f} s in all; at most "
+            f"{worst.steal_time:.2f} s of {worst.walltime:.2f} s, {worst.tool} {worst.instance} "
+            f"{worst.mode}). Their wall times are longer by up to that much: compare CPU "
+            "times, or modes run side by side with enough repetitions.")
 
 
 def memory_note(analysis: Analysis) -> str | None:
