@@ -176,9 +176,9 @@ def test_the_report_says_how_much_time_the_host_took(tmp_path: Path) -> None:
     store.close()
     assert steal_note(analyse(directory).runs) == (
         "Steal time: in 1 of 30 runs the host of this virtual machine took over 5% of the wall "
-        "time for other work (2.8 s in all; at most 2.50 s of 10.01 s, solver i1 fast). Their "
-        "wall times are longer by up to that much: compare CPU times, or modes run side by "
-        "side with enough repetitions.")
+        "time (and 0.1 s or more) for other work (2.8 s in all runs; at most 2.50 s of 10.01 s, "
+        "solver i1 fast). Their wall times are longer by up to that much: compare CPU times, or "
+        "modes run side by side with enough repetitions.")
     said = cli("report", str(directory), "--html", str(tmp_path / "r.html"))
     assert said.returncode == 0 and "Steal time: in 1 of 30 runs" in said.stdout
     assert "Steal time: in 1 of 30 runs" in (tmp_path / "r.html").read_text()

@@ -43,9 +43,12 @@ from .hugepages import HugeShareSampler
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
-# Steal time over this share of a run's wall time is said in a warning: the
-# host of this virtual machine ran other work on the run's CPUs meanwhile.
+# Steal time over this share of a run's wall time, and at least 0.1 s (ten
+# of /proc/stat's ticks, so that one tick in a short run is not news), is
+# said in a warning: the host of this virtual machine ran other work on the
+# run's CPUs meanwhile.
 STEAL_WARNING_SHARE = 0.05
+STEAL_WARNING_MIN_S = 0.1
 # BenchExec's cross-check of the two CPU times: rusage (the main process and
 # what it waited for, counted from the fork) exceeding the cgroup's (every
 # process, counted from joining) by more than this means a process left the
@@ -469,6 +472,12 @@ def die_with_parent() -> None:
 
 # ----------------------------------------------------------------- collect
 
+def steal_is_notable(steal: float | None, walltime: float) -> bool:
+    """Whether a run lost enough of its wall time to steal to say so."""
+    return steal is not None and steal >= STEAL_WARNING_MIN_S and \
+        steal > STEAL_WARNING_SHARE * walltime
+
+
 def _steal_warning(steal: float, walltime: float) -> str:
     return (f"the host of this virtual machine took {steal:.2f} s of the run's CPUs for other "
             f"work during its {walltime:.2f} s (steal time, {steal / walltime:.0%}): its wall "
@@ -510,8 +519,8 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     if executed.lateness > LATE_WARNING_S:
         warnings.append(f"the machine woke the harness up to {executed.lateness:.2f} s late: "
                         "time limits may have been overshot by that much")
-    if executed.steal and executed.steal > STEAL_WARNING_SHARE * executed.walltime > 0:
-        warnings.append(_steal_warning(executed.steal, executed.walltime))
+    if steal_is_notable(executed.steal, executed.walltime):
+        warnings.append(_steal_warning(executed.steal or 0.0, executed.walltime))
 
     reason = executed.reason
     status_word = executed.wait_status

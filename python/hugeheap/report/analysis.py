@@ -21,7 +21,7 @@ from ..campaign.folder import CampaignFolder, CampaignMeta
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..measure.firsttouch import what_it_means
-from ..measure.runner import STEAL_WARNING_SHARE
+from ..measure.runner import STEAL_WARNING_MIN_S, STEAL_WARNING_SHARE, steal_is_notable
 from . import stats
 
 
@@ -227,17 +227,18 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
 
 def steal_note(runs: list[RunRecord]) -> str | None:
     """How much of the runs' wall time the host of a virtual machine took for
-    other work (steal time), where it took over STEAL_WARNING_SHARE of a run's;
-    None where no run lost that much (or none was measured)."""
+    other work (steal time), where a run lost enough of it to carry a warning
+    (measure.runner.steal_is_notable); None where none did (or none was
+    measured)."""
     measured = [r for r in runs if r.steal_time is not None]
-    hit = [r for r in measured if r.steal_time and r.walltime > 0 and
-           r.steal_time > STEAL_WARNING_SHARE * r.walltime]
+    hit = [r for r in measured if steal_is_notable(r.steal_time, r.walltime)]
     if not hit:
         return None
-    worst = max(hit, key=lambda r: (r.steal_time or 0.0) / r.walltime)
+    worst = max(hit, key=lambda r: r.steal_time or 0.0)
     return (f"Steal time: in {len(hit)} of {len(measured)} runs the host of this virtual "
-            f"machine took over {STEAL_WARNING_SHARE:.0%} of the wall time for other work "
-            f"({sum(r.steal_time or 0.0 for r in measured):.1f} s in all; at most "
+            f"machine took over {STEAL_WARNING_SHARE:.0%} of the wall time (and "
+            f"{STEAL_WARNING_MIN_S} s or more) for other work "
+            f"({sum(r.steal_time or 0.0 for r in measured):.1f} s in all runs; at most "
             f"{worst.steal_time:.2f} s of {worst.walltime:.2f} s, {worst.tool} {worst.instance} "
             f"{worst.mode}). Their wall times are longer by up to that much: compare CPU "
             "times, or modes run side by side with enough repetitions.")
