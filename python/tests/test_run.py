@@ -251,7 +251,7 @@ def test_cpu_times_that_agree_give_no_warning(cgroups_usable: str) -> None:
 def test_steal_time_is_read_per_cpu(tmp_path: Path) -> None:
     hz = os.sysconf("SC_CLK_TCK")
     stat = tmp_path / "stat"
-    stat.write_text(f"cpu  10 0 5 100 0 0 0 {3 * hz} 0 0\n"
+    stat.write_text(f"cpu  10 0 5 100 0 0 0 {9 * hz} 0 0\n"  # not the CPUs' sum: unread
                     f"cpu0 5 0 2 50 0 0 0 {hz} 0 0\n"
                     f"cpu1 5 0 3 50 0 0 0 {2 * hz} 0 0\n"
                     "intr 12 0\nctxt 99\n")
@@ -327,7 +327,8 @@ def test_json_output_has_the_promised_keys(cgroups_usable: str) -> None:
     record = json.loads(result.stdout)
     for key in ("status", "termination_reason", "exit_code", "signal", "cputime_s",
                 "cputime_user_s", "cputime_system_s", "walltime_s", "memory_peak_bytes", "alloc",
-                "alloc_library", "huge_share", "tlb_misses", "thp", "reliable", "warnings"):
+                "alloc_library", "huge_share", "tlb_misses", "thp", "reliable", "warnings",
+                "steal_time_s"):
         assert key in record, key
     assert record["exit_code"] == 3 and record["status"] == "ok"
     assert "tool output" in result.stderr  # the tool's output stays off our stdout
