@@ -102,9 +102,9 @@ def steal_seconds(cores: list[int] | None = None, stat: Path = PROC_STAT) -> flo
     counted = False
     for line in text.splitlines():
         words = line.split()
-        if not words or not words[0].startswith("cpu") or words[0] == "cpu":
+        if not words or not words[0].startswith("cpu"):
             continue
-        number = words[0][3:]
+        number = words[0][3:]  # empty on the line of all CPUs' sums
         if not number.isdigit() or (wanted is not None and int(number) not in wanted):
             continue
         if len(words) < 9 or not words[8].isdigit():

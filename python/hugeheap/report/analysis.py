@@ -244,6 +244,12 @@ def steal_note(runs: list[RunRecord]) -> str | None:
             "times, or modes run side by side with enough repetitions.")
 
 
+def campaign_notes(analysis: Analysis) -> list[str]:
+    """What a report says under its tables about how far the campaign's
+    measurements go: the machine's first-touch costs, the host's steal time."""
+    return [note for note in (memory_note(analysis), steal_note(analysis.runs)) if note]
+
+
 def memory_note(analysis: Analysis) -> str | None:
     """What the first-touch cost of memory on the campaign's machine allows to
     conclude (from the latest session's record), if it was measured."""

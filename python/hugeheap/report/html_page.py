@@ -17,7 +17,7 @@ from plotly.offline import get_plotlyjs
 
 from ..files import write_whole
 from . import tables
-from .analysis import Analysis, memory_note, steal_note
+from .analysis import Analysis, campaign_notes
 from .categories import count_categories
 from .failures import count_outcomes, explain
 from .paper import PairRow
@@ -282,7 +282,7 @@ def render(analysis: Analysis, paper: Paper | None = None) -> str:
         wrong += (f"<p class='wrong'>The campaign is not complete: {analysis.missing_runs} runs "
                   "are missing (an instance without runs counts as unsolved).</p>")
     memory = "".join(f"<p class='memory'>{_escaped(note)}</p>"
-                     for note in (memory_note(analysis), steal_note(analysis.runs)) if note)
+                     for note in campaign_notes(analysis))
     tables = f"<h2 id='paper'>The paper's tables</h2>\n{_paper(paper)}" if paper else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">

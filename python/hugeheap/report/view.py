@@ -14,7 +14,7 @@ from rich.table import Table
 from ..errors import HarnessError
 from ..files import check_writable
 from . import tables
-from .analysis import Analysis, memory_note, steal_note
+from .analysis import Analysis, campaign_notes
 from .categories import count_categories
 from .compare import Comparison
 from .export import check_benchexec_folder, write_benchexec, write_csv
@@ -92,9 +92,8 @@ def print_summary(analysis: Analysis) -> None:
         err.print(f"[bold red]WRONG ANSWERS: {disagreement.describe()}[/bold red]")
     print_outcomes(analysis)
     print_categories(analysis)
-    for note in (memory_note(analysis), steal_note(analysis.runs)):
-        if note:
-            out.print(note)
+    for note in campaign_notes(analysis):
+        out.print(note)
 
 
 def print_figures(analysis: Analysis) -> None:
