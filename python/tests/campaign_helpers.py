@@ -104,17 +104,29 @@ def wait_for(condition: object, timeout: float = 60) -> None:
         time.sleep(0.05)
 
 
-def start_until_slow_run(suite: Path, out: Path, flag: Path, options: tuple[str, ...] = ()
+def start_until_slow_run(suite: Path, out: Path, flag: Path, options: tuple[str, ...] = (),
+                         env: dict[str, str] | None = None
                          ) -> tuple[subprocess.Popen[str], int]:
     """Starts a campaign and waits until its `slow` run is in flight; returns
     the harness and the pid of the process the slow run started."""
     flag.write_text("")
-    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag)}, options)
+    harness = start_bench(suite, out, {"HH_TEST_FLAG": str(flag), **(env or {})}, options)
     pid_file = Path(f"{flag}.pid")
     wait_for(lambda: pid_file.exists() and pid_file.read_text().strip())
     return harness, int(pid_file.read_text())
 
 
+def private_temporary_directory(tmp_path: Path) -> dict[str, str]:
+    """An environment whose temporary directory is the test's own, so that
+    the scratch folders a campaign leaves are told from other campaigns'."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    return {"TMPDIR": str(scratch)}
+
+
+def scratch_folders(env: dict[str, str]) -> list[Path]:
+    """The runs' scratch folders in that environment's temporary directory."""
+    return sorted(Path(env["TMPDIR"]).glob("hugeheap-run-*"))
 
 
 def as_stored_by_schema(store: Path, version: str, column: str) -> None:

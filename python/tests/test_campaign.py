@@ -12,8 +12,9 @@ import json
 import lzma
 import os
 import signal
+import socket
 import sqlite3
-import tempfile
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -25,12 +26,15 @@ from campaign_helpers import (
     bench,
     leftover_groups,
     make_campaign,
+    private_temporary_directory,
     rows,
+    scratch_folders,
     start_until_slow_run,
     wait_for,
 )
 from hugeheap_cli import cli
 
+from hugeheap.campaign import scratch
 from hugeheap.campaign.coordinator import run_campaign
 from hugeheap.campaign.executors import LocalExecutor
 from hugeheap.campaign.store import Store
@@ -63,22 +67,26 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     suite = make_campaign(tmp_path, {"a": "sat", "b": "unsat", "c": "slow", "d": "sat"})
     out = tmp_path / "camp"
     flag = tmp_path / "slow.flag"
-    harness, orphan = start_until_slow_run(suite, out, flag)
+    env = private_temporary_directory(tmp_path)
+    harness, orphan = start_until_slow_run(suite, out, flag, env=env)
     before = rows(out)
     harness.send_signal(signal.SIGKILL)
     harness.communicate()
     assert len(before) == 4 and {r[1] for r in before} == {"inst/a.cnf", "inst/b.cnf"}
-    # The run in flight left a process and its cgroup behind.
+    # The run in flight left a process and its cgroup behind, and its
+    # scratch folder once its worker died with the harness.
     assert alive(orphan) and leftover_groups(out)
+    wait_for(lambda: not any(alive(owner(folder)) for folder in scratch_folders(env)))
+    assert len(scratch_folders(env)) == 1
     assert rows(out) == before
 
     flag.unlink()
-    resumed = bench(suite, out, {"HH_TEST_FLAG": str(flag)})
+    resumed = bench(suite, out, {"HH_TEST_FLAG": str(flag), **env})
     assert resumed.returncode == 0, resumed.stderr
     assert "ended 1 run(s) that a killed harness left going" in resumed.stderr
     assert "resuming" in resumed.stderr
     wait_for(lambda: not alive(orphan), timeout=10)
-    assert not leftover_groups(out)
+    assert not leftover_groups(out) and not scratch_folders(env)
     after = rows(out)
     keys = [r[:4] for r in after]
     assert len(after) == 8 and len(set(keys)) == 8, "every run once"
@@ -86,13 +94,23 @@ def test_resume_after_sigkill_loses_nothing_finished(tmp_path: Path, cgroups_usa
     assert all(r[4] == "ok" for r in after)
 
 
-def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
-                                                        cgroups_usable: str) -> None:
+def owner(folder: Path) -> int:
+    """The pid of the worker that made a scratch folder (hugeheap-run-PID-...)."""
+    return int(folder.name.split("-")[2])
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path, cgroups_usable: str,
+                                                        stop: signal.Signals) -> None:
+    """Ctrl-C and SIGTERM alike: the run in flight ends, leaving nothing
+    behind (its process, cgroup, half-written output, scratch folder)."""
     suite = make_campaign(tmp_path, {"a": "sat", "c": "slow"})
     out = tmp_path / "camp"
     flag = tmp_path / "slow.flag"
-    harness, orphan = start_until_slow_run(suite, out, flag)
-    harness.send_signal(signal.SIGINT)
+    env = private_temporary_directory(tmp_path)
+    harness, orphan = start_until_slow_run(suite, out, flag, env=env)
+    assert len(scratch_folders(env)) == 1  # the slow run's
+    harness.send_signal(stop)
     _, stderr = harness.communicate(timeout=60)
     assert harness.returncode == 130, stderr
     assert "stopped: 2 of 4 runs finished and kept" in stderr
@@ -100,9 +118,68 @@ def test_ctrl_c_stops_runs_in_flight_and_keeps_finished(tmp_path: Path,
     wait_for(lambda: not alive(orphan), timeout=10)
     assert not leftover_groups(out) and len(rows(out)) == 2
     assert not list((out / "outputs").rglob("*.partial"))
+    assert not scratch_folders(env)
     report = cli("report", str(out))
     assert "the campaign is not complete: 2 runs are missing" in report.stderr
     assert "1/2" in report.stdout  # c counts as unsolved
+
+
+def test_a_killed_worker_leaves_nothing_behind(tmp_path: Path, cgroups_usable: str) -> None:
+    """A worker killed in a run (as the OOM killer would) is replaced at once,
+    and what its run left is ended then, not when the campaign ends: the
+    tool's processes, their cgroup and the run's scratch folder. The run is a
+    harness error, not stored; the campaign goes on."""
+    suite = make_campaign(tmp_path, {"a": "sat", "c": "slow"})
+    out = tmp_path / "camp"
+    flag = tmp_path / "slow.flag"
+    env = private_temporary_directory(tmp_path)
+    harness, orphan = start_until_slow_run(suite, out, flag, env=env)
+    [folder] = scratch_folders(env)
+    os.kill(owner(folder), signal.SIGKILL)
+    # The new worker runs the slow instance's other mode, slow too.
+    pid_file = Path(f"{flag}.pid")
+    wait_for(lambda: pid_file.read_text().strip() not in ("", str(orphan)))
+    wait_for(lambda: not alive(orphan), timeout=10)
+    [now] = scratch_folders(env)
+    assert now != folder and alive(owner(now))
+    flag.unlink()
+    os.kill(int(pid_file.read_text()), signal.SIGKILL)  # the slow run ends now
+    _, stderr = harness.communicate(timeout=120)
+    assert "the worker process died" in stderr, stderr
+    assert len(rows(out)) == 3  # the run of the killed worker runs again on resume
+    assert not scratch_folders(env) and not leftover_groups(out)
+
+
+def test_only_scratch_folders_whose_process_is_gone_are_removed(tmp_path: Path) -> None:
+    """Named by pid, start time and host: a folder of a live process is kept,
+    one of a dead process or of a reused pid goes, another host's and one
+    named otherwise stay."""
+    host = socket.gethostname()
+    gone_pid = _a_pid_no_process_has()
+    me, my_start = os.getpid(), machine.process_start_ticks(os.getpid())
+    folders = {
+        "mine": f"hugeheap-run-{me}-{my_start}-{host}-abc123",
+        "dead": f"hugeheap-run-{gone_pid}-12345-{host}-abc123",
+        "reused pid": f"hugeheap-run-{me}-{(my_start or 0) + 1}-{host}-abc123",
+        "other host": f"hugeheap-run-{gone_pid}-12345-{host}-elsewhere-abc123",
+        "older name": "hugeheap-run-x8y7z6",
+    }
+    for name in folders.values():
+        (tmp_path / name / "instance").mkdir(parents=True)
+    assert scratch.remove_orphans(tmp_path) == 2
+    left = {p.name for p in tmp_path.iterdir()}
+    assert left == {folders[k] for k in ("mine", "other host", "older name")}
+    # A made folder is named so; without /proc nothing can be told, nothing goes.
+    with scratch.run_folder(tmp_path) as made:
+        assert Path(made).name.startswith(f"hugeheap-run-{me}-{my_start}-{host}-")
+        assert scratch.remove_orphans(tmp_path, start_ticks=lambda pid: None) == 0
+        assert scratch.remove_orphans(tmp_path) == 0 and Path(made).is_dir()
+
+
+def _a_pid_no_process_has() -> int:
+    child = subprocess.Popen(["true"])
+    child.wait()  # reaped: its pid is free (and not reused this soon)
+    return child.pid
 
 
 def test_contradicting_answers_are_marked_wrong(tmp_path: Path) -> None:
@@ -162,7 +239,8 @@ def test_compressed_instances(tmp_path: Path, format_name: str, suffix: str,
     where.write_text('#!/bin/sh\necho "got $1"\n')
     where.chmod(0o755)
     out = tmp_path / "camp"
-    done = bench(suite, out)
+    env = private_temporary_directory(tmp_path)
+    done = bench(suite, out, env)
     assert done.returncode == 0, done.stderr
     answers = {(tool, instance, mode): verdict
                for tool, instance, mode, _, status, verdict, *_ in rows(out)}
@@ -178,7 +256,7 @@ def test_compressed_instances(tmp_path: Path, format_name: str, suffix: str,
     assert recorded["files"] == {f"inst/{name}.cnf": sha256(tmp_path / "inst" /
                                                             f"{name}.cnf{suffix}")
                                  for name in ("a", "b")}
-    assert not list(Path(tempfile.gettempdir()).glob("hugeheap-run-*/instance"))
+    assert not scratch_folders(env)  # the decompressed copies went with their runs
 
 
 def test_a_changed_instance_file_is_another_campaign(tmp_path: Path) -> None:

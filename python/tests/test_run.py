@@ -264,6 +264,19 @@ def test_steal_time_is_read_per_cpu(tmp_path: Path) -> None:
     assert machine.steal_seconds(None, tmp_path / "absent") is None
 
 
+def test_a_process_start_time_is_read_past_a_name_with_spaces(tmp_path: Path) -> None:
+    (tmp_path / "42").mkdir()
+    later = " ".join(str(n) for n in range(4, 52))  # fields 4 to 51 of proc(5); 22 reads 22
+    (tmp_path / "42" / "stat").write_text(f"42 (a) odd (name)) S {later}\n")
+    assert machine.process_stat_fields(42, tmp_path)[0] == "S"
+    assert machine.process_start_ticks(42, tmp_path) == 22
+    (tmp_path / "43").mkdir()
+    (tmp_path / "43" / "stat").write_text("43 (cut short) S 1 2\n")
+    assert machine.process_start_ticks(43, tmp_path) is None
+    assert machine.process_start_ticks(44, tmp_path) is None  # no such process
+    assert machine.process_start_ticks(os.getpid()) is not None
+
+
 def test_a_run_records_its_steal_time(cgroups_usable: str) -> None:
     result = run(["true"])
     if machine.steal_seconds() is None:

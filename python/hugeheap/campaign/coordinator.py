@@ -11,6 +11,7 @@ nodes."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import hashlib
 import json
@@ -113,32 +114,27 @@ def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
             if key in stored and stored[key] != mine.get(key)]
 
 
-def prepare_folder(suite: Suite, folder: CampaignFolder, downloads: InstanceCache | None = None
-                   ) -> tuple[Store, list[Instance]]:
-    """Opens (or starts) the campaign in the folder; refuses a folder that
-    holds a campaign of another suite. downloads: the instance cache the
-    suite's downloads come from."""
+def prepare_folder(suite: Suite, folder: CampaignFolder, store: Store,
+                   downloads: InstanceCache | None = None) -> list[Instance]:
+    """Starts the campaign in the folder's store, or checks that the store
+    holds a campaign of this suite; returns the suite's instances.
+    downloads: the instance cache the suite's downloads come from."""
     instances = prepare(suite, folder.instances, downloads)
-    store = folder.open_store()
-    try:
-        mine = json.loads(json.dumps(identity(suite, instances)))  # as stored: lists, not tuples
-        stored = CampaignMeta.load(store)
-        if stored is None:
-            CampaignMeta(
-                identity=mine, suite_name=suite.name, baseline=suite.modes[0].name,
-                cpu_limit_s=suite.cpu_s, tools=[t.name for t in suite.tools],
-                modes=[m.name for m in suite.modes],
-                tool_instances={t.name: [i.name for i in instances if t.runs_on(i.name)]
-                                for t in suite.tools}).save(store)
-            write_whole(folder.suite_copy, suite.text)
-        elif changed := _differences(stored.identity, mine):
-            raise HarnessError(f"{folder.path} holds a campaign of another suite (its "
-                               f"{', '.join(changed)} differ from {suite.path.name}'s); give "
-                               f"another --out, or delete {folder.path} to start over")
-    except BaseException:
-        store.close()
-        raise
-    return store, instances
+    mine = json.loads(json.dumps(identity(suite, instances)))  # as stored: lists, not tuples
+    stored = CampaignMeta.load(store)
+    if stored is None:
+        CampaignMeta(
+            identity=mine, suite_name=suite.name, baseline=suite.modes[0].name,
+            cpu_limit_s=suite.cpu_s, tools=[t.name for t in suite.tools],
+            modes=[m.name for m in suite.modes],
+            tool_instances={t.name: [i.name for i in instances if t.runs_on(i.name)]
+                            for t in suite.tools}).save(store)
+        write_whole(folder.suite_copy, suite.text)
+    elif changed := _differences(stored.identity, mine):
+        raise HarnessError(f"{folder.path} holds a campaign of another suite (its "
+                           f"{', '.join(changed)} differ from {suite.path.name}'s); give "
+                           f"another --out, or delete {folder.path} to start over")
+    return instances
 
 
 def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) -> None:
@@ -161,40 +157,36 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
     a later run of the others, or of all, goes into the same folder);
     downloads: the instance cache the suite's downloads come from."""
     folder = CampaignFolder(directory)
-    lock = folder.lock()
-    try:
+    with contextlib.ExitStack() as held:  # released in reverse: the store, then the lock
+        held.callback(folder.lock().release)
         # A harness killed earlier may have left runs going: end them first.
         leftovers = executor.end_leftovers(folder)
         folder.clear_partials()
         folder.sessions()  # a damaged machine record stops the campaign here
-        store, instances = prepare_folder(suite, folder, downloads)
-        try:
-            _record_machine(suite, folder, executor)
-            finished = store.finished()
-            blocks = plan(suite, instances, repetitions, folder, finished, tools)
-            total = planned_runs(suite, instances, repetitions, tools)
-            remaining = sum(len(b) for b in blocks)
-            progress = Progress(total=total, already=total - remaining)
-            if on_start:
-                on_start(progress, leftovers)
+        store = held.enter_context(folder.open_store())
+        instances = prepare_folder(suite, folder, store, downloads)
+        _record_machine(suite, folder, executor)
+        finished = store.finished()
+        blocks = plan(suite, instances, repetitions, folder, finished, tools)
+        total = planned_runs(suite, instances, repetitions, tools)
+        remaining = sum(len(b) for b in blocks)
+        progress = Progress(total=total, already=total - remaining)
+        if on_start:
+            on_start(progress, leftovers)
 
-            def deliver(result: RunOutcome) -> None:
-                _account(result, store, progress)
-                if on_progress:
-                    on_progress(progress)
+        def deliver(result: RunOutcome) -> None:
+            _account(result, store, progress)
+            if on_progress:
+                on_progress(progress)
 
-            def queue(state: str) -> None:
-                progress.queue = state
-                if on_progress:
-                    on_progress(progress)
+        def queue(state: str) -> None:
+            progress.queue = state
+            if on_progress:
+                on_progress(progress)
 
-            sink = Sink(deliver, queue, on_note or (lambda line: None))
-            interrupted = executor.run(blocks, folder, sink)
-            disagreements = judge(store.runs())
-        finally:
-            store.close()
-    finally:
-        lock.release()
+        sink = Sink(deliver, queue, on_note or (lambda line: None))
+        interrupted = executor.run(blocks, folder, sink)
+        disagreements = judge(store.runs())
     return Outcome(directory, total, progress.done, progress.already, interrupted, leftovers,
                    progress.harness_errors, disagreements)
 

@@ -25,6 +25,7 @@ from ..measure.cgroups import end_leftover_groups
 from . import topology
 from .folder import CampaignFolder
 from .plan import RunSpec
+from .scratch import remove_orphans
 from .worker import RunFailure, RunOutcome, execute_reporting, start_worker
 
 
@@ -70,6 +71,7 @@ class LocalExecutor(Executor):
         return {"executor": "local", "jobs": self.jobs, "cores_per_job": self.cores}
 
     def end_leftovers(self, folder: CampaignFolder) -> int:
+        remove_orphans()
         return end_leftover_groups(folder.group_prefix())
 
     def run(self, blocks: list[list[RunSpec]], folder: CampaignFolder, sink: Sink) -> bool:
@@ -103,7 +105,12 @@ class LocalExecutor(Executor):
                         result: RunOutcome = worker.connection.recv()
                     except EOFError:  # the worker died (out of memory?): replace it
                         result = RunFailure(running.key, "the worker process died")
+                        dead = worker.process.pid
                         workers[workers.index(worker)] = worker.replacement()
+                        # What its run left: the tool's processes and cgroup
+                        # (named after the worker), its scratch folder.
+                        end_leftover_groups(f"{running.group_prefix}_{dead}")
+                        remove_orphans()
                     sink.deliver(result)
         except KeyboardInterrupt:
             for worker in workers:
@@ -114,6 +121,7 @@ class LocalExecutor(Executor):
             for worker in workers:
                 if not worker.released:
                     worker.stop()
+            remove_orphans()  # the folders of runs whose workers were killed
             signal.signal(signal.SIGTERM, previous)
 
 

@@ -16,7 +16,6 @@ import json
 import os
 import shutil
 import signal
-import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +30,7 @@ from .answers.toolinfo import answer as tool_info_answer
 from .compression import decompress, plain_name
 from .folder import model_name, output_name
 from .plan import RunSpec
+from .scratch import run_folder
 from .store import RunKey, RunRecord
 
 OUTPUT_LIMIT = 64 * 2**20  # the adapter reads at most this much of a tool's output
@@ -76,7 +76,7 @@ def execute_reporting(spec: RunSpec, placement: dict[str, Any] | None = None) ->
 def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcome:
     """The finished run, or why the harness could not do it.
     placement: where the executor put the run, kept with the node's facts."""
-    with tempfile.TemporaryDirectory(prefix="hugeheap-run-") as scratch:
+    with run_folder() as scratch:
         model_file = Path(scratch) / "model"
         output_file = Path(scratch) / "output"
         # The tool starts in a directory of its own: what it writes there

@@ -114,6 +114,28 @@ def steal_seconds(cores: list[int] | None = None, stat: Path = PROC_STAT) -> flo
     return ticks / os.sysconf("SC_CLK_TCK") if counted else None
 
 
+def process_stat_fields(pid: int, proc: Path = Path("/proc")) -> list[str] | None:
+    """The fields of /proc/PID/stat after the process's name (whose
+    parentheses may hold spaces): the state first, so field N of proc(5) is
+    element N - 3. None where the process does not exist (or is unreadable or
+    malformed)."""
+    try:
+        text = (proc / str(pid) / "stat").read_text()
+    except OSError:
+        return None
+    _, separator, rest = text.rpartition(")")
+    fields = rest.split()
+    return fields if separator and len(fields) >= 20 else None
+
+
+def process_start_ticks(pid: int, proc: Path = Path("/proc")) -> int | None:
+    """When the process started, in clock ticks after boot (proc(5)'s
+    starttime): with the pid, it names one process, though pids are reused.
+    None where there is no such process."""
+    fields = process_stat_fields(pid, proc)
+    return int(fields[19]) if fields is not None and fields[19].isdigit() else None
+
+
 def loaded_libc(maps: Path = Path("/proc/self/maps")) -> str | None:
     """The C library this process (and so the system allocator) came from."""
     try:

@@ -29,6 +29,7 @@ from ...errors import HarnessError
 from ...measure import firsttouch, machine
 from ...measure.cgroups import discover, end_leftover_groups, usable_version
 from ..plan import RunSpec
+from ..scratch import remove_orphans
 from ..store import RunKey
 from ..worker import RunFailure, execute_reporting
 from . import commands, files
@@ -73,6 +74,7 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
         ended = end_dead_tasks_groups(specs[0].group_prefix, str(node))
         if ended:
             print(f"ended {ended} run(s) that dead tasks left on this node", file=sys.stderr)
+    remove_orphans()  # the scratch folders of runs whose tasks were killed here
     # What a fresh huge page costs on this node (firsttouch.py): recorded with
     # each run, measured once, before the runs (it is not one of the facts
     # that must be equal: a measured cost varies between runs).
