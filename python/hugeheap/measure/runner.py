@@ -421,7 +421,8 @@ def _supervise(watch: _ExitWatch, group: RunGroup | None, limits: Limits, start:
         if limits.wall_s is not None:
             wait = min(wait, max(0.0, start + limits.wall_s - now))
         if limits.cpu_s is not None:
-            used = group.cpu().total if group is not None else _cpu_of_process(watch.pid)
+            used = (group.cpu().total if group is not None
+                    else machine.process_cpu_seconds(watch.pid))
             if used >= limits.cpu_s:
                 return "cputime", lateness
             # Check more often as the limit nears: the run overshoots by at
@@ -437,18 +438,6 @@ def _supervise(watch: _ExitWatch, group: RunGroup | None, limits: Limits, start:
         if woke >= next_sample:
             sampler.sample()
             next_sample = woke + 0.1
-
-
-def _cpu_of_process(pid: int) -> float:
-    """CPU seconds of a process and its waited-for children (without cgroups:
-    all /proc says)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-        ticks = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
-        return ticks / os.sysconf("SC_CLK_TCK")
-    except (OSError, IndexError, ValueError):
-        return 0.0
 
 
 def _end_everything(pid: int, group: RunGroup | None) -> None:
