@@ -23,6 +23,7 @@ from hugeheap.errors import HarnessError
 from hugeheap.measure import machine, runner
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import discover
+from hugeheap.measure.environment import is_allocator_variable
 from hugeheap.measure.runner import CPU_CHECK_INTERVAL_S, Limits, RunResult, run
 
 PY = sys.executable
@@ -194,7 +195,7 @@ def test_the_tool_gets_no_allocator_variable_of_the_callers(
     assert "libhugeheap" not in tool_saw  # nothing preloaded into the tool
     assert "MALLOC_TOP_PAD_=4096" in tool_saw and "HH_TEST_KEPT=yes" in tool_saw
     record = json.loads(result.stdout)["environment"]
-    already = {name for name in os.environ if runner.is_allocator_variable(name)}
+    already = {name for name in os.environ if is_allocator_variable(name)}
     assert record == {"set": {"MALLOC_TOP_PAD_": "4096"},
                       "withheld": sorted(set(callers) | already)}
 
@@ -210,7 +211,7 @@ def test_a_mode_sets_its_own_variables_again(cgroups_usable: str, tmp_path: Path
     assert "HUGEHEAP_THP=off" in seen.read_text().splitlines()
     assert result.environment["set"] == {"HUGEHEAP_THP": "off", "LD_PRELOAD": mode.library}
     assert result.environment["withheld"] == sorted(
-        name for name in os.environ if runner.is_allocator_variable(name))
+        name for name in os.environ if is_allocator_variable(name))
 
 
 def own_cgroup_procs() -> Path:

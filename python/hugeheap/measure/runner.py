@@ -2,16 +2,15 @@
 a campaign is measured by.
 
 The tool starts inside a fresh cgroup (it joins between fork and exec, so
-nothing it starts escapes), with the allocator in its environment only: the
-environment starts from the harness's own without any variable that chooses
-or configures an allocator (the shell's LD_PRELOAD, GLIBC_TUNABLES, MALLOC_*,
-...), so that every mode, the baseline first, gets exactly what it sets. While
-it runs, the wall-time limit is a timer, the CPU-time limit is checked by
-polling the group (more often as the limit nears: at most 0.1 s per core
-between checks near it, plus however late the machine wakes the harness,
-which the result reports), and the memory limit is the kernel's. When the
-tool's main process ends, or a limit is reached, every process left in the
-group is killed, and the group's counters are read and the group removed.
+nothing it starts escapes), with the allocator in its environment only
+(environment.py: the harness's own without the shell's allocator variables,
+then what the run sets). While it runs, the wall-time limit is a timer, the
+CPU-time limit is checked by polling the group (more often as the limit
+nears: at most 0.1 s per core between checks near it, plus however late the
+machine wakes the harness, which the result reports), and the memory limit is
+the kernel's. When the tool's main process ends, or a limit is reached, every
+process left in the group is killed, and the group's counters are read and
+the group removed.
 
 `run` checks its arguments and then trusts them; the run itself is three
 steps (prepare, execute, collect), and one `finally` releases everything the
@@ -30,7 +29,6 @@ import signal
 import subprocess
 import tempfile
 import time
-from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
@@ -38,6 +36,7 @@ from ..errors import HarnessError
 from . import machine, perf
 from .allocators import AllocatorMode, resolve
 from .cgroups import CpuTimes, RunGroup, create_run_group
+from .environment import tool_environment
 from .hugepages import HugeShareSampler
 
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
@@ -55,31 +54,6 @@ STEAL_WARNING_MIN_S = 0.1
 # group while it ran; BenchExec then warns and reports the rusage figure.
 RUSAGE_CHECK_FROM_S = 0.5
 RUSAGE_TOLERANCE = 0.95  # rusage * this > cgroup: beyond the tolerance
-
-# Variables that choose or configure a program's allocator. The tool's
-# environment starts without them, whatever the shell set; a mode, the
-# suite or --env sets them again where wanted.
-ALLOCATOR_VARIABLES = frozenset({"LD_PRELOAD", "LD_AUDIT", "GLIBC_TUNABLES", "GLIBC_THP_ALWAYS",
-                                 "JE_MALLOC_CONF", "_RJEM_MALLOC_CONF"})
-ALLOCATOR_PREFIXES = ("MALLOC_", "HUGEHEAP_", "MIMALLOC_", "TCMALLOC_", "JEMALLOC_")
-
-
-def is_allocator_variable(name: str) -> bool:
-    return name in ALLOCATOR_VARIABLES or name.startswith(ALLOCATOR_PREFIXES)
-
-
-def tool_environment(own: Mapping[str, str], extra: Mapping[str, str],
-                     alloc: AllocatorMode) -> tuple[dict[str, str], dict[str, Any]]:
-    """The tool's environment: own (the harness's) without its allocator
-    variables, then extra (--env, the suite's), then the mode's; and the
-    record of it against own: {"set": what the tool got that own has not
-    (or not so), "withheld": names of own's variables it did not get}."""
-    env = {name: value for name, value in own.items() if not is_allocator_variable(name)}
-    env.update(extra)
-    env.update(alloc.env)
-    return env, {"set": {k: v for k, v in sorted(env.items()) if own.get(k) != v},
-                 "withheld": sorted(k for k in own if k not in env)}
-
 
 @dataclass
 class Limits:
