@@ -25,6 +25,7 @@ from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import discover
 from hugeheap.measure.environment import is_allocator_variable
 from hugeheap.measure.runner import CPU_CHECK_INTERVAL_S, Limits, RunResult, run
+from hugeheap.measure.steal import steal_is_notable
 
 PY = sys.executable
 
@@ -273,9 +274,9 @@ def test_a_run_records_its_steal_time(cgroups_usable: str) -> None:
         assert result.steal_time_s is not None and result.steal_time_s >= 0
     # A share the host takes only now and then, so it is not provoked here.
     said = any("steal time" in w for w in result.warnings)
-    assert said == runner.steal_is_notable(result.steal_time_s, result.walltime_s), result
-    assert not runner.steal_is_notable(0.01, 0.13)  # one tick of /proc/stat in a short run
-    assert not runner.steal_is_notable(0.4, 10.0) and runner.steal_is_notable(0.6, 10.0)
+    assert said == steal_is_notable(result.steal_time_s, result.walltime_s), result
+    assert not steal_is_notable(0.01, 0.13)  # one tick of /proc/stat in a short run
+    assert not steal_is_notable(0.4, 10.0) and steal_is_notable(0.6, 10.0)
 
 
 def test_a_run_the_host_took_time_from_says_so(cgroups_usable: str,

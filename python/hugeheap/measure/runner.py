@@ -38,16 +38,11 @@ from .allocators import AllocatorMode, resolve
 from .cgroups import CpuTimes, RunGroup, create_run_group
 from .environment import tool_environment
 from .hugepages import HugeShareSampler
+from .steal import steal_is_notable, steal_warning
 
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
-# Steal time over this share of a run's wall time, and at least 0.1 s (ten
-# of /proc/stat's ticks, so that one tick in a short run is not news), is
-# said in a warning: the host of this virtual machine ran other work on the
-# run's CPUs meanwhile.
-STEAL_WARNING_SHARE = 0.05
-STEAL_WARNING_MIN_S = 0.1
 # BenchExec's cross-check of the two CPU times: rusage (the main process and
 # what it waited for, counted from the fork) exceeding the cgroup's (every
 # process, counted from joining) by more than this means a process left the
@@ -435,19 +430,6 @@ def die_with_parent() -> None:
 
 # ----------------------------------------------------------------- collect
 
-def steal_is_notable(steal: float | None, walltime: float) -> bool:
-    """Whether a run lost enough of its wall time to steal to say so."""
-    return steal is not None and steal >= STEAL_WARNING_MIN_S and \
-        steal > STEAL_WARNING_SHARE * walltime
-
-
-def _steal_warning(steal: float, walltime: float) -> str:
-    return (f"the host of this virtual machine took {steal:.2f} s of the run's CPUs for other "
-            f"work during its {walltime:.2f} s (steal time, {steal / walltime:.0%}): its wall "
-            "time is longer by up to that much, and its CPU time may be too (a busy host "
-            "shares caches); compare runs made side by side")
-
-
 def _cross_checked(group_cpu: CpuTimes, usage: Any, warnings: list[str]) -> CpuTimes:
     """The group's CPU time, or rusage's where it exceeds the group's beyond
     BenchExec's tolerance (a process left the group), with a warning."""
@@ -483,7 +465,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         warnings.append(f"the machine woke the harness up to {executed.lateness:.2f} s late: "
                         "time limits may have been overshot by that much")
     if steal_is_notable(executed.steal, executed.walltime):
-        warnings.append(_steal_warning(executed.steal or 0.0, executed.walltime))
+        warnings.append(steal_warning(executed.steal or 0.0, executed.walltime))
 
     reason = executed.reason
     status_word = executed.wait_status
