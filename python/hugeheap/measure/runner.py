@@ -38,9 +38,13 @@ from .allocators import AllocatorMode, resolve
 from .cgroups import CpuTimes, RunGroup, create_run_group
 from .environment import tool_environment
 from .hugepages import HugeShareSampler
+from .limits import Limits, check_limits
 from .steal import steal_is_notable, steal_warning
 
-DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
+# What the rest of the harness imports from here: Limits is defined in
+# limits.py, beside its check, and is run's argument all the same.
+__all__ = ["Limits", "RunResult", "resolve_command", "run"]
+
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
 # BenchExec's cross-check of the two CPU times: rusage (the main process and
@@ -49,14 +53,6 @@ LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may over
 # group while it ran; BenchExec then warns and reports the rusage figure.
 RUSAGE_CHECK_FROM_S = 0.5
 RUSAGE_TOLERANCE = 0.95  # rusage * this > cgroup: beyond the tolerance
-
-@dataclass
-class Limits:
-    cpu_s: float | None = None
-    wall_s: float | None = None
-    memory_bytes: int | None = None
-    cores: list[int] | None = None
-    pids: int | None = DEFAULT_PIDS_LIMIT
 
 
 @dataclass
@@ -119,7 +115,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
     if alloc.missing:
         raise HarnessError(f"--alloc {alloc.name}: {alloc.missing}")
     program = resolve_command(command)
-    _check_limits(limits)
+    check_limits(limits)
     for path, option in ((stdin, "--stdin"), (output, "--output")):
         if path is not None and os.path.isdir(path):
             raise HarnessError(f"{option} {path}: is a directory")
@@ -153,19 +149,6 @@ def resolve_command(command: list[str]) -> str:
     if found is None:
         raise HarnessError(f"command not found: {program} (not in PATH)")
     return found
-
-
-def _check_limits(limits: Limits) -> None:
-    for name, value in (("cpu time", limits.cpu_s), ("wall time", limits.wall_s),
-                        ("memory", limits.memory_bytes), ("pids", limits.pids)):
-        if value is not None and value <= 0:
-            raise HarnessError(f"the {name} limit must be more than zero (it is {value})")
-    if limits.cores is not None:
-        usable = os.sched_getaffinity(0)
-        outside = sorted(set(limits.cores) - usable)
-        if not limits.cores or outside:
-            raise HarnessError(f"--cores: {outside or 'no cores'} not among the cores this "
-                               f"process may use ({sorted(usable)})")
 
 
 # --------------------------------------------------------------- resources
