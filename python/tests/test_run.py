@@ -24,8 +24,9 @@ from hugeheap.measure import machine, runner
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import discover
 from hugeheap.measure.environment import is_allocator_variable
-from hugeheap.measure.runner import CPU_CHECK_INTERVAL_S, Limits, RunResult, run
+from hugeheap.measure.runner import Limits, RunResult, run
 from hugeheap.measure.steal import steal_is_notable
+from hugeheap.measure.supervision import CPU_CHECK_INTERVAL_S
 
 PY = sys.executable
 
@@ -444,9 +445,9 @@ def test_an_exception_while_supervising_leaves_nothing_behind(
         deadline = time.monotonic() + 30
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-        raise RuntimeError("injected into _supervise")
+        raise RuntimeError("injected into supervise")
 
-    monkeypatch.setattr(runner, "_supervise", broken)
+    monkeypatch.setattr(runner, "supervise", broken)
     descriptors, counters = open_descriptors(), tlb_files()
     with pytest.raises(RuntimeError, match="injected"):
         run(["sh", "-c", f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 60"],

@@ -9,8 +9,8 @@ CPU-time limit is checked by polling the group (more often as the limit
 nears: at most 0.1 s per core between checks near it, plus however late the
 machine wakes the harness, which the result reports), and the memory limit is
 the kernel's. When the tool's main process ends, or a limit is reached, every
-process left in the group is killed, and the group's counters are read and
-the group removed.
+process left in the group is killed (supervision.py watches and ends), and
+the group's counters are read and the group removed.
 
 `run` checks its arguments and then trusts them; the run itself is three
 steps (prepare, execute, collect), and one `finally` releases everything the
@@ -19,11 +19,8 @@ file) on every path, an exception included."""
 
 from __future__ import annotations
 
-import ctypes
 import datetime
-import errno
 import os
-import select
 import shutil
 import signal
 import subprocess
@@ -40,12 +37,14 @@ from .environment import tool_environment
 from .hugepages import HugeShareSampler
 from .limits import Limits, check_limits
 from .steal import steal_is_notable, steal_warning
+from .supervision import ExitWatch, die_with_parent, end_everything, supervise
 
 # What the rest of the harness imports from here: Limits is defined in
-# limits.py, beside its check, and is run's argument all the same.
-__all__ = ["Limits", "RunResult", "resolve_command", "run"]
+# limits.py, beside its check, and is run's argument all the same;
+# die_with_parent (supervision.py) because campaign.worker still takes it
+# from here.
+__all__ = ["Limits", "RunResult", "die_with_parent", "resolve_command", "run"]
 
-CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
 # BenchExec's cross-check of the two CPU times: rusage (the main process and
 # what it waited for, counted from the fork) exceeding the cgroup's (every
@@ -177,7 +176,7 @@ class _Held:
     def release(self) -> None:
         try:
             if self.pid is not None:  # an exception left the tool running or unreaped
-                _end_everything(self.pid, self.group)
+                end_everything(self.pid, self.group)
                 try:
                     os.waitpid(self.pid, 0)
                 except ChildProcessError:
@@ -304,111 +303,25 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
     sampler = HugeShareSampler(
         group.anonymous_memory if group is not None else lambda: None,
         group.pids if group is not None else lambda: [process.pid])
-    watch = _ExitWatch(process.pid)
+    watch = ExitWatch(process.pid)
     try:
-        reason, lateness = _supervise(watch, group, limits, start, sampler)
+        reason, lateness = supervise(watch, group, limits, start, sampler)
     except KeyboardInterrupt:  # the harness was told to stop: end the run, keep what it measured
         reason, lateness = "killed", 0.0
     finally:
         watch.close()
     if reason is not None:  # a limit was reached first, or we were told to stop
-        _end_everything(process.pid, group)
+        end_everything(process.pid, group)
     _, wait_status, usage = os.wait4(process.pid, 0)
     held.pid = None
     process.returncode = 0  # reaped here; keep Popen from waiting again
     walltime = time.monotonic() - start
     steal_after = machine.steal_seconds(limits.cores)
-    _end_everything(process.pid, group)  # whatever the main process left behind
+    end_everything(process.pid, group)  # whatever the main process left behind
     steal = None if steal_before is None or steal_after is None else \
         max(0.0, steal_after - steal_before)
     return _Executed(start_time, walltime, reason, wait_status, usage, sampler.best, lateness,
                      steal=steal)
-
-
-class _ExitWatch:
-    """Waits for a process to exit without reaping it: through a pidfd
-    (Linux 5.3+), or by polling waitid where the kernel has no pidfd_open."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.pidfd: int | None = None
-        try:
-            self.pidfd = os.pidfd_open(pid)
-        except OSError as error:
-            if error.errno not in (errno.ENOSYS, errno.EPERM, errno.EINVAL):
-                raise
-        if self.pidfd is not None:
-            self.poller = select.poll()
-            self.poller.register(self.pidfd, select.POLLIN)
-
-    def exited_within(self, seconds: float) -> bool:
-        if self.pidfd is not None:
-            return bool(self.poller.poll(seconds * 1000))
-        deadline = time.monotonic() + seconds
-        while True:
-            if os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
-                return True
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            time.sleep(min(left, 0.005))
-
-    def close(self) -> None:
-        if self.pidfd is not None:
-            os.close(self.pidfd)
-            self.pidfd = None
-
-
-def _supervise(watch: _ExitWatch, group: RunGroup | None, limits: Limits, start: float,
-               sampler: HugeShareSampler) -> tuple[str | None, float]:
-    """Waits until the main process ends (None) or a time limit is reached
-    (the termination reason); also returns how late the harness woke at worst.
-    The process is not reaped here."""
-    cores = len(limits.cores) if limits.cores else (os.cpu_count() or 1)
-    next_sample = start + 0.01
-    lateness = 0.0
-    while True:
-        now = time.monotonic()
-        wait = 0.5
-        if limits.wall_s is not None:
-            wait = min(wait, max(0.0, start + limits.wall_s - now))
-        if limits.cpu_s is not None:
-            used = (group.cpu().total if group is not None
-                    else machine.process_cpu_seconds(watch.pid))
-            if used >= limits.cpu_s:
-                return "cputime", lateness
-            # Check more often as the limit nears: the run overshoots by at
-            # most CPU_CHECK_INTERVAL_S per core it keeps busy.
-            wait = min(wait, max(0.005, min(CPU_CHECK_INTERVAL_S, (limits.cpu_s - used) / cores)))
-        wait = min(wait, max(0.0, next_sample - now))
-        if watch.exited_within(wait):
-            return None, lateness
-        woke = time.monotonic()
-        lateness = max(lateness, woke - (now + wait))
-        if limits.wall_s is not None and woke - start >= limits.wall_s:
-            return "walltime", lateness
-        if woke >= next_sample:
-            sampler.sample()
-            next_sample = woke + 0.1
-
-
-def _end_everything(pid: int, group: RunGroup | None) -> None:
-    if group is not None:
-        group.kill_all()
-        return
-    try:
-        os.killpg(pid, signal.SIGKILL)  # the tool's session: all we can reach without cgroups
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-_PR_SET_PDEATHSIG = 1
-_libc = ctypes.CDLL(None, use_errno=True)  # loaded here: the child between fork and exec may not
-
-
-def die_with_parent() -> None:
-    """SIGKILL for the calling process when its parent ends (Linux prctl)."""
-    _libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
 # ----------------------------------------------------------------- collect
