@@ -22,7 +22,6 @@ from __future__ import annotations
 import datetime
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -36,6 +35,7 @@ from .cgroups import CpuTimes, RunGroup, create_run_group
 from .environment import tool_environment
 from .hugepages import HugeShareSampler
 from .limits import Limits, check_limits
+from .outcome import cross_checked, how_it_ended
 from .steal import steal_is_notable, steal_warning
 from .supervision import ExitWatch, die_with_parent, end_everything, supervise
 
@@ -46,12 +46,6 @@ from .supervision import ExitWatch, die_with_parent, end_everything, supervise
 __all__ = ["Limits", "RunResult", "die_with_parent", "resolve_command", "run"]
 
 LATE_WARNING_S = 0.1  # a harness woken later than this says so: limits may overshoot by it
-# BenchExec's cross-check of the two CPU times: rusage (the main process and
-# what it waited for, counted from the fork) exceeding the cgroup's (every
-# process, counted from joining) by more than this means a process left the
-# group while it ran; BenchExec then warns and reports the rusage figure.
-RUSAGE_CHECK_FROM_S = 0.5
-RUSAGE_TOLERANCE = 0.95  # rusage * this > cgroup: beyond the tolerance
 
 
 @dataclass
@@ -326,19 +320,6 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
 
 # ----------------------------------------------------------------- collect
 
-def _cross_checked(group_cpu: CpuTimes, usage: Any, warnings: list[str]) -> CpuTimes:
-    """The group's CPU time, or rusage's where it exceeds the group's beyond
-    BenchExec's tolerance (a process left the group), with a warning."""
-    waited = usage.ru_utime + usage.ru_stime
-    if waited <= RUSAGE_CHECK_FROM_S or waited * RUSAGE_TOLERANCE <= group_cpu.total:
-        return group_cpu
-    warnings.append(f"CPU time by rusage ({waited:.3f} s) exceeds the cgroup's "
-                    f"({group_cpu.total:.3f} s) by more than BenchExec tolerates (5%, above "
-                    f"{RUSAGE_CHECK_FROM_S} s): a process left the run's cgroup while it ran; "
-                    "the CPU time given is rusage's")
-    return CpuTimes(waited, usage.ru_utime, usage.ru_stime)
-
-
 def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult:
     """Reads the group's counters and the TLB counts into the result."""
     group, limits, warnings = held.group, prepared.limits, prepared.warnings
@@ -353,7 +334,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         if peak is None:
             warnings.append("this kernel keeps no memory peak for a cgroup (memory.peak came "
                             "with Linux 5.19): peak memory not measured")
-        cpu = _cross_checked(cpu, usage, warnings)
+        cpu = cross_checked(cpu, usage, warnings)
     else:
         cpu = CpuTimes(usage.ru_utime + usage.ru_stime, usage.ru_utime, usage.ru_stime)
         peak = usage.ru_maxrss * 1024
@@ -363,20 +344,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     if steal_is_notable(executed.steal, executed.walltime):
         warnings.append(steal_warning(executed.steal or 0.0, executed.walltime))
 
-    reason = executed.reason
-    status_word = executed.wait_status
-    exit_code = sig = None
-    if status_word is not None:
-        exit_code = os.WEXITSTATUS(status_word) if os.WIFEXITED(status_word) else None
-        sig = os.WTERMSIG(status_word) if os.WIFSIGNALED(status_word) else None
-    if reason is None and oom > 0:
-        reason = "memory"
-    status = {"cputime": "timeout", "walltime": "timeout", "memory": "memout",
-              "killed": "signal", "failed": "error"}.get(
-        reason or "", "signal" if sig is not None else "ok")
-    if reason is None and sig == signal.SIGKILL and limits.memory_bytes and \
-            peak is not None and peak >= 0.95 * limits.memory_bytes:
-        status, reason = "memout", "memory"
+    ended = how_it_ended(executed.reason, executed.wait_status, oom, peak, limits.memory_bytes)
 
     tlb: int | None = None
     tlb_reason = prepared.tlb_reason
@@ -385,8 +353,8 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
 
     info = prepared.info
     return RunResult(
-        command=prepared.command, start_time=executed.start_time, status=status,
-        termination_reason=reason, exit_code=exit_code, signal=sig,
+        command=prepared.command, start_time=executed.start_time, status=ended.status,
+        termination_reason=ended.reason, exit_code=ended.exit_code, signal=ended.signal,
         cputime_s=cpu.total if cpu else None, cputime_user_s=cpu.user if cpu else None,
         cputime_system_s=cpu.system if cpu else None, walltime_s=executed.walltime,
         memory_peak_bytes=peak, alloc=prepared.alloc.name,
