@@ -9,8 +9,8 @@ CPU-time limit is checked by polling the group (more often as the limit
 nears: at most 0.1 s per core between checks near it, plus however late the
 machine wakes the harness, which the result reports), and the memory limit is
 the kernel's. When the tool's main process ends, or a limit is reached, every
-process left in the group is killed (supervision.py watches and ends), and
-the group's counters are read and the group removed.
+process left in the group is killed (the watching and the ending are
+supervision.py's), and the group's counters are read and the group removed.
 
 `run` checks its arguments and then trusts them; the run itself is three
 steps (prepare, execute, collect), and one `finally` releases everything the
