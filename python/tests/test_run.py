@@ -23,7 +23,10 @@ from hugeheap.errors import HarnessError
 from hugeheap.measure import machine, runner
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import discover
-from hugeheap.measure.runner import CPU_CHECK_INTERVAL_S, Limits, RunResult, run
+from hugeheap.measure.environment import is_allocator_variable
+from hugeheap.measure.runner import Limits, RunResult, run
+from hugeheap.measure.steal import steal_is_notable
+from hugeheap.measure.supervision import CPU_CHECK_INTERVAL_S
 
 PY = sys.executable
 
@@ -194,7 +197,7 @@ def test_the_tool_gets_no_allocator_variable_of_the_callers(
     assert "libhugeheap" not in tool_saw  # nothing preloaded into the tool
     assert "MALLOC_TOP_PAD_=4096" in tool_saw and "HH_TEST_KEPT=yes" in tool_saw
     record = json.loads(result.stdout)["environment"]
-    already = {name for name in os.environ if runner.is_allocator_variable(name)}
+    already = {name for name in os.environ if is_allocator_variable(name)}
     assert record == {"set": {"MALLOC_TOP_PAD_": "4096"},
                       "withheld": sorted(set(callers) | already)}
 
@@ -210,7 +213,7 @@ def test_a_mode_sets_its_own_variables_again(cgroups_usable: str, tmp_path: Path
     assert "HUGEHEAP_THP=off" in seen.read_text().splitlines()
     assert result.environment["set"] == {"HUGEHEAP_THP": "off", "LD_PRELOAD": mode.library}
     assert result.environment["withheld"] == sorted(
-        name for name in os.environ if runner.is_allocator_variable(name))
+        name for name in os.environ if is_allocator_variable(name))
 
 
 def own_cgroup_procs() -> Path:
@@ -264,19 +267,6 @@ def test_steal_time_is_read_per_cpu(tmp_path: Path) -> None:
     assert machine.steal_seconds(None, tmp_path / "absent") is None
 
 
-def test_a_process_start_time_is_read_past_a_name_with_spaces(tmp_path: Path) -> None:
-    (tmp_path / "42").mkdir()
-    later = " ".join(str(n) for n in range(4, 52))  # fields 4 to 51 of proc(5); 22 reads 22
-    (tmp_path / "42" / "stat").write_text(f"42 (a) odd (name)) S {later}\n")
-    assert machine.process_stat_fields(42, tmp_path)[0] == "S"
-    assert machine.process_start_ticks(42, tmp_path) == 22
-    (tmp_path / "43").mkdir()
-    (tmp_path / "43" / "stat").write_text("43 (cut short) S 1 2\n")
-    assert machine.process_start_ticks(43, tmp_path) is None
-    assert machine.process_start_ticks(44, tmp_path) is None  # no such process
-    assert machine.process_start_ticks(os.getpid()) is not None
-
-
 def test_a_run_records_its_steal_time(cgroups_usable: str) -> None:
     result = run(["true"])
     if machine.steal_seconds() is None:
@@ -285,9 +275,9 @@ def test_a_run_records_its_steal_time(cgroups_usable: str) -> None:
         assert result.steal_time_s is not None and result.steal_time_s >= 0
     # A share the host takes only now and then, so it is not provoked here.
     said = any("steal time" in w for w in result.warnings)
-    assert said == runner.steal_is_notable(result.steal_time_s, result.walltime_s), result
-    assert not runner.steal_is_notable(0.01, 0.13)  # one tick of /proc/stat in a short run
-    assert not runner.steal_is_notable(0.4, 10.0) and runner.steal_is_notable(0.6, 10.0)
+    assert said == steal_is_notable(result.steal_time_s, result.walltime_s), result
+    assert not steal_is_notable(0.01, 0.13)  # one tick of /proc/stat in a short run
+    assert not steal_is_notable(0.4, 10.0) and steal_is_notable(0.6, 10.0)
 
 
 def test_a_run_the_host_took_time_from_says_so(cgroups_usable: str,
@@ -455,9 +445,9 @@ def test_an_exception_while_supervising_leaves_nothing_behind(
         deadline = time.monotonic() + 30
         while not pid_file.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
-        raise RuntimeError("injected into _supervise")
+        raise RuntimeError("injected into supervise")
 
-    monkeypatch.setattr(runner, "_supervise", broken)
+    monkeypatch.setattr(runner, "supervise", broken)
     descriptors, counters = open_descriptors(), tlb_files()
     with pytest.raises(RuntimeError, match="injected"):
         run(["sh", "-c", f"echo $$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 60"],

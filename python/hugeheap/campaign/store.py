@@ -49,7 +49,7 @@ class RunRecord:
     # before hugeheap recorded it
     node: str | None = None
     # JSON: what the harness did to the tool's environment, {"set": {name:
-    # value}, "withheld": [name]} (measure.runner.tool_environment); None in
+    # value}, "withheld": [name]} (measure.environment.tool_environment); None in
     # campaigns stored before hugeheap recorded it
     environment: str | None = None
     # JSON: where a BenchExec tool-info module read the answer

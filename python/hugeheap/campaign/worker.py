@@ -23,7 +23,8 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..measure import machine
-from ..measure.runner import Limits, die_with_parent, run
+from ..measure.runner import Limits, run
+from ..measure.supervision import die_with_parent
 from .answers.adapters import Answer, classify
 from .answers.checks import check
 from .answers.toolinfo import answer as tool_info_answer

@@ -29,6 +29,8 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from . import machine
+
 HUGE = 2 * 2**20
 SMALL = 4096
 CHUNK = 16 * HUGE  # memory taken per step of the sample
@@ -83,26 +85,10 @@ class _Region:
 
     def huge_bytes(self) -> int:
         """AnonHugePages of this mapping, from /proc/self/smaps."""
-        return _smaps_huge_bytes(self.address - self.start)
+        return machine.anon_huge_bytes(self.address - self.start)
 
     def close(self) -> None:
         self.map.close()
-
-
-def _smaps_huge_bytes(start: int) -> int:
-    try:
-        lines = open("/proc/self/smaps").read().splitlines()
-    except OSError:
-        return 0
-    inside = False
-    for line in lines:
-        head = line.split(" ", 1)[0]
-        if "-" in head and ":" not in head:
-            low, high = (int(x, 16) for x in head.split("-"))
-            inside = low <= start < high
-        elif inside and line.startswith("AnonHugePages:"):
-            return int(line.split()[1]) * 1024
-    return 0
 
 
 def _recycled_region(pages: int, huge: bool) -> _Region:

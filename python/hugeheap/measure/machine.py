@@ -1,7 +1,8 @@
 """What the machine is, read in one place: kernel, glibc, CPU model and
-topology, memory and swap, huge-page settings. Every reader takes the file it
-reads as an argument with the real one as default, so tests can hand it a
-machine that is not this one."""
+topology, memory and swap, huge-page settings, steal time, and what /proc says
+of a process (its CPU time, a mapping's huge pages). Every reader takes the
+file it reads (or /proc itself) as an argument with the real one as default,
+so tests can hand it a machine that is not this one."""
 
 from __future__ import annotations
 
@@ -20,7 +21,9 @@ THP_DIR = Path("/sys/kernel/mm/transparent_hugepage")
 CPU_DIR = Path("/sys/devices/system/cpu")
 NODE_DIR = Path("/sys/devices/system/node")
 MEMINFO = Path("/proc/meminfo")
-PROC_STAT = Path("/proc/stat")
+PROC = Path("/proc")
+PROC_STAT = PROC / "stat"
+SELF_SMAPS = PROC / "self" / "smaps"
 
 
 def _selected(path: Path) -> str | None:
@@ -114,7 +117,7 @@ def steal_seconds(cores: list[int] | None = None, stat: Path = PROC_STAT) -> flo
     return ticks / os.sysconf("SC_CLK_TCK") if counted else None
 
 
-def process_stat_fields(pid: int, proc: Path = Path("/proc")) -> list[str] | None:
+def process_stat_fields(pid: int, proc: Path = PROC) -> list[str] | None:
     """The fields of /proc/PID/stat after the process's name (whose
     parentheses may hold spaces): the state first, so field N of proc(5) is
     element N - 3. None where the process does not exist (or is unreadable or
@@ -128,12 +131,44 @@ def process_stat_fields(pid: int, proc: Path = Path("/proc")) -> list[str] | Non
     return fields if separator and len(fields) >= 20 else None
 
 
-def process_start_ticks(pid: int, proc: Path = Path("/proc")) -> int | None:
+def process_start_ticks(pid: int, proc: Path = PROC) -> int | None:
     """When the process started, in clock ticks after boot (proc(5)'s
     starttime): with the pid, it names one process, though pids are reused.
     None where there is no such process."""
     fields = process_stat_fields(pid, proc)
     return int(fields[19]) if fields is not None and fields[19].isdigit() else None
+
+
+def process_cpu_seconds(pid: int, proc: Path = PROC) -> float:
+    """CPU seconds of a process and the children it waited for (user and
+    system: /proc/PID/stat's utime, stime, cutime, cstime); 0 where they
+    cannot be read (the process is gone, or the file is not as Linux writes
+    it)."""
+    fields = process_stat_fields(pid, proc)
+    if fields is None or not all(x.isdigit() for x in fields[11:15]):
+        return 0.0
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+
+
+def anon_huge_bytes(address: int, smaps: Path = SELF_SMAPS) -> int:
+    """Bytes of anonymous huge pages (AnonHugePages) in this process's
+    mapping that holds address; 0 where smaps cannot be read or has no such
+    mapping. ValueError where a mapping's range or its figure is not a
+    number (firsttouch.measure reports that as not measured)."""
+    try:
+        lines = smaps.read_text().splitlines()
+    except OSError:
+        return 0
+    inside = False
+    for line in lines:
+        head = line.split(" ", 1)[0]
+        if "-" in head and ":" not in head:  # a mapping's range: its fields follow
+            low, high = (int(x, 16) for x in head.split("-"))
+            inside = low <= address < high
+        elif inside and line.startswith("AnonHugePages:"):
+            _, kilobytes, *_ = line.split()  # ValueError too where the figure is missing
+            return int(kilobytes) * 1024
+    return 0
 
 
 def loaded_libc(maps: Path = Path("/proc/self/maps")) -> str | None:

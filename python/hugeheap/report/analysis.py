@@ -21,7 +21,7 @@ from ..campaign.folder import CampaignFolder, CampaignMeta
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..measure.firsttouch import what_it_means
-from ..measure.runner import STEAL_WARNING_MIN_S, STEAL_WARNING_SHARE, steal_is_notable
+from ..measure.steal import STEAL_WARNING_MIN_S, STEAL_WARNING_SHARE, steal_is_notable
 from . import stats
 
 
@@ -228,7 +228,7 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
 def steal_note(runs: list[RunRecord]) -> str | None:
     """How much of the runs' wall time the host of a virtual machine took for
     other work (steal time), where a run lost enough of it to carry a warning
-    (measure.runner.steal_is_notable); None where none did (or none was
+    (measure.steal.steal_is_notable); None where none did (or none was
     measured)."""
     measured = [r for r in runs if r.steal_time is not None]
     hit = [r for r in measured if steal_is_notable(r.steal_time, r.walltime)]
