@@ -4,14 +4,15 @@
   overhead  campaigns of N runs of `true` through `hugeheap bench` (planning,
             the worker process, answer checking, compressed output, one
             sqlite commit per run) against the same N runs measured by calling
-            hugeheap's runner in a loop; interleaved, median of K rounds; the
+            hugeheap's runner in a loop; interleaved, each of K rounds in an
+            order shuffled anew (rounds.py, --seed), median of K rounds; the
             difference per run is what scheduling and storage add
   many      one campaign of --runs runs of `true` (default 10,000), timed
   report    `hugeheap report` (terminal, then with --html) on a campaign of
             --stored synthetic runs (default 100,000: 2 tools x 4 modes x
             2,500 instances x 5 repetitions, times drawn at random)
 
-    .venv/bin/python bench/campaign_overhead.py overhead [--runs 200] [--rounds 3]
+    .venv/bin/python bench/campaign_overhead.py overhead [--runs 200] [--rounds 3] [--seed 1]
     .venv/bin/python bench/campaign_overhead.py many [--runs 10000]
     .venv/bin/python bench/campaign_overhead.py report [--stored 100000]"""
 
@@ -26,6 +27,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from rounds import run_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
@@ -74,15 +77,17 @@ def timed_direct(runs: int, scratch: Path) -> float:
 
 
 def overhead(args: argparse.Namespace) -> None:
-    campaign, direct = [], []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         suite = true_suite(base / "suite", args.runs, 1)
-        for index in range(args.rounds):
-            # Interpreter and worker start-up are paid once per campaign: they
-            # are counted, spread over the runs.
-            campaign.append(timed_campaign(suite, base / f"c{index}") / args.runs)
-            direct.append(timed_direct(args.runs, base) / args.runs)
+        # Interpreter and worker start-up are paid once per campaign: they are
+        # counted, spread over the runs.
+        measured = run_rounds({
+            "campaign": lambda index: timed_campaign(suite, base / f"c{index}") / args.runs,
+            "direct": lambda _index: timed_direct(args.runs, base) / args.runs,
+        }, args.rounds, args.seed)
+    campaign, direct = measured.samples["campaign"], measured.samples["direct"]
+    # Sample i of both comes from round i: the difference is taken per round.
     added = [c - d for c, d in zip(campaign, direct, strict=True)]
     print(f"per run of `true`, {args.runs} runs, median of {args.rounds} interleaved rounds: "
           f"hugeheap bench {statistics.median(campaign) * 1000:.1f} ms, runner alone "
@@ -154,6 +159,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stored", type=int, default=100_000)
+    parser.add_argument("--seed", default="1", help="seeds the order of each overhead round")
     args = parser.parse_args()
     if args.what == "overhead":
         args.runs = args.runs or 200
