@@ -19,7 +19,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import subprocess
@@ -32,6 +31,7 @@ from rounds import run_rounds
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+from hugeheap.campaign.folder import CampaignMeta  # noqa: E402
 from hugeheap.campaign.store import RunRecord, Store  # noqa: E402
 from hugeheap.measure.runner import Limits, run  # noqa: E402
 
@@ -114,10 +114,8 @@ def synthetic_campaign(directory: Path, stored: int) -> None:
     rng = random.Random(1)
     directory.mkdir(parents=True)
     store = Store(directory / "results.sqlite")
-    for key, value in {"baseline": "system", "tools": json.dumps(tools),
-                       "modes": json.dumps(modes), "cpu_limit_s": "60", "suite_name": "synthetic"
-                       }.items():
-        store.set_meta(key, value)
+    CampaignMeta(identity={}, suite_name="synthetic", baseline="system", cpu_limit_s=60,
+                 tools=tools, modes=modes).save(store)
     records = []
     for tool in tools:
         for index in range(instances):
@@ -126,13 +124,18 @@ def synthetic_campaign(directory: Path, stored: int) -> None:
                 for repetition in range(repetitions):
                     cpu = hardness * (1 - 0.05 * mode_index) * rng.uniform(0.95, 1.05)
                     solved = cpu < 60
+                    # By name: RunRecord gains fields in the middle as the schema grows.
                     records.append(RunRecord(
-                        tool, f"instance-{index:05d}.cnf", mode, repetition,
-                        "ok" if solved else "timeout", None if solved else "cputime",
-                        "sat" if solved else "unknown", None, 10, None, min(cpu, 60),
-                        min(cpu, 60) * 0.9, min(cpu, 60) * 0.1, min(cpu, 60) + 0.02,
-                        rng.randint(10, 1000) * 2**20, rng.random(), None, "not supported",
-                        True, "[]", "0,1", "2026-11-22T00:00:00+00:00", None))
+                        tool=tool, instance=f"instance-{index:05d}.cnf", mode=mode,
+                        repetition=repetition, status="ok" if solved else "timeout",
+                        termination_reason=None if solved else "cputime",
+                        verdict="sat" if solved else "unknown", verdict_detail=None,
+                        answer_value=None, exit_code=10, signal=None, cputime=min(cpu, 60),
+                        cputime_user=min(cpu, 60) * 0.9, cputime_system=min(cpu, 60) * 0.1,
+                        walltime=min(cpu, 60) + 0.02, memory_peak=rng.randint(10, 1000) * 2**20,
+                        huge_share=rng.random(), tlb_misses=None, tlb_reason="not supported",
+                        reliable=True, warnings="[]", cores="0,1",
+                        start_time="2026-11-22T00:00:00+00:00", output=None))
     store.add_many(records)
     store.close()
 
