@@ -4,21 +4,21 @@
   overhead  campaigns of N runs of `true` through `hugeheap bench` (planning,
             the worker process, answer checking, compressed output, one
             sqlite commit per run) against the same N runs measured by calling
-            hugeheap's runner in a loop; interleaved, median of K rounds; the
+            hugeheap's runner in a loop; interleaved, each of K rounds in an
+            order shuffled anew (rounds.py, --seed), median of K rounds; the
             difference per run is what scheduling and storage add
   many      one campaign of --runs runs of `true` (default 10,000), timed
   report    `hugeheap report` (terminal, then with --html) on a campaign of
             --stored synthetic runs (default 100,000: 2 tools x 4 modes x
             2,500 instances x 5 repetitions, times drawn at random)
 
-    .venv/bin/python bench/campaign_overhead.py overhead [--runs 200] [--rounds 3]
+    .venv/bin/python bench/campaign_overhead.py overhead [--runs 200] [--rounds 3] [--seed 1]
     .venv/bin/python bench/campaign_overhead.py many [--runs 10000]
     .venv/bin/python bench/campaign_overhead.py report [--stored 100000]"""
 
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import subprocess
@@ -27,8 +27,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from rounds import run_rounds
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "python"))
+from hugeheap.campaign.folder import CampaignMeta  # noqa: E402
 from hugeheap.campaign.store import RunRecord, Store  # noqa: E402
 from hugeheap.measure.runner import Limits, run  # noqa: E402
 
@@ -74,15 +77,17 @@ def timed_direct(runs: int, scratch: Path) -> float:
 
 
 def overhead(args: argparse.Namespace) -> None:
-    campaign, direct = [], []
     with tempfile.TemporaryDirectory() as tmp:
         base = Path(tmp)
         suite = true_suite(base / "suite", args.runs, 1)
-        for index in range(args.rounds):
-            # Interpreter and worker start-up are paid once per campaign: they
-            # are counted, spread over the runs.
-            campaign.append(timed_campaign(suite, base / f"c{index}") / args.runs)
-            direct.append(timed_direct(args.runs, base) / args.runs)
+        # Interpreter and worker start-up are paid once per campaign: they are
+        # counted, spread over the runs.
+        measured = run_rounds({
+            "campaign": lambda index: timed_campaign(suite, base / f"c{index}") / args.runs,
+            "direct": lambda _index: timed_direct(args.runs, base) / args.runs,
+        }, args.rounds, args.seed)
+    campaign, direct = measured.samples["campaign"], measured.samples["direct"]
+    # Sample i of both comes from round i: the difference is taken per round.
     added = [c - d for c, d in zip(campaign, direct, strict=True)]
     print(f"per run of `true`, {args.runs} runs, median of {args.rounds} interleaved rounds: "
           f"hugeheap bench {statistics.median(campaign) * 1000:.1f} ms, runner alone "
@@ -109,10 +114,8 @@ def synthetic_campaign(directory: Path, stored: int) -> None:
     rng = random.Random(1)
     directory.mkdir(parents=True)
     store = Store(directory / "results.sqlite")
-    for key, value in {"baseline": "system", "tools": json.dumps(tools),
-                       "modes": json.dumps(modes), "cpu_limit_s": "60", "suite_name": "synthetic"
-                       }.items():
-        store.set_meta(key, value)
+    CampaignMeta(identity={}, suite_name="synthetic", baseline="system", cpu_limit_s=60,
+                 tools=tools, modes=modes).save(store)
     records = []
     for tool in tools:
         for index in range(instances):
@@ -121,13 +124,18 @@ def synthetic_campaign(directory: Path, stored: int) -> None:
                 for repetition in range(repetitions):
                     cpu = hardness * (1 - 0.05 * mode_index) * rng.uniform(0.95, 1.05)
                     solved = cpu < 60
+                    # By name: RunRecord gains fields in the middle as the schema grows.
                     records.append(RunRecord(
-                        tool, f"instance-{index:05d}.cnf", mode, repetition,
-                        "ok" if solved else "timeout", None if solved else "cputime",
-                        "sat" if solved else "unknown", None, 10, None, min(cpu, 60),
-                        min(cpu, 60) * 0.9, min(cpu, 60) * 0.1, min(cpu, 60) + 0.02,
-                        rng.randint(10, 1000) * 2**20, rng.random(), None, "not supported",
-                        True, "[]", "0,1", "2026-11-22T00:00:00+00:00", None))
+                        tool=tool, instance=f"instance-{index:05d}.cnf", mode=mode,
+                        repetition=repetition, status="ok" if solved else "timeout",
+                        termination_reason=None if solved else "cputime",
+                        verdict="sat" if solved else "unknown", verdict_detail=None,
+                        answer_value=None, exit_code=10, signal=None, cputime=min(cpu, 60),
+                        cputime_user=min(cpu, 60) * 0.9, cputime_system=min(cpu, 60) * 0.1,
+                        walltime=min(cpu, 60) + 0.02, memory_peak=rng.randint(10, 1000) * 2**20,
+                        huge_share=rng.random(), tlb_misses=None, tlb_reason="not supported",
+                        reliable=True, warnings="[]", cores="0,1",
+                        start_time="2026-11-22T00:00:00+00:00", output=None))
     store.add_many(records)
     store.close()
 
@@ -154,6 +162,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--stored", type=int, default=100_000)
+    parser.add_argument("--seed", default="1", help="seeds the order of each overhead round")
     args = parser.parse_args()
     if args.what == "overhead":
         args.runs = args.runs or 200

@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 """Per-run overhead of the measuring harness: wall time of one measured run of
 `true`, hugeheap's runner against BenchExec's RunExecutor, both called in
-process (no interpreter start-up counted), interleaved, median of N.
+process (no interpreter start-up counted), interleaved in an order shuffled
+anew for each of the N runs (rounds.py, --seed), median of N.
 
-    .venv/bin/python bench/harness_overhead.py [--runs 50]"""
+    .venv/bin/python bench/harness_overhead.py [--runs 50] [--seed 1]"""
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from rounds import run_rounds
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "python"))
 from hugeheap.measure.runner import run  # noqa: E402
@@ -21,6 +23,7 @@ from hugeheap.measure.runner import run  # noqa: E402
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--runs", type=int, default=50)
+    parser.add_argument("--seed", default="1", help="seeds the order of each run's pair")
     args = parser.parse_args()
     try:
         from benchexec.runexecutor import RunExecutor
@@ -30,19 +33,23 @@ def main() -> int:
     import logging
     logging.disable(logging.INFO)
     executor = RunExecutor(use_namespaces=False)
-    ours, theirs = [], []
     with tempfile.TemporaryDirectory() as tmp:
         log = str(Path(tmp) / "out.log")
-        for _ in range(args.runs):
+
+        def ours(_round: int) -> float:
             start = time.perf_counter()
             run(["true"], output=log)
-            ours.append(time.perf_counter() - start)
+            return time.perf_counter() - start
+
+        def theirs(_round: int) -> float:
             start = time.perf_counter()
             executor.execute_run(["true"], log)
-            theirs.append(time.perf_counter() - start)
+            return time.perf_counter() - start
+
+        measured = run_rounds({"hugeheap": ours, "benchexec": theirs}, args.runs, args.seed)
     print(f"runs of `true`, median of {args.runs}: "
-          f"hugeheap run {statistics.median(ours) * 1000:.1f} ms, "
-          f"BenchExec RunExecutor {statistics.median(theirs) * 1000:.1f} ms")
+          f"hugeheap run {measured.median('hugeheap') * 1000:.1f} ms, "
+          f"BenchExec RunExecutor {measured.median('benchexec') * 1000:.1f} ms")
     return 0
 
 

@@ -3,7 +3,8 @@
 machine made a one-node Slurm cluster (slurm_cluster.py beside this
 script, the tests' cluster too: needs root, slurm-wlm and munge).
 
-The same campaign of --runs runs of `true`, interleaved, --rounds rounds:
+The same campaign of --runs runs of `true`, interleaved, --rounds rounds,
+each in an order shuffled anew (rounds.py beside this script, --seed):
 
   local     hugeheap bench --jobs 2 (two workers, one core each)
   slurm T   hugeheap bench --executor slurm --max-array-tasks T, for each T
@@ -13,7 +14,7 @@ prints the median seconds of each, the overhead per run against local, and
 the latency per array task: the difference between the largest and the
 smallest T, divided by the extra waves of tasks (two tasks run at once).
 
-    .venv/bin/python bench/slurm_overhead.py [--runs 200] [--rounds 3] [--tasks 2,20]"""
+    .venv/bin/python bench/slurm_overhead.py [--runs 200] [--rounds 3] [--tasks 2,20] [--seed 1]"""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ import os
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from campaign_overhead import timed_campaign, true_suite
+from rounds import run_rounds
 from slurm_cluster import LocalSlurm, unavailable
 
 PARALLEL = 2  # runs at once: two local workers, or two one-CPU tasks on this node
@@ -36,6 +39,7 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--tasks", default="2,20", help="array task counts, comma-separated")
+    parser.add_argument("--seed", default="1", help="seeds the order of each round")
     args = parser.parse_args()
     task_counts = [int(t) for t in args.tasks.split(",")]
     reason = unavailable()
@@ -45,18 +49,20 @@ def main() -> int:
     cluster = LocalSlurm()
     cluster.start()
     os.environ["SLURM_CONF"] = str(cluster.conf)
-    seconds: dict[str, list[float]] = {"local": [], **{f"slurm {t}": [] for t in task_counts}}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             base = Path(tmp)
             suite = true_suite(base / "suite", args.runs, 1)
-            for round_ in range(args.rounds):
-                seconds["local"].append(timed_campaign(
-                    suite, base / f"local{round_}", ("--jobs", str(PARALLEL))))
-                for tasks in task_counts:
-                    seconds[f"slurm {tasks}"].append(timed_campaign(
-                        suite, base / f"slurm{tasks}-{round_}",
-                        ("--executor", "slurm", "--max-array-tasks", str(tasks))))
+
+            def on_slurm(tasks: int) -> Callable[[int], float]:
+                return lambda index: timed_campaign(
+                    suite, base / f"slurm{tasks}-{index}",
+                    ("--executor", "slurm", "--max-array-tasks", str(tasks)))
+
+            configurations = {"local": lambda index: timed_campaign(
+                suite, base / f"local{index}", ("--jobs", str(PARALLEL)))}
+            configurations |= {f"slurm {tasks}": on_slurm(tasks) for tasks in task_counts}
+            seconds = run_rounds(configurations, args.rounds, args.seed).samples
     finally:
         cluster.stop()
     local = statistics.median(seconds["local"])

@@ -5,11 +5,14 @@ opened in headless Chromium as a person would."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import shutil
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Any
 
 import pytest
 from browser import Browser, find_chromium
@@ -110,6 +113,45 @@ def test_benchexec_xml_is_read_by_table_generator(tmp_path: Path) -> None:
     assert [float(body["i2"][i]) for i in cputime] == [40.0, 20.0]
     assert [body["i4"][i] for i in status] == ["TIMEOUT", "TIMEOUT"]
     assert [body["i3"][i] for i in status] == ["TIMEOUT", "unsat"]
+
+
+def test_benchexec_xml_gives_unsolved_runs_the_cpu_time_they_were_measured(
+        tmp_path: Path) -> None:
+    """A timeout stopped past the limit, a tool that gave up early (unknown),
+    a run nothing measured: BenchExec's result XML carries what each one
+    measured, never the limit the report's PAR-2 charges them."""
+    def runs(instance: str, cputimes: list[float | None], **how: Any) -> list[RunRecord]:
+        return [dataclasses.replace(record("base", instance, rep, 1.0), cputime=cpu,
+                                    walltime=(cpu or 0.5) + 0.25, **how)
+                for rep, cpu in enumerate(cputimes)]
+    directory = tmp_path / "camp"
+    directory.mkdir()
+    store = Store(directory / "results.sqlite")
+    CampaignMeta(identity={}, suite_name="unsolved", baseline="base", cpu_limit_s=LIMIT,
+                 tools=["solver"], modes=["base"]).save(store)
+    store.add_many(
+        runs("solved", [10.0, 9.0, 12.0])
+        + runs("timeout", [100.9, 100.2, 100.4], status="timeout",
+               termination_reason="cputime", verdict="unknown")
+        + runs("gave-up", [37.5, 36.0, 40.0], verdict="unknown")
+        + runs("unmeasured", [None, None, None], status="error", verdict="error",
+               cputime_user=None, cputime_system=None))
+    store.close()
+    analysis = analyse(directory)
+    [xml] = write_benchexec(analysis, tmp_path / "xml")
+    columns = {run.get("name"): {c.get("title"): c.get("value") for c in run.iter("column")}
+               for run in ET.parse(xml).getroot().iter("run")}
+    assert columns["solved"]["cputime"] == "10.0s"
+    assert columns["timeout"]["status"] == "TIMEOUT"
+    assert (columns["timeout"]["cputime"], columns["timeout"]["walltime"]) == ("100.4s",
+                                                                                "100.65s")
+    assert columns["gave-up"]["status"] == "unknown"
+    assert (columns["gave-up"]["cputime"], columns["gave-up"]["walltime"]) == ("37.5s", "37.75s")
+    assert "cputime" not in columns["unmeasured"]
+    assert columns["unmeasured"]["walltime"] == "0.75s"
+    # The report's own figures still charge every unsolved instance twice the limit.
+    [summary] = analysis.summaries
+    assert (summary.solved, summary.par2) == (1, pytest.approx((10.0 + 3 * 2 * LIMIT) / 4))
 
 
 def test_html_report_in_a_browser(tmp_path: Path) -> None:

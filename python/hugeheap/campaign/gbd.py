@@ -48,9 +48,11 @@ def hash_in_url(url: str) -> str | None:
 def gbd_hash(path: Path) -> str:
     """The GBD hash of a DIMACS CNF file, compressed or not (by its format,
     whatever its name); a line starting with % ends the formula (SATLIB's
-    files end so). HarnessError if it is not CNF."""
+    files end so); a last clause without its 0 is hashed with it, as the
+    database's own tools do. HarnessError if it is not CNF."""
     md5 = hashlib.md5(usedforsecurity=False)
     first = True
+    last = "0"  # the last literal hashed: a clause is open unless it is 0
     try:
         with open_text(path, format_by_content(path)) as text:
             for number, line in enumerate(text, 1):
@@ -65,7 +67,9 @@ def gbd_hash(path: Path) -> str:
                     raise HarnessError(f"{path}:{number}: not DIMACS CNF (the line starts "
                                        f"{line.strip()[:30]!r}), so it has no GBD hash") from None
                 md5.update(((" " if not first else "") + " ".join(literals)).encode())
-                first = False
+                first, last = False, literals[-1]
     except (OSError, EOFError, UnicodeDecodeError) as error:
         raise HarnessError(f"{path}: cannot read it as CNF ({error})") from None
+    if last != "0":
+        md5.update(b" 0")
     return md5.hexdigest()

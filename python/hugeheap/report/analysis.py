@@ -33,8 +33,13 @@ class Cell:
     instance: str
     repetitions: int
     verdict: str
-    cputime: float | None  # median; None when unsolved
-    walltime: float
+    # Median CPU time with unsolved repetitions as infinitely slow; None when
+    # the cell is unsolved: what solved counts, PAR-2 and comparisons use.
+    solved_cputime: float | None
+    # Median of the CPU times measured, whatever the runs' status (a timeout's
+    # too); None when no repetition has one: what was measured, for exports.
+    measured_cputime: float | None
+    walltime: float  # median over all repetitions, whatever their status
     user: float | None
     system: float | None
     memory_peak: int | None
@@ -107,6 +112,7 @@ def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell
     statuses = [r.status for r in records]
     return Cell(
         tool, mode, instance, len(records), verdict, _median_time(records),
+        _median([r.cputime for r in records if r.cputime is not None]),
         statistics.median(r.walltime for r in records),
         _median([r.cputime_user for r in records if r.cputime_user is not None]),
         _median([r.cputime_system for r in records if r.cputime_system is not None]),
@@ -173,7 +179,7 @@ def analyse(directory: Path) -> Analysis:
     for tool in tools:
         its_instances = tool_instances.get(tool, instances)
         common = [i for i in its_instances
-                  if all((tool, m, i) in cells and cells[(tool, m, i)].cputime is not None
+                  if all((tool, m, i) in cells and cells[(tool, m, i)].solved_cputime is not None
                          for m in modes)]
         summaries += [summarise(tool, mode, baseline, its_instances, common, cells,
                                 by_mode[(tool, mode)], cpu_limit)
@@ -195,8 +201,8 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
     mine = [cells[(tool, mode, i)] for i in instances if (tool, mode, i) in cells]
     base = [cells[(tool, baseline, i)] for i in common]
     this = [cells[(tool, mode, i)] for i in common]
-    base_times = [c.cputime or 0.0 for c in base]
-    this_times = [c.cputime or 0.0 for c in this]
+    base_times = [c.solved_cputime or 0.0 for c in base]
+    this_times = [c.solved_cputime or 0.0 for c in this]
     comparable = mode != baseline and common and all(t > 0 for t in base_times + this_times)
     shares = [r.huge_share for r in mode_runs if r.huge_share is not None]
     tlb_ratio = _ratio([(b.tlb_misses, t.tlb_misses) for b, t in zip(base, this, strict=True)])
@@ -206,9 +212,9 @@ def summarise(tool: str, mode: str, baseline: str, instances: list[str], common:
         tlb_note = "; ".join(sorted(reasons)) or "not measured"
     return ModeSummary(
         tool=tool, mode=mode, instances=len(instances),
-        solved=sum(1 for c in mine if c.cputime is not None),
+        solved=sum(1 for c in mine if c.solved_cputime is not None),
         wrong=sum(1 for c in mine if c.verdict == "wrong"),
-        par2=stats.par2([c.cputime for c in mine] +
+        par2=stats.par2([c.solved_cputime for c in mine] +
                         [None] * (len(instances) - len(mine)), cpu_limit) if instances else 0.0,
         common=len(common), common_time=sum(this_times) if common else None,
         common_user=sum(c.user or 0.0 for c in this) if common else None,

@@ -47,7 +47,7 @@ def _status(cell: Cell) -> tuple[str, str]:
         return "OUT OF MEMORY", "error"
     if cell.status in ("error", "signal"):
         return f"ERROR ({cell.status})", "error"
-    if cell.cputime is None:
+    if cell.solved_cputime is None:
         return cell.verdict, "unknown"
     # Solved; BenchExec calls a result without an expected verdict "missing".
     return cell.verdict, "missing"
@@ -120,11 +120,13 @@ def write_benchexec(analysis: Analysis, directory: Path) -> list[Path]:
             for cell in cells:
                 status, category = _status(cell)
                 run = ET.SubElement(result, "run", _task(cell, directory))
-                values = {"status": status, "category": category,
-                          "cputime": f"{cell.cputime}s" if cell.cputime is not None
-                          else f"{analysis.cpu_limit:g}s",
-                          "walltime": f"{cell.walltime}s",
-                          "repetitions": str(cell.repetitions)}
+                values = {"status": status, "category": category}
+                # What was measured, whatever the status (a timeout's time
+                # past the limit too); nothing where nothing was measured.
+                if cell.measured_cputime is not None:
+                    values["cputime"] = f"{cell.measured_cputime}s"
+                values["walltime"] = f"{cell.walltime}s"
+                values["repetitions"] = str(cell.repetitions)
                 if cell.memory_peak is not None:
                     values["memory"] = f"{cell.memory_peak}B"
                 if cell.user is not None and cell.system is not None:

@@ -97,8 +97,8 @@ def _figure_html(figure: go.Figure, div_id: str) -> str:
 def _cactus(analysis: Analysis, tool: str) -> go.Figure:
     figure = go.Figure()
     for mode in analysis.modes:
-        times = sorted(c.cputime for key, c in analysis.cells.items()
-                       if key[0] == tool and key[1] == mode and c.cputime is not None)
+        times = sorted(c.solved_cputime for key, c in analysis.cells.items()
+                       if key[0] == tool and key[1] == mode and c.solved_cputime is not None)
         figure.add_trace(go.Scatter(x=list(range(1, len(times) + 1)), y=times,
                                     mode="lines+markers", name=mode))
     figure.update_layout(title=f"{tool}: cactus plot", xaxis_title="instances solved",
@@ -116,8 +116,8 @@ def _scatter(analysis: Analysis, tool: str, mode: str) -> go.Figure:
         if base is None or this is None:
             continue
         # Unsolved runs sit on the limit, so that they stay visible.
-        xs.append(base.cputime if base.cputime is not None else limit)
-        ys.append(this.cputime if this.cputime is not None else limit)
+        xs.append(base.solved_cputime if base.solved_cputime is not None else limit)
+        ys.append(this.solved_cputime if this.solved_cputime is not None else limit)
         names.append(instance)
     low = max(min(xs + ys + [limit]) / 2, 1e-3)
     high = max(xs + ys + [low]) * 2  # up to the limit only where a run reached it
@@ -216,7 +216,8 @@ def _instance_table(analysis: Analysis) -> str:
     rows = []
     for (tool, mode, instance), cell in sorted(analysis.cells.items()):
         base = analysis.cells.get((tool, analysis.baseline, instance))
-        ratio = (base.cputime / cell.cputime) if base and base.cputime and cell.cputime else None
+        ratio = (base.solved_cputime / cell.solved_cputime) \
+            if base and base.solved_cputime and cell.solved_cputime else None
         verdict_class = "text wrong" if cell.verdict == "wrong" else "text"
         shown = tables.answer_shown(cell)
         own = ", ".join(f"{name} {tables.metric_shown(value)}"
@@ -226,7 +227,7 @@ def _instance_table(analysis: Analysis) -> str:
             f"<td class='text'>{_escaped(instance)}</td>"
             f"<td class='text'>{_escaped(mode)}</td>"
             f"<td class='{verdict_class}'>{_escaped(shown)}</td>"
-            + _number(cell.cputime, "{:.3f}") + _number(ratio, "{:.3f}x")
+            + _number(cell.solved_cputime, "{:.3f}") + _number(ratio, "{:.3f}x")
             + _number(cell.walltime, "{:.3f}") + _number(cell.user, "{:.3f}")
             + _number(cell.system, "{:.3f}")
             + _number(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}")

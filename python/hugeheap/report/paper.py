@@ -95,14 +95,15 @@ def pair_rows(analysis: Analysis, pair: tuple[str, str]) -> list[PairRow]:
             continue
         cells = [(analysis.cells.get((tool, first, i)), analysis.cells.get((tool, second, i)))
                  for i in instances]
-        solved = (sum(1 for a, _ in cells if a and a.cputime is not None),
-                  sum(1 for _, b in cells if b and b.cputime is not None))
+        solved = (sum(1 for a, _ in cells if a and a.solved_cputime is not None),
+                  sum(1 for _, b in cells if b and b.solved_cputime is not None))
         both = [(a, b) for a, b in cells
-                if a and b and a.cputime is not None and b.cputime is not None]
+                if a and b and a.solved_cputime is not None and b.solved_cputime is not None]
         time = user = tlb = None
         saved = user_saved = tlb_percent = None
         if both:
-            time = (sum(a.cputime or 0.0 for a, _ in both), sum(b.cputime or 0.0 for _, b in both))
+            time = (sum(a.solved_cputime or 0.0 for a, _ in both),
+                    sum(b.solved_cputime or 0.0 for _, b in both))
             saved = stats.saved_percent(*time) if time[0] > 0 else None
             if all(a.user is not None and b.user is not None for a, b in both):
                 user = (sum(a.user or 0.0 for a, _ in both), sum(b.user or 0.0 for _, b in both))

@@ -83,7 +83,7 @@ def answer_shown(cell: Cell) -> str:
 def figures_row(cell: Cell, metrics: list[str]) -> list[str]:
     """One tool and mode on one instance: the harness's medians, then the
     tool's own (metrics: the names of the columns)."""
-    return [cell.instance, cell.mode, answer_shown(cell), shown(cell.cputime, "{:.3f}"),
+    return [cell.instance, cell.mode, answer_shown(cell), shown(cell.solved_cputime, "{:.3f}"),
             shown(cell.walltime, "{:.3f}"),
             f"{shown(cell.user, '{:.2f}')} / {shown(cell.system, '{:.2f}')}",
             shown(None if cell.memory_peak is None else cell.memory_peak / 2**20, "{:.1f}"),
