@@ -25,7 +25,6 @@ import datetime
 import errno
 import os
 import select
-import shutil
 import signal
 import subprocess
 import tempfile
@@ -39,6 +38,7 @@ from . import machine, perf
 from .allocators import AllocatorMode, resolve
 from .cgroups import CpuTimes, RunGroup, create_run_group
 from .hugepages import HugeShareSampler
+from .programs import find_program
 
 DEFAULT_PIDS_LIMIT = 4096  # contains fork storms
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
@@ -169,21 +169,11 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
 # ------------------------------------------------------------------ checks
 
 def resolve_command(command: list[str]) -> str:
-    """The program of command, found in PATH where it has no slash;
-    HarnessError when there is none to run."""
+    """The program of command, found in PATH where it has no slash
+    (programs.find_program); HarnessError when there is none to run."""
     if not command:
         raise HarnessError("no command given: write it after `--`")
-    program = command[0]
-    if "/" in program:
-        if not os.path.isfile(program):
-            raise HarnessError(f"command not found: {program}")
-        if not os.access(program, os.X_OK):
-            raise HarnessError(f"command is not executable: {program}")
-        return program
-    found = shutil.which(program)
-    if found is None:
-        raise HarnessError(f"command not found: {program} (not in PATH)")
-    return found
+    return find_program(command[0])
 
 
 def _check_limits(limits: Limits) -> None:
