@@ -1,7 +1,8 @@
-"""One lookup finds the program of a command (measure/programs.py), as
-`hugeheap run` and `hugeheap compare` name it. Each way a program cannot run
-is its own message with its own fix; PATH is read from the environment the
-lookup is given."""
+"""One lookup finds the program of every command (measure/programs.py): the
+command line's (`hugeheap run`, `hugeheap compare`) and a suite's tools and
+generators. Each way a program cannot run is its own message with its own
+fix, the same wherever the program was named; PATH is read from the
+environment the lookup is given."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
 from hugeheap.measure.programs import ProgramNotFound, find_program
 from hugeheap.measure.runner import resolve_command
@@ -51,8 +53,8 @@ def test_a_path_is_relative_to_the_folder_given_else_kept_as_written(
 ])
 def test_each_way_a_program_cannot_run_has_its_message(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, word: str, why: str, fix: str) -> None:
-    """The same words from the lookup and from `hugeheap run`'s
-    resolve_command."""
+    """The same words from the lookup, from `hugeheap run`'s resolve_command
+    and from a suite's tool (with the suite's own way out added)."""
     program(tmp_path / "bin", "plain", 0o644)
     program(tmp_path / "here", "plain", 0o644)
     monkeypatch.setenv("PATH", str(tmp_path / "bin"))
@@ -64,6 +66,14 @@ def test_each_way_a_program_cannot_run_has_its_message(
     with pytest.raises(HarnessError) as caught:
         resolve_command([word])
     assert str(caught.value) == f"{why}; {fix}"
+    suite = tmp_path / "here" / "suite.toml"
+    suite.write_text(f'[campaign]\nmodes = ["system"]\n[limits]\ncpu_time = "1s"\n'
+                     f'[tools.t]\ncommand = "{word} {{instance}}"\n'
+                     f'[instances]\nfiles = ["suite.toml"]\n')
+    with pytest.raises(HarnessError) as caught:
+        load(suite)
+    assert str(caught.value) == (f"{suite}:6: tool 't': {why}; {fix} (or mark the tool "
+                                 "optional = true)")
 
 
 def test_the_path_is_the_environments_given() -> None:

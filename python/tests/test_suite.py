@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from hugeheap.campaign.remote import read_set
-from hugeheap.campaign.suite import load
+from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
 
 GOOD = """\

@@ -1,5 +1,6 @@
 """Finding the program a command runs, in one place: the command of `hugeheap
-run` and `hugeheap compare` (measure/runner.py).
+run` and `hugeheap compare` (measure/runner.py) and the tools and generators
+of a suite (campaign/suite_commands.py, suite_instances.py).
 
 A program with a slash in its name is the file there; one without is looked
 for in PATH, as a shell would. Where there is none to run, the error says
