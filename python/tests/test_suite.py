@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.compare import choose_modes
 from hugeheap.campaign.remote import read_set
 from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
@@ -227,6 +228,34 @@ def test_modes_given_in_place_of_the_suites(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"^--modes system,system: mode 'system' is named "
                        r"twice"):
         load(path, modes="system,system")
+
+
+@pytest.mark.parametrize(("option", "problem"), [
+    ("system,mimaloc", "unknown allocator mode 'mimaloc'; did you mean 'mimalloc'?"),
+    ("system,system", "mode 'system' is named twice; name each mode once"),
+    ("system,hugeheap", "mode 'hugeheap' cannot run here: libhugeheap.so not found: "),
+])
+def test_one_parser_reads_modes_for_a_suite_and_for_compare(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, problem: str) -> None:
+    """`hugeheap bench --modes`, `hugeheap compare --modes` and a suite's
+    campaign.modes are read by one parser (modes.py): the same mistake is
+    the same error, named as the option's or the file's."""
+    monkeypatch.setenv("HUGEHEAP_LIBRARY", str(tmp_path / "nowhere" / "libhugeheap.so"))
+    path = write(tmp_path, GOOD.replace('modes = ["system", "hugeheap"]',
+                                        f"modes = {option.split(',')!r}".replace("'", '"')))
+    with pytest.raises(HarnessError) as for_bench:
+        load(path, modes=option)
+    with pytest.raises(HarnessError) as for_compare:
+        choose_modes(option)
+    assert str(for_bench.value) == str(for_compare.value)
+    assert str(for_bench.value).startswith(f"--modes {option}: {problem}")
+    with pytest.raises(HarnessError) as in_file:
+        load(path)
+    assert str(in_file.value).startswith(f"{path}:2: {problem}")
+    # What differs is said by the caller: a comparison needs two modes.
+    assert [m.name for m in load(path, modes=" system ").modes] == ["system"]
+    with pytest.raises(HarnessError, match=r"^--modes system: name 2 modes or more; "):
+        choose_modes("system")
 
 
 def test_a_tools_instances_are_checked(tmp_path: Path) -> None:

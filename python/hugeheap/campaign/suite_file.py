@@ -16,7 +16,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.units import parse_duration, parse_size
 from .compression import plain_name
-from .modes import own_modes, suite_modes
+from .modes import own_modes, parse_modes_option, suite_modes
 from .remote import RemoteFile
 from .suite import SUPPORT_FILE, Generator, Suite, Tool
 from .suite_commands import parse_tools
@@ -64,9 +64,8 @@ def load(path: str | Path, quick: bool = False, modes: str | None = None) -> Sui
     campaign = check.table(data, "campaign")
     check.known_keys(campaign, "campaign", "campaign")
     own = own_modes(check, check.table(data, "allocators"), path.resolve().parent)
-    if modes is not None:
-        campaign = dict(campaign, modes=[name.strip() for name in modes.split(",")])
-    modes_run = suite_modes(check, campaign, own, modes is not None)
+    modes_run = parse_modes_option(modes, own) if modes is not None else \
+        suite_modes(check, campaign, own)
 
     limits = check.table(data, "limits")
     check.known_keys(limits, "limits", "limits")
