@@ -33,7 +33,6 @@ KEYS: dict[str, set[str]] = {
     "allocator": {"like", "library", "environment"},
     "instances": {"files", "generate", "sets", "download"},
     "generate": {"name", "command", "seeds", "quick"},
-    "download": {"name", "url", "sha256", "gbd", "size", "quick", "support"},
     "set": {"file", "names", "quick", "support"},
 }
 

@@ -16,16 +16,7 @@ from typing import Any
 from ..errors import HarnessError
 from ..measure.programs import ProgramNotFound, find_program
 from .compression import format_problem, plain_name
-from .gbd import gbd_url
-from .remote import (
-    RemoteFile,
-    check_gbd,
-    check_name,
-    check_sha256,
-    check_size,
-    check_url,
-    read_set,
-)
+from .remote import RemoteFile, parse_entry, read_set
 from .suite import Generator
 from .suite_commands import expand_variable, split_template
 from .toml_checker import TomlChecker
@@ -37,12 +28,8 @@ def parse_files(check: TomlChecker, instances: dict[str, Any], directory: Path
     file's path relative to the suite's folder, or, outside it, relative to
     the folder its glob starts in; without a compression suffix (x.cnf.xz
     holds the instance x.cnf)."""
-    patterns = instances.get("files", [])
-    if isinstance(patterns, str):
-        patterns = [patterns]
-    if not isinstance(patterns, list) or not all(isinstance(p, str) for p in patterns):
-        raise check.fail("instances.files must be a list of globs", 'write files = ["*.cnf"]',
-                         "instances", "files")
+    patterns = check.array(instances, "files", "instances", str,
+                           "instances.files must be a list of globs", 'write files = ["*.cnf"]')
     found: dict[str, Path] = {}
     for pattern in patterns:
         expanded, where = _expand(check, pattern, directory)
@@ -98,16 +85,12 @@ def _fixed_part(pattern: str) -> Path:
 
 def parse_generators(check: TomlChecker, instances: dict[str, Any], directory: Path
                      ) -> list[Generator]:
-    entries = instances.get("generate", [])
-    if isinstance(entries, dict):
-        entries = [entries]
+    entries = check.array(instances, "generate", "instances", dict,
+                          "instances.generate must be tables", "write [[instances.generate]]")
     generators: list[Generator] = []
     names: set[str] = set()
     for index, values in enumerate(entries):
         where = "instances.generate"
-        if not isinstance(values, dict):
-            raise check.fail("instances.generate must be tables", "write [[instances.generate]]",
-                             "instances", "generate")
         check.known_keys(values, "generate", where, index)
         name = check.string(values, "name", where, index, example="random-{seed}.cnf")
         argv = split_template(check, check.string(values, "command", where, index,
@@ -197,44 +180,9 @@ def parse_sets(check: TomlChecker, instances: dict[str, Any], directory: Path
 
 
 def parse_downloads(check: TomlChecker, instances: dict[str, Any]) -> list[RemoteFile]:
-    entries = instances.get("download", [])
-    if isinstance(entries, dict):
-        entries = [entries]
-    if not isinstance(entries, list):
-        raise check.fail("instances.download must be tables", "write [[instances.download]]",
-                         "instances", "download")
-    files: list[RemoteFile] = []
-    for index, values in enumerate(entries):
-        where = "instances.download"
-        if not isinstance(values, dict):
-            raise check.fail("instances.download must be tables",
-                             "write [[instances.download]]", "instances", "download")
-        check.known_keys(values, "download", where, index)
-        origin = check.where(where, None, index)
-        gbd = check_gbd(values["gbd"], origin) if "gbd" in values else None
-        if gbd is None and "sha256" not in values:
-            raise HarnessError(f"{origin}: [[instances.download]] has neither sha256 nor "
-                               "gbd, so nothing would verify what it downloads; add "
-                               "sha256 = \"...\" (the file's sha256sum)")
-        sha256 = check_sha256(values["sha256"], origin) if "sha256" in values else None
-        if "url" not in values and sha256 is not None:
-            raise HarnessError(f"{origin}: [[instances.download]] has no url; add url = "
-                               "\"https://...\"")
-        url = values.get("url") or gbd_url(str(gbd))
-        if not isinstance(url, str):
-            raise HarnessError(f"{origin}: url must be a string")
-        check_url(url, origin)
-        name = values.get("name") or (f"{gbd}.cnf.xz" if gbd else
-                                      Path(url.split("?")[0]).name)
-        if not isinstance(name, str):
-            raise HarnessError(f"{origin}: name must be a file name")
-        check_name(name, origin)
-        size = check_size(values.get("size"), origin)
-        flags = {key: values.get(key, False) for key in ("quick", "support")}
-        for key, flag in flags.items():
-            if not isinstance(flag, bool):
-                raise HarnessError(f"{origin}: {key} must be true or false")
-        files.append(RemoteFile(name=name, url=url, sha256=sha256,
-                                gbd=gbd if sha256 is None else None, size=size,
-                                origin=origin, quick=flags["quick"], support=flags["support"]))
-    return files
+    """[[instances.download]]: each entry read as a set's are (remote.py),
+    named by the line it starts on."""
+    entries = check.array(instances, "download", "instances", dict,
+                          "instances.download must be tables", "write [[instances.download]]")
+    return [parse_entry(values, check.where("instances.download", None, index))
+            for index, values in enumerate(entries)]

@@ -15,6 +15,18 @@ from typing import Any
 from ..errors import HarnessError
 
 
+def unknown_key(values: Mapping[str, object], allowed: Collection[str]
+                ) -> tuple[str, str] | None:
+    """The first key of values that is not allowed, with the fix to name (the
+    allowed key closest to it, else all of them); None where all are."""
+    for key in values:
+        if key not in allowed:
+            close = difflib.get_close_matches(key, sorted(allowed), n=1)
+            return key, (f"did you mean '{close[0]}'?" if close
+                         else f"the keys allowed there are: {', '.join(sorted(allowed))}")
+    return None
+
+
 class _Locator:
     """Lines of tables and keys in the TOML text, for error messages."""
 
@@ -67,19 +79,28 @@ class TomlChecker:
         return HarnessError(f"{self.where(table, key, index)}: {problem}; {fix}")
 
     def known_keys(self, values: dict[str, Any], kind: str, table: str, index: int = 0) -> None:
-        allowed = sorted(self.keys[kind])
-        for key in values:
-            if key not in allowed:
-                close = difflib.get_close_matches(key, allowed, n=1)
-                fix = (f"did you mean '{close[0]}'?" if close
-                       else f"the keys allowed there are: {', '.join(allowed)}")
-                place = f"[{table}]" if table else "the top level"
-                raise self.fail(f"unknown key '{key}' in {place}", fix, table, key, index)
+        unknown = unknown_key(values, self.keys[kind])
+        if unknown is not None:
+            key, fix = unknown
+            place = f"[{table}]" if table else "the top level"
+            raise self.fail(f"unknown key '{key}' in {place}", fix, table, key, index)
 
     def table(self, values: dict[str, Any], key: str, parent: str = "") -> dict[str, Any]:
         value = values.get(key, {})
         if not isinstance(value, dict):
             raise self.fail(f"'{key}' must be a table", f"write it as [{key}]", parent, key)
+        return value
+
+    def array(self, values: dict[str, Any], key: str, table: str, item: type,
+              problem: str, fix: str) -> list[Any]:
+        """values[key] as a list of items of the type item (one given alone
+        is a list of one; none given, an empty list); fail(problem, fix) at
+        the key otherwise."""
+        value = values.get(key, [])
+        if isinstance(value, item):
+            value = [value]
+        if not isinstance(value, list) or not all(isinstance(v, item) for v in value):
+            raise self.fail(problem, fix, table, key)
         return value
 
     def whole_number(self, values: dict[str, Any], key: str, table: str, default: int,
