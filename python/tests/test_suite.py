@@ -7,7 +7,9 @@ import bz2
 import gzip
 import hashlib
 import lzma
+import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -107,6 +109,32 @@ def test_a_program_named_by_an_environment_variable(tmp_path: Path,
     monkeypatch.setenv("OLD_BUILD", str(tmp_path / "old"))
     suite = load(write(tmp_path, text))
     assert suite.tools[1].program == str(old / "tool")
+
+
+def test_the_environment_is_the_one_given(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variables a glob or a program starts with, and the PATH programs
+    are found in, come from the environment load is given (the harness's
+    own by default), as machine.py's readers take the files they read."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "x.cnf").write_text("p cnf 1 1\n1 0\n")
+    for program in (tmp_path / "tools" / "my-solver", tmp_path / "old" / "bin" / "tool"):
+        program.parent.mkdir(parents=True)
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    for name in ("SAT_BENCH", "OLD_BUILD"):
+        monkeypatch.delenv(name, raising=False)
+    path = write(tmp_path, GOOD.replace("inst/*.cnf", "$SAT_BENCH/*.cnf")
+                 + '[tools.mine]\ncommand = "my-solver {instance}"\n'
+                 + '[tools.old]\ncommand = "$OLD_BUILD/bin/tool {instance}"\n')
+    fails(tmp_path, path.read_text(), "tool 'mine': 'my-solver' is not installed")
+    suite = load(path, environ={"PATH": f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}",
+                                "SAT_BENCH": str(bench), "OLD_BUILD": str(tmp_path / "old")})
+    assert suite.files == [("bench/x.cnf", bench / "x.cnf")]
+    assert {tool.name: tool.program for tool in suite.tools} == {
+        "echo": shutil.which("sh"), "mine": str(tmp_path / "tools" / "my-solver"),
+        "old": str(tmp_path / "old" / "bin" / "tool")}
 
 
 def test_no_tools(tmp_path: Path) -> None:

@@ -2,13 +2,14 @@
 command template with the program it runs and how its answers are read (an
 adapter, or a BenchExec tool-info module); the template of any command, a
 tool's or a generator's; and the environment variable a program or a glob
-may start with ($OLD_BUILD/bin/tool, $SAT_BENCH/*.cnf.xz)."""
+may start with ($OLD_BUILD/bin/tool, $SAT_BENCH/*.cnf.xz), read from the
+environment load is given."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ PLACEHOLDERS = {"instance", "model"}
 _VARIABLE = re.compile(r"^\$(?:\{(?P<braced>\w+)\}|(?P<plain>\w+))", re.A)
 
 
-def expand_variable(word: str) -> tuple[str | None, str | None]:
+def expand_variable(word: str, environ: Mapping[str, str]) -> tuple[str | None, str | None]:
     """The environment variable word starts with ($NAME or ${NAME}), or None;
     and word with it expanded (word itself where it starts with none), or
     None where the variable is not set."""
@@ -33,7 +34,7 @@ def expand_variable(word: str) -> tuple[str | None, str | None]:
     if variable is None:
         return None, word
     name = variable["braced"] or variable["plain"]
-    value = os.environ.get(name)
+    value = environ.get(name)
     return name, (value + word[variable.end():] if value else None)
 
 
@@ -54,7 +55,7 @@ def split_template(check: TomlChecker, command: str, table: str, allowed: set[st
     return argv
 
 
-def parse_tools(check: TomlChecker, table: dict[str, Any]
+def parse_tools(check: TomlChecker, table: dict[str, Any], environ: Mapping[str, str]
                 ) -> tuple[list[Tool], list[tuple[str, str]]]:
     """The tools of [tools.NAME], and the optional ones that cannot run here
     (name, why); HarnessError for the first mistake, or where no tool can
@@ -90,7 +91,7 @@ def parse_tools(check: TomlChecker, table: dict[str, Any]
             raise check.fail(f"{where}.optional must be true or false", "write optional = true",
                              where, "optional")
         try:
-            program = _program(argv[0], check.path.parent)
+            program = _program(argv[0], check.path.parent, environ)
         except ProgramNotFound as error:
             if optional:
                 skipped.append((name, error.why))
@@ -126,16 +127,16 @@ def parse_tools(check: TomlChecker, table: dict[str, Any]
     return tools, skipped
 
 
-def _program(word: str, directory: Path) -> str:
+def _program(word: str, directory: Path, environ: Mapping[str, str]) -> str:
     """The program a tool's command runs (measure/programs.py), relative to
     the suite's folder, where its first word may start with an environment
     variable; ProgramNotFound where it cannot run, the variable not being
     set among the reasons."""
-    variable, program = expand_variable(word)
+    variable, program = expand_variable(word, environ)
     if program is None:
         raise ProgramNotFound(f"the environment variable {variable} is not set (the program "
                               f"is {word})", f"set {variable}")
-    return find_program(program, directory)
+    return find_program(program, directory, environ)
 
 
 def _tool_info(check: TomlChecker, values: dict[str, Any], where: str

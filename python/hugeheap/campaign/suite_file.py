@@ -9,7 +9,9 @@ toml_checker.py words it."""
 from __future__ import annotations
 
 import fnmatch
+import os
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -37,12 +39,15 @@ KEYS: dict[str, set[str]] = {
 }
 
 
-def load(path: str | Path, quick: bool = False, modes: str | None = None) -> Suite:
+def load(path: str | Path, quick: bool = False, modes: str | None = None,
+         environ: Mapping[str, str] = os.environ) -> Suite:
     """Reads and checks a suite file; raises HarnessError for the first mistake.
     quick: only the generated instances marked `quick = true` (and the files),
     as a campaign of its own (its name ends in -quick). modes: "A,B,..." in
     place of the suite's own list (built-in modes or the suite's
-    [allocators.NAME]), the first the baseline."""
+    [allocators.NAME]), the first the baseline. environ: the environment the
+    variables a program or a glob starts with are read from, and the PATH
+    programs are found in."""
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -79,11 +84,11 @@ def load(path: str | Path, quick: bool = False, modes: str | None = None) -> Sui
             raise check.fail(str(error), 'write e.g. memory = "4GiB"', "limits", "memory") \
                 from None
 
-    tools, skipped = parse_tools(check, check.table(data, "tools"))
+    tools, skipped = parse_tools(check, check.table(data, "tools"), environ)
     instances = check.table(data, "instances")
     check.known_keys(instances, "instances", "instances")
-    files = parse_files(check, instances, path.resolve().parent)
-    generators = parse_generators(check, instances, path.resolve().parent)
+    files = parse_files(check, instances, path.resolve().parent, environ)
+    generators = parse_generators(check, instances, path.resolve().parent, environ)
     downloads = parse_sets(check, instances, path.resolve().parent) + \
         parse_downloads(check, instances)
     _check_support(check, tools, generators, downloads)

@@ -9,6 +9,7 @@ import fnmatch
 import glob
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,8 +23,8 @@ from .suite_commands import expand_variable, split_template
 from .toml_checker import TomlChecker
 
 
-def parse_files(check: TomlChecker, instances: dict[str, Any], directory: Path
-                ) -> list[tuple[str, Path]]:
+def parse_files(check: TomlChecker, instances: dict[str, Any], directory: Path,
+                environ: Mapping[str, str]) -> list[tuple[str, Path]]:
     """(instance name, file) of every file the globs match. The name is the
     file's path relative to the suite's folder, or, outside it, relative to
     the folder its glob starts in; without a compression suffix (x.cnf.xz
@@ -32,7 +33,7 @@ def parse_files(check: TomlChecker, instances: dict[str, Any], directory: Path
                            "instances.files must be a list of globs", 'write files = ["*.cnf"]')
     found: dict[str, Path] = {}
     for pattern in patterns:
-        expanded, where = _expand(check, pattern, directory)
+        expanded, where = _expand(check, pattern, directory, environ)
         hits = [Path(h) for h in sorted(glob.glob(expanded, recursive=True))]
         hits = [h for h in hits if h.is_file()]
         if not hits:
@@ -54,12 +55,13 @@ def parse_files(check: TomlChecker, instances: dict[str, Any], directory: Path
     return sorted(found.items())
 
 
-def _expand(check: TomlChecker, pattern: str, directory: Path) -> tuple[str, str]:
+def _expand(check: TomlChecker, pattern: str, directory: Path, environ: Mapping[str, str]
+            ) -> tuple[str, str]:
     """(the glob to match, where it looked, for a message): a pattern
     relative to the suite file, absolute, or starting with an environment
     variable ($SAT_BENCH/*.cnf.xz), so that a benchmark folder is used
     where it is."""
-    variable, expanded = expand_variable(pattern)
+    variable, expanded = expand_variable(pattern, environ)
     if variable is None:
         if Path(pattern).is_absolute():
             return pattern, ""
@@ -70,7 +72,7 @@ def _expand(check: TomlChecker, pattern: str, directory: Path) -> tuple[str, str
                          "instances", "files")
     if not Path(expanded).is_absolute():
         expanded = str(directory / expanded)
-    return expanded, f" ({variable} is {os.environ[variable]})"
+    return expanded, f" ({variable} is {environ[variable]})"
 
 
 def _fixed_part(pattern: str) -> Path:
@@ -83,8 +85,8 @@ def _fixed_part(pattern: str) -> Path:
     return Path(*fixed) if fixed else Path(pattern).parent
 
 
-def parse_generators(check: TomlChecker, instances: dict[str, Any], directory: Path
-                     ) -> list[Generator]:
+def parse_generators(check: TomlChecker, instances: dict[str, Any], directory: Path,
+                     environ: Mapping[str, str]) -> list[Generator]:
     entries = check.array(instances, "generate", "instances", dict,
                           "instances.generate must be tables", "write [[instances.generate]]")
     generators: list[Generator] = []
@@ -114,7 +116,7 @@ def parse_generators(check: TomlChecker, instances: dict[str, Any], directory: P
                                  "give each generator its own name", where, "name", index)
             names.add(instance)
         try:
-            program = find_program(argv[0], directory)
+            program = find_program(argv[0], directory, environ)
         except ProgramNotFound as error:
             raise check.fail(f"the generator {error.why}", error.fix, where, "command",
                              index) from None
