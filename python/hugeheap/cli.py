@@ -131,7 +131,7 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
     from .campaign.coordinator import default_directory, run_campaign
     from .campaign.executors import Executor, LocalExecutor
     from .campaign.slurm.executor import DEFAULT_ARRAY_TASKS, SlurmExecutor
-    from .campaign.suite import load
+    from .campaign.suite_file import load
     from .campaign.view import DownloadView, ProgressView, print_outcome, print_skipped
     try:
         for option, value in (("--jobs", jobs), ("--repeat", repeat)):
@@ -194,7 +194,7 @@ def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> N
     """Fill the instance cache with what the suites name by URL and hash, without running."""
     from .campaign.cache import default_directory as default_cache
     from .campaign.cache import fetch_all
-    from .campaign.suite import load
+    from .campaign.suite_file import load
     from .campaign.view import DownloadView, print_fetched
     try:
         files = {}

@@ -38,7 +38,7 @@ from hugeheap.campaign import scratch
 from hugeheap.campaign.coordinator import run_campaign
 from hugeheap.campaign.executors import LocalExecutor
 from hugeheap.campaign.store import Store
-from hugeheap.campaign.suite import load
+from hugeheap.campaign.suite_file import load
 from hugeheap.measure import machine
 from hugeheap.report.analysis import analyse
 

@@ -84,10 +84,10 @@ def test_compare_a_real_solver_under_every_mode_here() -> None:
 
 
 @pytest.mark.parametrize("args,message", [
-    (["--modes", "system", "--", "true"], "--modes system: name two modes or more"),
+    (["--modes", "system", "--", "true"], "--modes system: name 2 modes or more"),
     (["--modes", "system,magic", "--", "true"], "unknown allocator mode 'magic'"),
     (["-n", "0", "--", "true"], "-n 0: must be at least 1"),
-    (["--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+    (["--", "no-such-command-xyz"], "'no-such-command-xyz' is not installed"),
     (["--adapter", "satcomp", "--", "true"], "unknown adapter 'satcomp'"),
     (["--cores", "999", "--", "true"], "--cores 999: not among the cores"),
 ])

@@ -23,6 +23,9 @@ from campaign_helpers import TOOL, rows
 from hugeheap_cli import CLI, cli
 
 from hugeheap.campaign.gbd import gbd_hash
+from hugeheap.campaign.remote import read_set
+from hugeheap.campaign.suite_file import load
+from hugeheap.errors import HarnessError
 
 SAT = b"c sat\np cnf 2 1\n1 -2 0\n"
 UNSAT = b"c unsat\np cnf 1 2\n1 0\n-1 0\n"
@@ -330,6 +333,71 @@ def test_suite_mistakes_about_downloads(tmp_path: Path, instances: str, expected
     (tmp_path / "suite" / "list.uri").write_text("https://example.org/x.cnf\n")
     line = fails_in_one_line("fetch", str(suite), "--cache", str(tmp_path / "cache"))
     assert expected in line and "suite.toml" in line
+
+
+ANY_SHA = "a" * 64
+
+
+@pytest.mark.parametrize(("entry", "problem"), [
+    ('url = "https://example.org/a.cnf"', "neither sha256 nor gbd says which file it is"),
+    ('url = "https://example.org/a.cnf"\nsha256 = "abc"', "sha256 'abc' is not 64 hex digits"),
+    ('gbd = "xyz"', "gbd 'xyz' is not a Global Benchmark Database hash"),
+    (f'url = "ftp://example.org/a.cnf"\nsha256 = "{ANY_SHA}"',
+     "'ftp://example.org/a.cnf' is not an http, https or file URL"),
+    (f'url = 3\nsha256 = "{ANY_SHA}"', "url 3 is not a string"),
+    (f'url = "https://example.org/a.cnf"\nsha256 = "{ANY_SHA}"\nsize = -1',
+     "size -1 is not a number of bytes"),
+    (f'url = "https://example.org/a.cnf"\nsha265 = "{ANY_SHA}"',
+     "unknown key 'sha265'; did you mean 'sha256'?"),
+    (f'name = "dir/a.cnf"\nurl = "https://example.org/a.cnf"\nsha256 = "{ANY_SHA}"',
+     "the instance name 'dir/a.cnf' must be a plain file name"),
+])
+def test_an_entry_is_read_alike_in_a_suite_and_in_a_set(tmp_path: Path, entry: str,
+                                                         problem: str) -> None:
+    """One parser reads an entry naming a file (remote.parse_entry): the
+    same mistake is the same error, `ORIGIN: problem; fix`, in a suite's
+    [[instances.download]] and in a manifest's [[instances]]."""
+    entry = entry if entry.startswith("name") else f'name = "a.cnf"\n{entry}'
+    suite = write_suite(tmp_path / "suite", f"[[instances.download]]\n{entry}\n")
+    header = suite.read_text().splitlines().index("[[instances.download]]") + 1
+    with pytest.raises(HarnessError) as in_suite:
+        load(suite, modes="system")
+    manifest_file = tmp_path / "set.toml"
+    manifest_file.write_text(f"[[instances]]\n{entry}\n")
+    with pytest.raises(HarnessError) as in_set:
+        read_set(manifest_file)
+    name = entry.split('"')[1]  # the name the entry starts with
+    said = str(in_suite.value).removeprefix(f"{suite}:{header}: ")
+    assert said == str(in_set.value).removeprefix(f"{manifest_file}: instance '{name}': ")
+    assert said.startswith(problem) and said.count("; ") == 1  # the problem; the fix
+
+
+def test_what_only_a_download_or_only_a_set_entry_says(tmp_path: Path) -> None:
+    """A download may be quick or a support file; a manifest's entry names
+    itself and may say its source and path, a vendored copy and an answer."""
+    suite = write_suite(tmp_path / "suite", '[[instances.download]]\n'
+                        f'url = "https://example.org/a.cnf"\nsha256 = "{ANY_SHA}"\n'
+                        'vendored = "files/a.cnf"\n')
+    with pytest.raises(HarnessError, match=r"suite\.toml:\d+: unknown key 'vendored'; the keys "
+                       r"allowed there are: gbd, name, quick, sha256, size, support, url$"):
+        load(suite, modes="system")
+    manifest_file = tmp_path / "set.toml"
+    manifest_file.write_text(f'[[instances]]\nname = "a.cnf"\nurl = "https://example.org/a.cnf"'
+                             f'\nsha256 = "{ANY_SHA}"\nquick = true\n')
+    with pytest.raises(HarnessError, match=r"set\.toml: instance 'a\.cnf': unknown key 'quick'"):
+        read_set(manifest_file)
+    manifest_file.write_text(f'[[instances]]\nurl = "https://example.org/a.cnf"\n'
+                             f'sha256 = "{ANY_SHA}"\n')
+    with pytest.raises(HarnessError, match=r"set\.toml: \[\[instances\]\] number 1: the entry "
+                       r'has no name; add name = "file\.cnf\.xz"$'):
+        read_set(manifest_file)
+    # Neither hash in a manifest: the same one line as in a suite (it was a KeyError).
+    manifest_file.write_text('[sources.s]\nrepository = "https://example.org/r"\n'
+                             f'commit = "{"ab" * 20}"\nlicence = "CC0"\n'
+                             'url = "https://example.org/{commit}/{path}"\n'
+                             '[[instances]]\nname = "a.cnf"\nsource = "s"\npath = "a.cnf"\n')
+    with pytest.raises(HarnessError, match=r"instance 'a\.cnf': neither sha256 nor gbd"):
+        read_set(manifest_file)
 
 
 def test_a_uri_list_names_gbd_files(tmp_path: Path, server: Server) -> None:

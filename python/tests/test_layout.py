@@ -96,6 +96,25 @@ def test_the_checker_sees_imports() -> None:
     assert "hugeheap.report.analysis" in GRAPH["hugeheap.cli"]  # an import inside a function
 
 
+# One parser for each kind of input: the module that reads it, and the
+# modules that hand it their input rather than reading it again.
+PARSERS = {
+    "hugeheap.measure.programs": {"hugeheap.measure.runner", "hugeheap.campaign.suite_commands",
+                                  "hugeheap.campaign.suite_instances"},  # a command's program
+    "hugeheap.campaign.modes": {"hugeheap.campaign.compare",
+                                "hugeheap.campaign.suite_file"},  # a list of allocator modes
+    "hugeheap.campaign.remote": {"hugeheap.campaign.suite_instances"},  # an entry naming a file
+    "hugeheap.campaign.toml_checker": {"hugeheap.campaign.suite_file",
+                                       "hugeheap.campaign.remote"},  # a mistake in a TOML file
+}
+
+
+def test_each_kind_of_input_has_one_parser() -> None:
+    missing = [f"{user} does not import {parser}" for parser, users in PARSERS.items()
+               for user in sorted(users) if parser not in GRAPH[user]]
+    assert missing == []
+
+
 # The top level of a campaign folder, as campaign/folder.py lays it out.
 FOLDER_ENTRIES = {"results.sqlite", "suite.toml", "machine.json", "instances", "outputs",
                   "slurm", ".harness.lock"}

@@ -308,7 +308,7 @@ def test_stdin_and_output_files(cgroups_usable: str, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args,message", [
-    (["run", "--", "no-such-command-xyz"], "command not found: no-such-command-xyz"),
+    (["run", "--", "no-such-command-xyz"], "'no-such-command-xyz' is not installed"),
     (["run", "--stdin", "/nonexistent/file", "--", "true"], "--stdin /nonexistent/file"),
     (["run", "--cpu-limit", "ten", "--", "true"], "--cpu-limit: 'ten' is not a duration"),
     (["run", "--wall-limit", "5 parsecs", "--", "true"], "--wall-limit"),

@@ -7,14 +7,17 @@ import bz2
 import gzip
 import hashlib
 import lzma
+import os
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from hugeheap.campaign.compare import choose_modes
 from hugeheap.campaign.remote import read_set
-from hugeheap.campaign.suite import load
+from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
 
 GOOD = """\
@@ -106,6 +109,32 @@ def test_a_program_named_by_an_environment_variable(tmp_path: Path,
     monkeypatch.setenv("OLD_BUILD", str(tmp_path / "old"))
     suite = load(write(tmp_path, text))
     assert suite.tools[1].program == str(old / "tool")
+
+
+def test_the_environment_is_the_one_given(tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The variables a glob or a program starts with, and the PATH programs
+    are found in, come from the environment load is given (the harness's
+    own by default), as machine.py's readers take the files they read."""
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "x.cnf").write_text("p cnf 1 1\n1 0\n")
+    for program in (tmp_path / "tools" / "my-solver", tmp_path / "old" / "bin" / "tool"):
+        program.parent.mkdir(parents=True)
+        program.write_text("#!/bin/sh\n")
+        program.chmod(0o755)
+    for name in ("SAT_BENCH", "OLD_BUILD"):
+        monkeypatch.delenv(name, raising=False)
+    path = write(tmp_path, GOOD.replace("inst/*.cnf", "$SAT_BENCH/*.cnf")
+                 + '[tools.mine]\ncommand = "my-solver {instance}"\n'
+                 + '[tools.old]\ncommand = "$OLD_BUILD/bin/tool {instance}"\n')
+    fails(tmp_path, path.read_text(), "tool 'mine': 'my-solver' is not installed")
+    suite = load(path, environ={"PATH": f"{tmp_path / 'tools'}{os.pathsep}{os.environ['PATH']}",
+                                "SAT_BENCH": str(bench), "OLD_BUILD": str(tmp_path / "old")})
+    assert suite.files == [("bench/x.cnf", bench / "x.cnf")]
+    assert {tool.name: tool.program for tool in suite.tools} == {
+        "echo": shutil.which("sh"), "mine": str(tmp_path / "tools" / "my-solver"),
+        "old": str(tmp_path / "old" / "bin" / "tool")}
 
 
 def test_no_tools(tmp_path: Path) -> None:
@@ -227,6 +256,34 @@ def test_modes_given_in_place_of_the_suites(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"^--modes system,system: mode 'system' is named "
                        r"twice"):
         load(path, modes="system,system")
+
+
+@pytest.mark.parametrize(("option", "problem"), [
+    ("system,mimaloc", "unknown allocator mode 'mimaloc'; did you mean 'mimalloc'?"),
+    ("system,system", "mode 'system' is named twice; name each mode once"),
+    ("system,hugeheap", "mode 'hugeheap' cannot run here: libhugeheap.so not found: "),
+])
+def test_one_parser_reads_modes_for_a_suite_and_for_compare(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, option: str, problem: str) -> None:
+    """`hugeheap bench --modes`, `hugeheap compare --modes` and a suite's
+    campaign.modes are read by one parser (modes.py): the same mistake is
+    the same error, named as the option's or the file's."""
+    monkeypatch.setenv("HUGEHEAP_LIBRARY", str(tmp_path / "nowhere" / "libhugeheap.so"))
+    path = write(tmp_path, GOOD.replace('modes = ["system", "hugeheap"]',
+                                        f"modes = {option.split(',')!r}".replace("'", '"')))
+    with pytest.raises(HarnessError) as for_bench:
+        load(path, modes=option)
+    with pytest.raises(HarnessError) as for_compare:
+        choose_modes(option)
+    assert str(for_bench.value) == str(for_compare.value)
+    assert str(for_bench.value).startswith(f"--modes {option}: {problem}")
+    with pytest.raises(HarnessError) as in_file:
+        load(path)
+    assert str(in_file.value).startswith(f"{path}:2: {problem}")
+    # What differs is said by the caller: a comparison needs two modes.
+    assert [m.name for m in load(path, modes=" system ").modes] == ["system"]
+    with pytest.raises(HarnessError, match=r"^--modes system: name 2 modes or more; "):
+        choose_modes("system")
 
 
 def test_a_tools_instances_are_checked(tmp_path: Path) -> None:

@@ -16,11 +16,11 @@ import shlex
 from dataclasses import replace
 from pathlib import Path
 
-from ..errors import HarnessError
-from ..measure.allocators import MODES, AllocatorMode, require, resolve
+from ..measure.allocators import MODES, AllocatorMode, resolve
 from ..measure.runner import resolve_command
 from .answers.adapters import check_adapter_name, suggested_adapter
 from .folder import CampaignFolder
+from .modes import parse_modes_option
 from .suite import Suite, Tool
 
 DEFAULT_CPU_LIMIT_S = 900.0
@@ -29,18 +29,14 @@ LEFT_OUT = ("hugeheap-nothp",)  # not compared unless named: a variant of hugehe
 
 def choose_modes(names: str | None) -> tuple[list[AllocatorMode], list[tuple[str, str]]]:
     """The modes to compare, the first the baseline: those named in 'A,B,..'
-    (HarnessError for one that cannot run here), or by default every
-    built-in mode this machine has but hugeheap-nothp, system first; and the
-    default modes left out, with why."""
+    (modes.py: two or more; HarnessError for one that cannot run here), or
+    by default every built-in mode this machine has but hugeheap-nothp,
+    system first; and the default modes left out, with why."""
     if names is None:
         resolved = [resolve(name) for name in MODES if name not in LEFT_OUT]
         return ([mode for mode in resolved if not mode.missing],
                 [(mode.name, mode.missing) for mode in resolved if mode.missing])
-    chosen = [name.strip() for name in names.split(",") if name.strip()]
-    if len(chosen) < 2 or len(set(chosen)) != len(chosen):
-        raise HarnessError(f"--modes {names}: name two modes or more, each once (example: "
-                           "--modes system,hugeheap)")
-    return [require(name) for name in chosen], []
+    return parse_modes_option(names, at_least=2), []
 
 
 def comparison_suite(command: list[str], modes: list[AllocatorMode], adapter: str | None,

@@ -32,7 +32,11 @@ Besides single entries in a suite, two kinds of set files name many at once:
   tracks): each must name a Global Benchmark Database file
   (https://benchmark-database.de/file/HASH), whose hash verifies it.
 
-Every mistake is one HarnessError naming the file, the entry and the fix."""
+An entry naming one file is read by one parser (parse_entry), whether it is
+a suite's [[instances.download]] or a manifest's [[instances]]: the same
+keys mean the same and the same mistake is the same error, `ORIGIN: problem;
+fix`, where ORIGIN names the file and the entry. Every other mistake is one
+HarnessError naming the file and the fix too."""
 
 from __future__ import annotations
 
@@ -46,11 +50,17 @@ from urllib.parse import urlparse
 from ..errors import HarnessError
 from .compression import plain_name
 from .gbd import gbd_url, hash_in_url, is_gbd_hash
+from .toml_checker import unknown_key
 
 SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SOURCE_KEYS = {"repository", "commit", "licence", "url"}
-_ENTRY_KEYS = {"name", "source", "path", "size", "sha256", "url", "gbd", "vendored", "answer"}
+# The keys of an entry naming one file: those of every entry, and those of a
+# suite's [[instances.download]] (in the quick size; a support file) or of a
+# manifest's [[instances]] (where it comes from; a copy here; what tools answered).
+ENTRY_KEYS = {"name", "url", "sha256", "gbd", "size"}
+DOWNLOAD_KEYS = {"quick", "support"}
+MANIFEST_KEYS = {"source", "path", "vendored", "answer"}
 
 
 @dataclass(frozen=True)
@@ -76,38 +86,12 @@ class RemoteFile:
         return plain_name(self.name)
 
 
-def check_name(name: str, origin: str) -> None:
-    if not name or "/" in name or name.startswith("."):
-        raise HarnessError(f"{origin}: the instance name '{name}' must be a plain file name; "
-                           "leave out directories")
-
-
-def check_url(url: str, origin: str) -> None:
-    scheme = urlparse(url).scheme
-    if scheme not in ("http", "https", "file"):
-        raise HarnessError(f"{origin}: '{url}' is not an http, https or file URL; give the "
-                           "address the file can be downloaded from")
-
-
-def check_sha256(value: object, origin: str) -> str:
-    if not isinstance(value, str) or not SHA256.match(value.lower()):
-        raise HarnessError(f"{origin}: sha256 {value!r} is not 64 hex digits; write the "
-                           "file's `sha256sum`")
-    return value.lower()
-
-
-def check_gbd(value: object, origin: str) -> str:
-    if not isinstance(value, str) or not is_gbd_hash(value.lower()):
-        raise HarnessError(f"{origin}: gbd {value!r} is not a Global Benchmark Database hash "
-                           "(32 hex digits)")
-    return value.lower()
-
-
-def check_size(value: object, origin: str) -> int | None:
-    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
-                              or value < 0):
-        raise HarnessError(f"{origin}: size {value!r} is not a number of bytes")
-    return value
+@dataclass(frozen=True)
+class Manifest:
+    """The manifest an entry is in: the file (a vendored copy is relative to
+    its folder) and its [sources.NAME] (where an entry's url comes from)."""
+    path: Path
+    sources: dict[str, dict[str, Any]]
 
 
 def read_set(path: Path) -> list[RemoteFile]:
@@ -140,7 +124,7 @@ def _read_url_list(path: Path, text: str) -> list[RemoteFile]:
         if not url or url.startswith("#"):
             continue
         origin = f"{path}:{number}"
-        check_url(url, origin)
+        _check_url(url, origin)
         digest = hash_in_url(url)
         if digest is None:
             raise HarnessError(f"{origin}: '{url}' names no Global Benchmark Database file "
@@ -169,7 +153,14 @@ def _read_manifest(path: Path, text: str) -> list[RemoteFile]:
     entries = data.get("instances", [])
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
         raise HarnessError(f"{path}: instances must be [[instances]] tables")
-    return [_manifest_entry(path, index, entry, sources) for index, entry in enumerate(entries)]
+    manifest = Manifest(path, sources)
+    files = []
+    for index, entry in enumerate(entries):
+        name = entry.get("name")
+        origin = f"{path}: instance {name!r}" if isinstance(name, str) else \
+            f"{path}: [[instances]] number {index + 1}"
+        files.append(parse_entry(entry, origin, manifest))
+    return files
 
 
 def _check_source(path: Path, name: str, source: dict[str, Any]) -> None:
@@ -187,35 +178,62 @@ def _check_source(path: Path, name: str, source: dict[str, Any]) -> None:
                            "the exact commit the files were taken from")
 
 
-def _manifest_entry(path: Path, index: int, entry: dict[str, Any],
-                    sources: dict[str, dict[str, Any]]) -> RemoteFile:
-    name = entry.get("name")
-    origin = f"{path}: instance {name!r}" if isinstance(name, str) else \
-        f"{path}: [[instances]] number {index + 1}"
-    unknown = sorted(set(entry) - _ENTRY_KEYS)
-    if unknown:
-        raise HarnessError(f"{origin}: unknown key '{unknown[0]}'; the keys there are "
-                           f"{', '.join(sorted(_ENTRY_KEYS))}")
-    if not isinstance(name, str):
-        raise HarnessError(f"{origin} has no name; add name = \"file.cnf.xz\"")
-    check_name(name, origin)
-    size = check_size(entry.get("size"), origin)
-    vendored = entry.get("vendored")
-    if vendored is not None and not isinstance(vendored, str):
-        raise HarnessError(f"{origin}: vendored must be a path relative to the manifest")
-    gbd = check_gbd(entry["gbd"], origin) if "gbd" in entry else None
-    sha256 = check_sha256(entry["sha256"], origin) if "sha256" in entry or gbd is None \
-        else None
-    url = entry.get("url")
-    if url is None:
-        url = _url_from_source(origin, entry, sources) if "source" in entry or gbd is None \
-            else gbd_url(gbd)
-    if not isinstance(url, str):
-        raise HarnessError(f"{origin}: url must be a string")
-    check_url(url, origin)
-    return RemoteFile(name=name, url=url, sha256=sha256, gbd=gbd if sha256 is None else None,
-                      size=size, vendored=path.parent / vendored if vendored else None,
-                      origin=origin)
+def parse_entry(values: dict[str, Any], origin: str, manifest: Manifest | None = None
+                ) -> RemoteFile:
+    """The file one entry names: a suite's [[instances.download]] (manifest
+    None: its name may be left to its gbd hash or its URL, and it may be
+    quick or a support file), or an [[instances]] entry of a manifest (it
+    names itself, and may say its source and path, a vendored copy and an
+    answer). Every mistake is one HarnessError `origin: problem; fix`."""
+    unknown = unknown_key(values, ENTRY_KEYS | (MANIFEST_KEYS if manifest else DOWNLOAD_KEYS))
+    if unknown is not None:
+        raise _error(origin, f"unknown key '{unknown[0]}'", unknown[1])
+    gbd = _check_gbd(values["gbd"], origin) if "gbd" in values else None
+    sha256 = _check_sha256(values["sha256"], origin) if "sha256" in values else None
+    if sha256 is None and gbd is None:
+        raise _error(origin, "neither sha256 nor gbd says which file it is, so nothing would "
+                     "verify what it downloads", 'add sha256 = "..." (the file\'s sha256sum)')
+    gbd_alone = gbd if sha256 is None else None  # else the sha256 verifies it
+    url = _url(values, origin, manifest, gbd_alone)
+    name = values.get("name")
+    if name is None and manifest is not None:
+        raise _error(origin, "the entry has no name", 'add name = "file.cnf.xz"')
+    if name is None:
+        name = f"{gbd}.cnf.xz" if gbd else Path(url.split("?")[0]).name
+    _check_name(name, origin)
+    vendored = values.get("vendored")
+    if vendored is not None and (not isinstance(vendored, str) or not vendored):
+        raise _error(origin, "vendored must be a path relative to the manifest",
+                     'write vendored = "files/NAME"')
+    quick, support = (_flag(values, key, origin) for key in ("quick", "support"))
+    return RemoteFile(name=name, url=url, sha256=sha256, gbd=gbd_alone,
+                      size=_check_size(values.get("size"), origin),
+                      vendored=manifest.path.parent / vendored if manifest and vendored else None,
+                      origin=origin, quick=quick, support=support)
+
+
+def _error(origin: str, problem: str, fix: str) -> HarnessError:
+    """The one form of a mistake in a set file or an entry."""
+    return HarnessError(f"{origin}: {problem}; {fix}")
+
+
+def _url(values: dict[str, Any], origin: str, manifest: Manifest | None,
+         gbd_alone: str | None) -> str:
+    """Where an entry's file is downloaded from: its url; else, in a
+    manifest, its source's url template with its path; else, for a file a
+    GBD hash alone names, the Global Benchmark Database's (gbd.py)."""
+    if "url" in values:
+        url = values["url"]
+    elif manifest is not None and "source" in values:
+        url = _url_from_source(origin, values, manifest.sources)
+    elif gbd_alone is not None:
+        url = gbd_url(gbd_alone)
+    else:
+        raise _error(origin, "the entry has no url", 'add url = "https://..."' + (
+            ', or source = "NAME" (a [sources.NAME] of the manifest) and path' if manifest
+            else ""))
+    _check_url(url, origin)
+    return str(url)
 
 
 def _url_from_source(origin: str, entry: dict[str, Any],
@@ -223,15 +241,58 @@ def _url_from_source(origin: str, entry: dict[str, Any],
     source = entry.get("source")
     if not isinstance(source, str) or source not in sources:
         known = ", ".join(sorted(sources)) or "none"
-        raise HarnessError(f"{origin}: source {source!r} is no [sources.NAME] of the manifest "
-                           f"(its sources: {known}); or give the entry its own url")
+        raise _error(origin, f"source {source!r} is no [sources.NAME] of the manifest (its "
+                     f"sources: {known})", "name one of them, or give the entry its own url")
     file_path = entry.get("path")
     if not isinstance(file_path, str) or not file_path:
-        raise HarnessError(f"{origin} has no path (where the file is in the source's "
-                           "repository)")
+        raise _error(origin, "the entry has no path (where the file is in the source's "
+                     "repository)", 'add path = "dir/file.cnf.xz"')
     template = sources[source]["url"]
     try:
         return str(template.format(commit=sources[source]["commit"], path=file_path))
     except (KeyError, IndexError, ValueError):
-        raise HarnessError(f"{origin}: the url template of [sources.{source}] may hold only "
-                           "{commit} and {path}") from None
+        raise _error(origin, f"the url template of [sources.{source}] holds more than "
+                     "{commit} and {path}", "write it with those two alone") from None
+
+
+def _check_url(url: object, origin: str) -> None:
+    if not isinstance(url, str):
+        raise _error(origin, f"url {url!r} is not a string", 'write url = "https://..."')
+    if urlparse(url).scheme not in ("http", "https", "file"):
+        raise _error(origin, f"'{url}' is not an http, https or file URL",
+                     "give the address the file can be downloaded from")
+
+
+def _check_name(name: object, origin: str) -> None:
+    if not isinstance(name, str) or not name or "/" in name or name.startswith("."):
+        raise _error(origin, f"the instance name {name!r} must be a plain file name",
+                     'leave out directories, e.g. name = "x.cnf.xz"')
+
+
+def _check_sha256(value: object, origin: str) -> str:
+    if not isinstance(value, str) or not SHA256.match(value.lower()):
+        raise _error(origin, f"sha256 {value!r} is not 64 hex digits",
+                     "write the file's `sha256sum`")
+    return value.lower()
+
+
+def _check_gbd(value: object, origin: str) -> str:
+    if not isinstance(value, str) or not is_gbd_hash(value.lower()):
+        raise _error(origin, f"gbd {value!r} is not a Global Benchmark Database hash",
+                     "write the 32 hex digits the database names the file by")
+    return value.lower()
+
+
+def _check_size(value: object, origin: str) -> int | None:
+    if value is not None and (not isinstance(value, int) or isinstance(value, bool)
+                              or value < 0):
+        raise _error(origin, f"size {value!r} is not a number of bytes",
+                     "write the file's size in bytes, e.g. size = 123456")
+    return value
+
+
+def _flag(values: dict[str, Any], key: str, origin: str) -> bool:
+    flag = values.get(key, False)
+    if not isinstance(flag, bool):
+        raise _error(origin, f"{key} must be true or false", f"write {key} = true")
+    return flag

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import datetime
 import os
-import shutil
 import subprocess
 import tempfile
 import time
@@ -36,6 +35,7 @@ from .environment import tool_environment
 from .hugepages import HugeShareSampler
 from .limits import Limits, check_limits
 from .outcome import cross_checked, how_it_ended
+from .programs import find_program
 from .steal import steal_is_notable, steal_warning
 from .supervision import ExitWatch, die_with_parent, end_everything, supervise
 
@@ -125,21 +125,11 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
 # ------------------------------------------------------------------ checks
 
 def resolve_command(command: list[str]) -> str:
-    """The program of command, found in PATH where it has no slash;
-    HarnessError when there is none to run."""
+    """The program of command, found in PATH where it has no slash
+    (programs.find_program); HarnessError when there is none to run."""
     if not command:
         raise HarnessError("no command given: write it after `--`")
-    program = command[0]
-    if "/" in program:
-        if not os.path.isfile(program):
-            raise HarnessError(f"command not found: {program}")
-        if not os.access(program, os.X_OK):
-            raise HarnessError(f"command is not executable: {program}")
-        return program
-    found = shutil.which(program)
-    if found is None:
-        raise HarnessError(f"command not found: {program} (not in PATH)")
-    return found
+    return find_program(command[0])
 
 
 # --------------------------------------------------------------- resources
