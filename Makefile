@@ -85,7 +85,7 @@ test-programs: build
 test-python: build wheel
 	$(VENV)/bin/ruff check python bench scripts suites alloc/tests workloads setup.py
 	$(VENV)/bin/mypy
-	$(VENV)/bin/pytest python/tests
+	$(VENV)/bin/pytest --durations=15 python/tests
 
 # The main job: suites/demo.toml, a fresh campaign each time (a rebuilt
 # library is a different campaign), then its summary and HTML report.

@@ -21,8 +21,9 @@ Suites:
            through OpenBLAS, the graph and image routines) allocate through
            malloc and C++'s new, from threads of their own too.
 
---subset runs a bounded part of each (allocation-heavy modules; about three
-minutes), as `make test` does; without it the whole suites run, as `make
+The two configurations of a suite run side by side (the same load on both).
+--subset runs a bounded part of each (allocation-heavy modules; about two
+minutes on two cores), as `make test` does; without it the whole suites run, as `make
 test-programs` does.  Tests a suite skips here (no network, no GUI) are
 skipped in both configurations alike.
 
@@ -51,6 +52,7 @@ import tempfile
 import time
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -214,11 +216,14 @@ def cpython_suite(python: str, jobs: int) -> Suite:
 
 
 def package_suite(package: str, python: str, subset: list[str],
-                  left_out: tuple[str, ...] = ()) -> Suite:
+                  left_out: tuple[str, ...], threads: int) -> Suite:
     """A Python package's own tests, `pytest --pyargs PACKAGE`, in the
     environment of `python`.  Test ids relative to the folder the package is
     installed in name the module ("numpy._core.tests.test_dtype.TestBuiltin"),
-    so that it can run again; `left_out`: its subfolders not to collect."""
+    so that it can run again; `left_out`: its subfolders not to collect;
+    `threads`: the BLAS and OpenMP threads of each configuration (the two run
+    side by side: OpenBLAS's threads spin while they wait, and two runs with
+    a thread per core each took nine times as long)."""
     installed = subprocess.run(
         [python, "-c", f"import {package}, os; print(os.path.dirname(os.path.dirname("
                        f"{package}.__file__)))"],
@@ -229,7 +234,9 @@ def package_suite(package: str, python: str, subset: list[str],
         return [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
                 "--rootdir", installed, *ignores, "--junitxml", str(xml),
                 "--pyargs", *(units or [package])]
-    return Suite(package, command, {}, subset, read_pytest, pytest_unit, timeout=2 * 3600)
+    threads_env = {"OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
+    return Suite(package, command, threads_env, subset, read_pytest, pytest_unit,
+                 timeout=2 * 3600)
 
 
 def pyenv_python() -> str:
@@ -282,6 +289,17 @@ def run_suite(suite: Suite, config: str, lib: Path, units: list[str],
     return outcome
 
 
+def side_by_side(suite: Suite, lib: Path, units: list[str], work: Path,
+                 label: str) -> dict[str, Outcome]:
+    """Both configurations at once, one beside the other: the same load on
+    both, and the check's time halved on a machine of two cores or more
+    (each CPython runner gets half of --jobs)."""
+    with ThreadPoolExecutor(max_workers=len(CONFIGS)) as pool:
+        running = {config: pool.submit(run_suite, suite, config, lib, units, work, label)
+                   for config in CONFIGS}
+        return {config: future.result() for config, future in running.items()}
+
+
 def check_preloaded(python: str, lib: Path) -> None:
     """The library is in the interpreter's memory map when preloaded."""
     probe = subprocess.run(
@@ -307,13 +325,13 @@ class Comparison:
 
 def compare(suite: Suite, lib: Path, units: list[str], work: Path,
             say: Callable[[str], None]) -> Comparison:
-    """Both configurations, then the modules of the tests failing in one only
-    again in both, RERUNS times; counts per test of the runs it failed in."""
+    """Both configurations side by side, then the modules of the tests failing
+    in one only again in both, RERUNS times; counts per test of the runs it
+    failed in."""
     result = Comparison()
-    first = {}
+    say(f"{suite.name}: {' and '.join(CONFIGS)} side by side ...")
+    first = side_by_side(suite, lib, units, work, "all")
     for config in CONFIGS:
-        say(f"{suite.name}: {config} ...")
-        first[config] = run_suite(suite, config, lib, units, work, "all")
         result.seconds[config] = first[config].seconds
         result.ran[config] = first[config].ran
         say(f"{suite.name}: {config}: {first[config].ran} tests, {len(first[config].failed)} failed"
@@ -341,8 +359,8 @@ def compare(suite: Suite, lib: Path, units: list[str], work: Path,
     failures = {c: {t: int(t in first[c].failed) for t in suspects} for c in CONFIGS}
     crashed_again: dict[str, list[str]] = {c: [] for c in CONFIGS}
     for repeat in range(RERUNS):
-        for config in CONFIGS:
-            outcome = run_suite(suite, config, lib, again, work, f"again{repeat + 1}")
+        outcomes = side_by_side(suite, lib, again, work, f"again{repeat + 1}")
+        for config, outcome in outcomes.items():
             if outcome.crash:
                 crashed_again[config].append(outcome.crash)
             for test in suspects:
@@ -370,7 +388,8 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
             python = os.path.abspath(args.python) if args.python else pyenv_python()
             if not os.access(python, os.X_OK):
                 raise CannotRun(f"--python {python}: no such program")
-            chosen.append(cpython_suite(python, args.jobs))
+            # Its two configurations run side by side, each with half the workers.
+            chosen.append(cpython_suite(python, max(1, args.jobs // len(CONFIGS))))
         elif name in PACKAGES:
             # Absolute, as the runs start in their own folder; not resolved:
             # a virtual environment's python is a link that must stay one.
@@ -384,7 +403,8 @@ def choose_suites(args: argparse.Namespace) -> list[Suite]:
                     raise Skipped(f"{name}'s tests need {module} in {python} "
                                   "(`make venv` installs it)")
             subset, left_out = PACKAGES[name]
-            chosen.append(package_suite(name, python, subset, left_out))
+            chosen.append(package_suite(name, python, subset, left_out,
+                                        max(1, (os.cpu_count() or 2) // len(CONFIGS))))
         else:
             raise CannotRun(f"unknown suite {name!r} (known: cpython, {', '.join(PACKAGES)})")
     return chosen
@@ -407,7 +427,7 @@ def main() -> int:
     parser.add_argument("--venv-python",
                         help="python of the environment numpy's and scipy's tests run in")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2,
-                        help="worker processes of CPython's test runner")
+                        help="worker processes of CPython's test runners, both together")
     parser.add_argument("--out", type=Path, help="keep logs, XML and results.json here")
     args = parser.parse_args()
 
