@@ -17,9 +17,12 @@ from ...measure.units import parse_cpu_list
 CLIENTS = ("sbatch", "squeue", "scancel", "sinfo", "scontrol", "srun")
 ANSWER_WITHIN_S = 60.0  # a controller that takes longer is not reachable
 # States in which a job has left the queue for good (squeue --states=all
-# shows them for MinJobAge seconds, then forgets the job).
+# shows them for MinJobAge seconds, then forgets the job). squeue names a
+# job by its flags before its base state, so a job that Slurm requeues shows
+# COMPLETING (its old start ending), REQUEUED, REQUEUE_HOLD or SPECIAL_EXIT
+# (requeued and held until released), then PENDING: none of them is an end.
 ENDED = {"COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY",
-         "PREEMPTED", "BOOT_FAIL", "DEADLINE", "SPECIAL_EXIT", "REVOKED"}
+         "PREEMPTED", "BOOT_FAIL", "DEADLINE", "REVOKED"}
 
 
 def client_problem() -> str | None:
@@ -174,8 +177,15 @@ def jobs_on_node(node: str) -> set[str]:
 
 
 def cancel(job_ids: list[str]) -> None:
-    if job_ids:
-        _output(["scancel", *job_ids])
+    """Cancels these jobs or array tasks; one that has ended (or that the
+    controller has forgotten) is no error."""
+    if not job_ids:
+        return
+    done = _call(["scancel", *job_ids])
+    said = (done.stderr or "").strip()
+    if done.returncode != 0 and not re.search(r"already completing or completed|Invalid job id",
+                                                said):
+        raise HarnessError(f"`scancel` failed: {_said(done)}")
 
 
 def allocated_cpus(job_id: str, node: str) -> list[int] | None:

@@ -27,6 +27,7 @@ import signal
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -162,10 +163,15 @@ class _Task:
 @dataclass
 class _Session:
     """One `hugeheap bench` of a campaign on Slurm: what is still to do, the
-    tasks not yet ended, and what has been delivered."""
+    tasks not yet ended, and what has been delivered. queue and cancel: the
+    controller's answers and orders (commands.queue, commands.cancel and
+    commands.submit; a test hands in a controller of its own)."""
     executor: SlurmExecutor
     folder: CampaignFolder
     sink: Sink
+    queue: Callable[[list[str]], dict[tuple[str, int], TaskState]] = commands.queue
+    cancel: Callable[[list[str]], None] = commands.cancel
+    submit: Callable[[str, list[str]], str] = commands.submit
     pending: dict[RunKey, RunSpec] = field(default_factory=dict)  # not delivered yet
     attempts: Counter[RunKey] = field(default_factory=Counter)
     tasks: list[_Task] = field(default_factory=list)  # not ended yet
@@ -210,7 +216,7 @@ class _Session:
         script = files.write_script(submission, sys.executable)
         limit = self.executor.time_limit(max(([s.wall_s for s in share] for share in shares),
                                              key=sum))
-        array = commands.submit(str(script), [
+        array = self.submit(str(script), [
             *self.executor.resources, f"--array=0-{count - 1}",
             f"--job-name={job_name(self.folder)}", f"--output={files.log_pattern(submission)}",
             "--open-mode=append",  # a requeued task's log keeps what its first start said
@@ -285,7 +291,7 @@ class _Session:
     def _ask_queue(self) -> None:
         self.asked = time.monotonic()
         try:
-            self.states = commands.queue(sorted({t.array for t in self.tasks}))
+            self.states = self.queue(sorted({t.array for t in self.tasks}))
         except HarnessError as error:  # a controller's hiccup: ask again later
             self.answered = False
             self.sink.queue(f"queue: {error}")
@@ -345,6 +351,13 @@ class _Session:
                 return
             self.sink.note(f"Slurm task {task.name} ended {state} with {len(missing)} of its "
                            f"runs not done (its log: {task.log})")
+            # Its runs go to a new task: this one must never start again
+            # (an administrator's requeue of a failed job, say), or they
+            # would run twice. Cancelling an ended job changes nothing else.
+            try:
+                self.cancel([task.name])
+            except HarnessError as error:
+                self.sink.note(f"cancelling Slurm task {task.name}: {error}")
             for key in missing:
                 if self.attempts[key] >= ATTEMPTS:
                     self.pending.pop(key)
@@ -388,11 +401,11 @@ class _Session:
             return
         self.sink.queue(f"Slurm: cancelling {', '.join(arrays)}")
         try:
-            commands.cancel(arrays)
+            self.cancel(arrays)
             deadline = time.monotonic() + CANCEL_WAIT_S
             while self.tasks and time.monotonic() < deadline:
                 time.sleep(POLL_S)
-                self.states = commands.queue(arrays)
+                self.states = self.queue(arrays)
                 for task in [t for t in self.tasks if self._ended(t)]:
                     self._retire(task)
         except HarnessError as error:
