@@ -133,3 +133,13 @@ def test_the_campaign_folder_is_laid_out_in_one_module() -> None:
     assert any(isinstance(node, ast.BinOp) and isinstance(node.right, ast.Constant)
                and node.right.value == "results.sqlite"
                for node in ast.walk(ast.parse(owner.read_text())))
+
+
+MODULE_LINES = 500  # a module longer than this holds more than one concern
+
+
+def test_every_module_is_short_enough_to_hold_one_concern() -> None:
+    long = {module_name(path): len(path.read_text().splitlines())
+            for path in PACKAGE.rglob("*.py")
+            if len(path.read_text().splitlines()) >= MODULE_LINES}
+    assert not long, f"split these by concern: {long}"
