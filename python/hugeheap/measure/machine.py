@@ -1,8 +1,9 @@
 """What the machine is, read in one place: kernel, glibc, CPU model and
-topology, memory and swap, huge-page settings, steal time, and what /proc says
-of a process (its CPU time, a mapping's huge pages). Every reader takes the
-file it reads (or /proc itself) as an argument with the real one as default,
-so tests can hand it a machine that is not this one."""
+topology, memory and swap, huge-page settings and the hugetlb pool, steal
+time, and what /proc says of a process (its CPU time, a mapping's huge
+pages). Every reader takes the file it reads (or /proc itself) as an
+argument with the real one as default, so tests can hand it a machine that
+is not this one."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ THP_DIR = Path("/sys/kernel/mm/transparent_hugepage")
 CPU_DIR = Path("/sys/devices/system/cpu")
 NODE_DIR = Path("/sys/devices/system/node")
 MEMINFO = Path("/proc/meminfo")
+HUGEPAGES_DIR = Path("/sys/kernel/mm/hugepages")
+POOL_PAGE_KB = 2048  # the pool hugeheap's HUGEHEAP_THP=hugetlb maps from: 2 MiB pages
 PROC = Path("/proc")
 PROC_STAT = PROC / "stat"
 SELF_SMAPS = PROC / "self" / "smaps"
@@ -82,6 +85,53 @@ def memory_total(meminfo: Path = MEMINFO) -> int | None:
     """Bytes of RAM."""
     total = meminfo_kb(meminfo).get("MemTotal")
     return None if total is None else total * 1024
+
+
+@dataclass(frozen=True)
+class HugetlbPool:
+    """The kernel's pool of 2 MiB huge pages (vm.nr_hugepages), in pages."""
+    total: int  # nr_hugepages: the pool, surplus pages included
+    free: int  # not faulted in by any process
+    reserved: int  # free, but promised to mappings that have not touched them yet
+    surplus: int  # beyond the persistent pool: freed once their processes let go
+
+    @property
+    def available(self) -> int:
+        """Pages a new mapping can have."""
+        return max(self.free - self.reserved, 0)
+
+
+def hugetlb_pool_dir(hugepages_dir: Path = HUGEPAGES_DIR) -> Path:
+    """The sysfs folder of the 2 MiB pool (absent on a kernel without hugetlb)."""
+    return hugepages_dir / f"hugepages-{POOL_PAGE_KB}kB"
+
+
+def pool_file_pages(path: Path) -> int | None:
+    """A page count of the pool's sysfs folder (nr_hugepages, ...); None
+    where it cannot be read or is no number."""
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    return int(text) if text.isdigit() else None
+
+
+def hugetlb_pool(hugepages_dir: Path = HUGEPAGES_DIR,
+                 meminfo: Path = MEMINFO) -> HugetlbPool | None:
+    """The 2 MiB pool from its sysfs folder, else from /proc/meminfo's
+    HugePages_* (which count the default huge-page size's pool: only where
+    that size is 2 MiB). None where the kernel has no such pool."""
+    folder = hugetlb_pool_dir(hugepages_dir)
+    names = ("nr_hugepages", "free_hugepages", "resv_hugepages", "surplus_hugepages")
+    counts = [pool_file_pages(folder / name) for name in names]
+    if all(count is not None for count in counts):
+        total, free, reserved, surplus = (count or 0 for count in counts)
+        return HugetlbPool(total, free, reserved, surplus)
+    values = meminfo_kb(meminfo)
+    fields = ("HugePages_Total", "HugePages_Free", "HugePages_Rsvd", "HugePages_Surp")
+    if values.get("Hugepagesize") != POOL_PAGE_KB or not all(f in values for f in fields):
+        return None
+    return HugetlbPool(*(values[field] for field in fields))
 
 
 def swap_in_use(meminfo: Path = MEMINFO) -> bool:
