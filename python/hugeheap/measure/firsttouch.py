@@ -18,16 +18,24 @@ one backs memory eagerly (or is bare metal), and its fresh cost is the
 sample's median.
 
 About 0.1 to 0.5 s and, for that moment, up to SAMPLE_LIMIT bytes: run once
-per campaign session."""
+per campaign session.
+
+Pages of the kernel's hugetlb pool (`hugeheap pool reserve`) are measured
+apart, with the same timing: the pool keeps its pages when a process frees
+them, so once written they stay backed by the host, and a new process pays
+only the kernel's zeroing (pool_first_touch_ms)."""
 
 from __future__ import annotations
 
 import ctypes
 import mmap
+import platform
 import statistics
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any
+from multiprocessing import get_context
+from typing import Any, Literal
 
 from . import machine
 
@@ -37,6 +45,11 @@ CHUNK = 16 * HUGE  # memory taken per step of the sample
 SAMPLE_LIMIT = 1 * 2**30
 FRESH_WANTED = 16  # fresh pages that settle the fresh cost
 FRESH_FACTOR = 4.0  # a page this many times dearer than a recycled one was fresh
+POOL_SAMPLE = 64  # pool pages a new process touches to measure their cost
+# Python's mmap (3.11 to 3.13) does not name MAP_HUGETLB; Linux gives it this
+# value on x86-64 and AArch64 (other architectures differ: None there).
+MAP_HUGETLB: int | None = getattr(
+    mmap, "MAP_HUGETLB", 0x40000 if platform.machine() in ("x86_64", "aarch64") else None)
 
 
 @dataclass
@@ -63,16 +76,26 @@ class FirstTouch:
 
 
 class _Region:
-    """An anonymous mapping with a 2 MiB-aligned part of `pages` huge pages."""
+    """An anonymous mapping with a 2 MiB-aligned part of `pages` huge pages:
+    transparent huge pages (`huge`), 4 KiB pages (`small`), or pages of the
+    hugetlb pool (`pool`: OSError where the pool has not that many free)."""
 
-    def __init__(self, pages: int, huge: bool) -> None:
-        self.map = mmap.mmap(-1, (pages + 1) * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    def __init__(self, pages: int, kind: Literal["huge", "small", "pool"]) -> None:
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
+        if kind == "pool":
+            if MAP_HUGETLB is None:
+                raise OSError(f"MAP_HUGETLB's value on {platform.machine()} is not known here")
+            # The kernel aligns hugetlb mappings to their page size itself.
+            self.map = mmap.mmap(-1, pages * HUGE, flags=flags | MAP_HUGETLB)
+        else:
+            self.map = mmap.mmap(-1, (pages + 1) * HUGE, flags=flags)
         address = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
         self.start = (-address) % HUGE
         self.address = address + self.start
         self.pages = pages
-        advice = mmap.MADV_HUGEPAGE if huge else mmap.MADV_NOHUGEPAGE
-        self.map.madvise(advice, self.start, pages * HUGE)
+        if kind != "pool":
+            advice = mmap.MADV_HUGEPAGE if kind == "huge" else mmap.MADV_NOHUGEPAGE
+            self.map.madvise(advice, self.start, pages * HUGE)
 
     def touch(self, page: int, step: int) -> float:
         """Milliseconds to write one byte in every `step` bytes of a 2 MiB page."""
@@ -94,11 +117,12 @@ class _Region:
 def _recycled_region(pages: int, huge: bool) -> _Region:
     """A region over memory this process has just touched and freed: the
     kernel hands those pages out first, and the host has backed them."""
-    warm = _Region(pages, huge)
+    kind: Literal["huge", "small"] = "huge" if huge else "small"
+    warm = _Region(pages, kind)
     for page in range(pages):
         warm.touch(page, HUGE if huge else SMALL)
     warm.close()
-    return _Region(pages, huge)
+    return _Region(pages, kind)
 
 
 def _recycled_huge_ms() -> tuple[float, bool]:
@@ -135,7 +159,7 @@ def measure() -> FirstTouch:
         held: list[_Region] = []
         try:
             while len(fresh) < FRESH_WANTED and len(held) * CHUNK < SAMPLE_LIMIT:
-                region = _Region(CHUNK // HUGE, huge=True)
+                region = _Region(CHUNK // HUGE, "huge")
                 held.append(region)
                 for page in range(region.pages):
                     cost = region.touch(page, HUGE)
@@ -161,6 +185,26 @@ def measure() -> FirstTouch:
     fresh_ms = statistics.median(fresh if len(fresh) >= FRESH_WANTED // 4 else sampled)
     return FirstTouch(round(fresh_ms, 3), round(recycled, 3), round(small, 3), len(fresh),
                       len(sampled), backed, note)
+
+
+def pool_touch_times(pages: int) -> list[float]:
+    """Milliseconds of the first touch of each of `pages` pages of the
+    hugetlb pool, in this process (one write faults a whole page in, and the
+    kernel zeroes it); OSError where the pool has not that many free."""
+    region = _Region(pages, "pool")
+    try:
+        return [region.touch(page, HUGE) for page in range(pages)]
+    finally:
+        region.close()
+
+
+def pool_first_touch_ms(pages: int) -> float:
+    """Median milliseconds per 2 MiB of the first touch of pool pages (up to
+    POOL_SAMPLE of them) by a process that never touched them: a fresh one,
+    started for it, as a tool's would be. OSError as pool_touch_times."""
+    with ProcessPoolExecutor(1, mp_context=get_context("spawn")) as fresh:
+        times = fresh.submit(pool_touch_times, min(pages, POOL_SAMPLE)).result()
+    return statistics.median(times)
 
 
 def what_it_means(facts: dict[str, object]) -> str:
