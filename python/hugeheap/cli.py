@@ -344,6 +344,56 @@ def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
         _fail(str(error))
 
 
+@main.group()
+def pool() -> None:
+    """The kernel's pool of 2 MiB huge pages, for tools run with HUGEHEAP_THP=hugetlb."""
+
+
+@pool.command("reserve")
+@click.argument("size")
+def pool_reserve(size: str) -> None:
+    """Add SIZE (e.g. 1GiB) to the pool, write each free page once, measure a page's first touch.
+
+    Needs root. What the pool held before is recorded, for `hugeheap pool release`."""
+    from .measure.hugetlb import reserve
+    from .measure.units import parse_size
+    from .measure.view import print_reserved
+    try:
+        reserved = reserve(parse_size(size, "pool reserve"))
+    except HarnessError as error:
+        _fail(str(error))
+    except KeyboardInterrupt:
+        click.echo("hugeheap: interrupted; whatever the kernel had granted is recorded or given "
+                   "back (`hugeheap pool status` says which)", err=True)
+        sys.exit(130)
+    print_reserved(reserved)
+
+
+@pool.command("status")
+@click.option("--json", "as_json", is_flag=True, help="print the status as one JSON object")
+def pool_status(as_json: bool) -> None:
+    """The pool's pages, what hugeheap reserved of it, what a page costs a new process."""
+    from .measure.hugetlb import status
+    from .measure.view import print_pool_status
+    found = status()
+    if as_json:
+        click.echo(json.dumps(found, indent=1))
+    else:
+        print_pool_status(found)
+
+
+@pool.command("release")
+def pool_release() -> None:
+    """Give back what `hugeheap pool reserve` added (needs root; nothing to do without it)."""
+    from .measure.hugetlb import release
+    from .measure.view import print_released
+    try:
+        released = release()
+    except HarnessError as error:
+        _fail(str(error))
+    print_released(released)
+
+
 @main.command()
 @click.option("--json", "as_json", is_flag=True, help="print the report as one JSON object")
 @click.option("--slurm", is_flag=True, help="instead: whether campaigns can run on the Slurm "

@@ -1,14 +1,16 @@
-"""The measure wing in the terminal: the result of `hugeheap run`, and what
-`hugeheap doctor` found."""
+"""The measure wing in the terminal: the result of `hugeheap run`, what
+`hugeheap doctor` found, and the hugetlb pool (`hugeheap pool`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from .firsttouch import what_it_means
+from .hugetlb import Released, Reserved
 from .runner import RunResult
 
 err = Console(stderr=True)
@@ -89,3 +91,59 @@ def print_doctor(info: dict[str, Any]) -> None:
         table.add_row(name, "yes" if mode["available"] else "no",
                       mode["library"] or mode["problem"] or "-")
     out.print(table)
+
+
+def _mib(pages: int, page_bytes: int) -> str:
+    return f"{pages * page_bytes / 2**20:g} MiB"
+
+
+def _pool_pages(pool: dict[str, Any]) -> str:
+    """The hugetlb pool's pages in a line (a hugetlb.status record)."""
+    if not pool["supported"]:
+        return "none: this kernel has no pool of 2 MiB huge pages"
+    return (f"{pool['total']} pages of 2 MiB ({_mib(pool['total'], pool['page_bytes'])}), "
+            f"{pool['free']} free ({pool['reserved']} promised), {pool['surplus']} surplus")
+
+
+def print_pool_status(pool: dict[str, Any]) -> None:
+    """The pool, what hugeheap reserved of it and what a page costs (hugetlb.status)."""
+    out.print(f"[bold]pool[/bold]         {_pool_pages(pool)}")
+    if pool["problem"]:
+        out.print(f"[bold]hugeheap[/bold]     [yellow]{escape(pool['problem'])}[/yellow]")
+        return
+    record = pool["hugeheap"]
+    if record is None:
+        out.print("[bold]hugeheap[/bold]     reserved none of it")
+        return
+    out.print(f"[bold]hugeheap[/bold]     added {record['added_pages']} pages (last on "
+              f"{record['reserved_at']}); the pool held {record['before_pages']} before")
+    out.print(f"             (recorded in {pool['state_file']}, for `hugeheap pool release`)")
+    cost = record["first_touch_ms"]
+    out.print("[bold]first touch[/bold]  " + (
+        "not measured" if cost is None else
+        f"{cost:.3f} ms per 2 MiB for a new process (median of {record['measured_pages']} "
+        "pool pages)"))
+
+
+def print_reserved(reserved: Reserved) -> None:
+    written = (f"wrote the {reserved.written_pages} free pages once: "
+               f"{reserved.record.write_ms:.3f} ms a page"
+               if reserved.record.write_ms is not None else "no page of it was free to write")
+    out.print(f"reserved {reserved.added_pages} pages of 2 MiB "
+              f"({_mib(reserved.added_pages, reserved.status['page_bytes'])}); {written}")
+    print_pool_status(reserved.status)
+
+
+def print_released(released: Released) -> None:
+    pool = released.status
+    if released.record is None:
+        out.print(f"nothing was reserved by hugeheap (no {pool['state_file']}); the pool "
+                  f"stays as it is, {released.pages_after} pages")
+        return
+    out.print(f"gave back {released.record.added_pages} pages: the pool went from "
+              f"{released.pages_before} to {released.pages_after - released.stayed} pages "
+              f"({released.record.before_pages} before hugeheap)")
+    if released.stayed:
+        out.print(f"{released.stayed} of them are in use by running processes: surplus pages "
+                  "now, freed when those let go of them")
+    print_pool_status(pool)
