@@ -1,7 +1,7 @@
 """`hugeheap pool`: the 2 MiB hugetlb pool read from fixture machines (a fake
 /sys/kernel/mm/hugepages tree, a fake /proc/meminfo), its errors on them,
 and, as root on a kernel with hugetlb, a small real pool reserved, shown and
-released through the command.
+released through the command; the pool and its advice in `hugeheap doctor`.
 Every test that changes the real pool puts nr_hugepages back, failed or not."""
 
 from __future__ import annotations
@@ -139,6 +139,21 @@ def test_a_size_that_is_no_size() -> None:
                            "512MB, 1000000)\n")
 
 
+def test_doctor_advises_a_pool_where_fresh_huge_pages_cost_more() -> None:
+    lazy = {"fresh_huge_ms": 5.62, "recycled_huge_ms": 0.15, "small_pages_ms": 1.06,
+            "huge_pages_backed": True}
+    empty = {"supported": True, "available": 0}
+    said = hugetlb.advice(lazy, empty)
+    assert said == ("a fresh huge page costs 5.62 ms here against 1.06 ms for 512 small pages, "
+                    "and no huge-page pool is free: reserve one (`sudo hugeheap pool reserve "
+                    "2GiB`) and run with HUGEHEAP_THP=hugetlb")
+    assert hugetlb.advice(lazy, {"supported": True, "available": 3}) is None  # a pool is free
+    assert hugetlb.advice(lazy, {"supported": False, "available": None}) is None
+    assert hugetlb.advice({**lazy, "fresh_huge_ms": 0.5}, empty) is None  # as on bare metal
+    assert hugetlb.advice({**lazy, "huge_pages_backed": False}, empty) is None  # THP gave none
+    assert hugetlb.advice({"note": "not measured"}, empty) is None
+
+
 # --------------------------------------------------------- the real pool
 
 def real_pool_unavailable() -> str | None:
@@ -195,6 +210,9 @@ def test_reserve_status_release_of_a_real_pool(real_pool: int) -> None:
         seen = cli_as_nobody("pool", "status", "--json")
         assert seen.returncode == 0, seen.stderr
         assert json.loads(seen.stdout)["hugeheap"] == record
+
+    doctor = json.loads(cli("doctor", "--json").stdout)["pool"]
+    assert doctor["total"] == real_pool + 2 and doctor["advice"] is None  # a pool is free
 
     released = cli("pool", "release")
     assert released.returncode == 0, released.stderr

@@ -1,12 +1,13 @@
 """`hugeheap doctor`: what this machine offers for measurement, what would
 add the rest, and what memory costs on it (first touch of huge and small
-pages: what a THP measurement here can show)."""
+pages: what a THP measurement here can show; the hugetlb pool, and whether
+one would help)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from . import firsttouch, machine, perf
+from . import firsttouch, hugetlb, machine, perf
 from .allocators import MODES, resolve
 from .cgroups import CgroupV1, discover, usable_version, v2_controllers
 
@@ -28,10 +29,13 @@ def diagnose() -> dict[str, Any]:
         modes[name] = {"available": mode.missing is None, "library": mode.library,
                        "problem": mode.missing}
     tlb = perf.unavailable_reason()
+    touch = firsttouch.measure().as_record()
+    pool = hugetlb.status()
     return {
         "machine": machine.describe(),
         "cgroups": cgroup,
         "tlb_counters": {"available": tlb is None, "problem": tlb},
         "allocators": modes,
-        "first_touch": firsttouch.measure().as_record(),
+        "first_touch": touch,
+        "pool": {**pool, "advice": hugetlb.advice(touch, pool)},
     }

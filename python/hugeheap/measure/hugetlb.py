@@ -1,5 +1,6 @@
 """The kernel's pool of 2 MiB huge pages (vm.nr_hugepages), for tools run
-with HUGEHEAP_THP=hugetlb: `hugeheap pool reserve`, `status` and `release`.
+with HUGEHEAP_THP=hugetlb: `hugeheap pool reserve`, `status` and `release`,
+and the pool's line in `hugeheap doctor`.
 
 Why a pool: on a virtual machine whose host backs guest memory lazily and
 takes freed 2 MiB blocks back, a fresh transparent huge page costs
@@ -32,6 +33,7 @@ from . import firsttouch, machine
 
 STATE_FILE = Path("/run/hugeheap/pool.json")
 PAGE_BYTES = machine.POOL_PAGE_KB * 1024
+ADVISED_SIZE = "2GiB"  # doctor's suggestion; what suits depends on the heaps of the tools run
 
 # Asks the kernel for a pool of this many pages in this sysfs folder; says how
 # many it holds then (set_pool_pages; tests stand in a kernel that grants fewer).
@@ -110,7 +112,7 @@ def status(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine.
            state_file: Path = STATE_FILE) -> dict[str, Any]:
     """The pool's pages and what hugeheap reserved of it, as JSON shows them;
     needs no root. A record that cannot be read is a `problem`, not an error:
-    the pool's figures are still shown."""
+    the pool's figures are still shown, and doctor's other findings."""
     pool = machine.hugetlb_pool(hugepages_dir, meminfo)
     counts = {field.name: None for field in fields(machine.HugetlbPool)}
     try:
@@ -242,3 +244,18 @@ def release(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine
     return Released(record, pages_before, held, max(held - wanted, 0),
                     status(hugepages_dir, meminfo, state_file))
 
+
+def advice(first_touch: dict[str, Any], pool: dict[str, Any]) -> str | None:
+    """One line for doctor where a pool would help: fresh huge pages cost
+    more here than small ones (firsttouch's figures, as a record, where THP
+    gave huge pages) and no pool page is free for a new process. None
+    otherwise."""
+    fresh, small = first_touch.get("fresh_huge_ms"), first_touch.get("small_pages_ms")
+    if not (isinstance(fresh, (int, float)) and isinstance(small, (int, float))):
+        return None
+    if (not first_touch.get("huge_pages_backed") or fresh <= small
+            or not pool["supported"] or pool["available"]):
+        return None
+    return (f"a fresh huge page costs {fresh:.2f} ms here against {small:.2f} ms for 512 small "
+            f"pages, and no huge-page pool is free: reserve one (`sudo hugeheap pool reserve "
+            f"{ADVISED_SIZE}`) and run with HUGEHEAP_THP=hugetlb")

@@ -83,6 +83,10 @@ def print_doctor(info: dict[str, Any]) -> None:
                                            else f"not measurable: {tlb['problem']}"))
     touch = info["first_touch"]
     out.print(f"[bold]memory[/bold]   {what_it_means(touch)} ({touch['note']})")
+    pool = info["pool"]
+    out.print(f"[bold]pool[/bold]     {_pool_pages(pool)}")
+    if pool["advice"]:
+        out.print(f"         advice: {pool['advice']}")
     table = Table(title="allocator modes")
     table.add_column("mode")
     table.add_column("available")
