@@ -221,7 +221,7 @@ def test_reserve_status_release_of_a_real_pool(real_pool: int) -> None:
     assert real_pages() == real_pool and not hugetlb.STATE_FILE.exists()
     again = cli("pool", "release")
     assert again.returncode == 0
-    assert again.stdout.startswith("nothing was reserved by hugeheap")
+    assert again.stdout.startswith("nothing reserved by hugeheap (no ")
 
 
 HOLDER = f"""
@@ -262,4 +262,4 @@ def test_reserve_needs_root(real_pool: int) -> None:
                            "sudo\n")
     assert real_pages() == real_pool and not hugetlb.STATE_FILE.exists()
     nothing = cli_as_nobody("pool", "release")  # nothing reserved: nothing to refuse
-    assert nothing.returncode == 0 and nothing.stdout.startswith("nothing was reserved")
+    assert nothing.returncode == 0 and nothing.stdout.startswith("nothing reserved by hugeheap")

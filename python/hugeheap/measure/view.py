@@ -119,9 +119,10 @@ def print_pool_status(pool: dict[str, Any]) -> None:
     if record is None:
         out.print("[bold]hugeheap[/bold]     reserved none of it")
         return
-    out.print(f"[bold]hugeheap[/bold]     added {record['added_pages']} pages (last on "
-              f"{record['reserved_at']}); the pool held {record['before_pages']} before")
-    out.print(f"             (recorded in {pool['state_file']}, for `hugeheap pool release`)")
+    out.print(f"[bold]hugeheap[/bold]     added {record['added_pages']} pages, the last on "
+              f"{record['reserved_at']}")
+    out.print(f"             the pool held {record['before_pages']} before (recorded in "
+              f"{pool['state_file']})")
     cost = record["first_touch_ms"]
     out.print("[bold]first touch[/bold]  " + (
         "not measured" if cost is None else
@@ -141,8 +142,8 @@ def print_reserved(reserved: Reserved) -> None:
 def print_released(released: Released) -> None:
     pool = released.status
     if released.record is None:
-        out.print(f"nothing was reserved by hugeheap (no {pool['state_file']}); the pool "
-                  f"stays as it is, {released.pages_after} pages")
+        out.print(f"nothing reserved by hugeheap (no {pool['state_file']}): nothing to give "
+                  "back")
         return
     out.print(f"gave back {released.record.added_pages} pages: the pool went from "
               f"{released.pages_before} to {released.pages_after - released.stayed} pages "
