@@ -169,10 +169,16 @@ def test_only_scratch_folders_whose_process_is_gone_are_removed(tmp_path: Path) 
     assert scratch.remove_orphans(tmp_path) == 2
     left = {p.name for p in tmp_path.iterdir()}
     assert left == {folders[k] for k in ("mine", "other host", "older name")}
+    # A process that ended but was not reaped yet (a zombie) runs no more.
+    my_fields = machine.process_stat_fields(me)
+    assert my_fields is not None
+    zombie = ["Z", *my_fields[1:]]
+    assert scratch.remove_orphans(tmp_path, lambda pid: zombie if pid == me else my_fields) == 1
+    assert not (tmp_path / folders["mine"]).exists()
     # A made folder is named so; without /proc nothing can be told, nothing goes.
     with scratch.run_folder(tmp_path) as made:
         assert Path(made).name.startswith(f"hugeheap-run-{me}-{my_start}-{host}-")
-        assert scratch.remove_orphans(tmp_path, start_ticks=lambda pid: None) == 0
+        assert scratch.remove_orphans(tmp_path, stat_fields=lambda pid: None) == 0
         assert scratch.remove_orphans(tmp_path) == 0 and Path(made).is_dir()
 
 

@@ -28,7 +28,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from ..measure.machine import process_start_ticks
+from ..measure.machine import process_start_ticks, process_stat_fields
 
 PREFIX = "hugeheap-run-"
 # tempfile's random part has no '-': the host is everything before the last one.
@@ -45,12 +45,12 @@ def run_folder(directory: Path | None = None) -> tempfile.TemporaryDirectory[str
 
 
 def remove_orphans(directory: Path | None = None,
-                   start_ticks: Callable[[int], int | None] = process_start_ticks) -> int:
+                   stat_fields: Callable[[int], list[str] | None] = process_stat_fields) -> int:
     """Removes the scratch folders in directory (default: the temporary
     directory) that this host's processes made and that outlived them;
     returns how many. Other users' folders are left (they are theirs to
-    remove). start_ticks: when a pid's process started, None if none runs."""
-    if start_ticks(os.getpid()) is None:
+    remove). stat_fields: a process's /proc/PID/stat (machine.py's reader)."""
+    if stat_fields(os.getpid()) is None:
         return 0  # no /proc to tell a live process from a dead one: remove nothing
     where = directory or Path(tempfile.gettempdir())
     host = socket.gethostname()
@@ -59,11 +59,18 @@ def remove_orphans(directory: Path | None = None,
         name = _NAME.match(path.name)
         if name is None or name["host"] != host or not _is_own_folder(path):
             continue
-        if start_ticks(int(name["pid"])) == int(name["start"]):
+        if _runs(stat_fields(int(name["pid"])), int(name["start"])):
             continue  # its process still runs: the folder is in use
         shutil.rmtree(path, ignore_errors=True)
         removed += not path.exists()
     return removed
+
+
+def _runs(fields: list[str] | None, start: int) -> bool:
+    """Whether /proc/PID/stat's fields are of the process that started then
+    and that has not ended: a killed worker whose parent died too stays a
+    zombie until someone reaps it, and its folder is an orphan already."""
+    return fields is not None and fields[0] != "Z" and fields[19] == str(start)
 
 
 def _is_own_folder(path: Path) -> bool:
