@@ -12,7 +12,9 @@ While the arrays run, the reports are merged as they change (a run is in
 results.sqlite a second or so after it finished) and the queue is asked for
 the tasks' states every few seconds. A task that ends with runs not done
 (node failure, time limit, scancel of that task, SIGKILL) has its finished
-runs merged and the rest submitted again, up to ATTEMPTS times per run; when a
+runs merged and the rest submitted again, up to ATTEMPTS times per run, once
+it is cancelled (no later requeue may start it: its runs would run twice). A
+task that Slurm requeues, held or not, is waited for (commands.ENDED). When a
 whole array is cancelled from outside, the campaign stops as on Ctrl-C, which
 cancels the arrays and keeps every finished run. A task that fails before it
 writes anything (hugeheap or Python missing on the node) stops the campaign
@@ -163,9 +165,9 @@ class _Task:
 @dataclass
 class _Session:
     """One `hugeheap bench` of a campaign on Slurm: what is still to do, the
-    tasks not yet ended, and what has been delivered. queue and cancel: the
-    controller's answers and orders (commands.queue, commands.cancel and
-    commands.submit; a test hands in a controller of its own)."""
+    tasks not yet ended, and what has been delivered. queue, cancel and
+    submit: the controller's answers and orders (commands.queue, .cancel and
+    .submit; a test hands in a controller of its own)."""
     executor: SlurmExecutor
     folder: CampaignFolder
     sink: Sink
