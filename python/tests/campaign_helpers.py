@@ -13,6 +13,7 @@ from pathlib import Path
 from hugeheap_cli import CLI, cli
 
 from hugeheap.campaign.folder import group_prefix
+from hugeheap.measure import machine
 from hugeheap.measure.cgroups import discover
 
 # Answers what the instance's first line says; `slow` sleeps in a child of
@@ -84,11 +85,8 @@ def rows(out: Path) -> list[tuple[object, ...]]:
 
 
 def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"
+    fields = machine.process_stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def leftover_groups(out: Path) -> list[Path]:

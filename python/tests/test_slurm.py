@@ -232,7 +232,9 @@ def batch_step_running(job: str) -> bool:
 
 
 def parent_of(pid: int) -> int:
-    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    fields = machine.process_stat_fields(pid)
+    assert fields is not None, f"process {pid} is gone"
+    return int(fields[1])
 
 
 def test_task_reports_that_are_not_whole_are_never_merged(slurm: LocalSlurm,
