@@ -27,6 +27,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +39,10 @@ MODULES = ("virtio_pci", "9pnet_virtio", "9p")  # with the modules they depend o
 KVM_WAIT_S = 8.0  # a KVM boot reaches /init in about a second where KVM works
 BOOTED = "hugeheap-vm: booted"  # what /init prints once the shares are mounted
 USER_ID = 1000  # the unprivileged user in the machine ("hh")
+
+
+class Stopped(Exception):
+    """A boot given up before the machine powered off (the session ended)."""
 
 
 def unavailable() -> str | None:
@@ -171,24 +176,26 @@ class CgroupVM:
     # ---------------------------------------------------------- booting it
 
     def boot(self, script: str, out: Path, shares: dict[str, Path], cmdline: str = "",
-             timeout: float = 900.0) -> Boot:
+             timeout: float = 900.0, stop: threading.Event | None = None) -> Boot:
         """Boots the machine, which runs script (busybox sh, as root) with
         out mounted at /out (writable) and every shares path mounted read-only
-        at the same path, then powers off. KVM first where it may work."""
+        at the same path, then powers off. KVM first where it may work. Once
+        stop is set the machine is killed and the boot raises Stopped."""
         assert self.kernel is not None and self.initramfs is not None, "prepare() first"
+        stop = stop or threading.Event()
         out.mkdir(parents=True, exist_ok=True)
         (out / "script.sh").write_text(script)
         (out / "mounts").write_text("".join(f"{tag} {path}\n" for tag, path in shares.items()))
         if Path("/dev/kvm").exists() and os.access("/dev/kvm", os.R_OK | os.W_OK):
-            boot = self._qemu("kvm", out, shares, cmdline, timeout)
+            boot = self._qemu("kvm", out, shares, cmdline, timeout, stop)
             if boot is not None:
                 return boot
-        boot = self._qemu("tcg", out, shares, cmdline, timeout)
+        boot = self._qemu("tcg", out, shares, cmdline, timeout, stop)
         assert boot is not None
         return boot
 
     def _qemu(self, accel: str, out: Path, shares: dict[str, Path], cmdline: str,
-              timeout: float) -> Boot | None:
+              timeout: float, stop: threading.Event) -> Boot | None:
         """One boot; None when a KVM boot did not reach /init in time."""
         # -cpu max: the host's numpy and scipy use instructions qemu64 lacks.
         argv = ["qemu-system-x86_64", "-machine", "q35", "-accel", accel, "-cpu", "max",
@@ -207,7 +214,8 @@ class CgroupVM:
             try:
                 deadline = started + (KVM_WAIT_S if accel == "kvm" else timeout)
                 while qemu.poll() is None and time.monotonic() < deadline:
-                    time.sleep(0.2)
+                    if stop.wait(0.2):
+                        raise Stopped(f"the machine ({accel}) was stopped before it powered off")
                     if accel == "kvm" and BOOTED in console.read_text(errors="replace"):
                         deadline = started + timeout
                 if qemu.poll() is None:

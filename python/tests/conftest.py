@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 
 import pytest
+from cgroup_v2_machine import TEST_FILE, BackgroundMachine
 
 from hugeheap.measure.cgroups import create_run_group
 from slurm_cluster import LocalSlurm, unavailable
@@ -48,3 +50,29 @@ def slurm() -> Iterator[LocalSlurm]:
         else:
             os.environ["SLURM_CONF"] = before
         cluster.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The cgroup v2 machine's tests last: it boots in the background while
+    the others run (cgroup_v2_machine)."""
+    items.sort(key=lambda item: item.path.name == TEST_FILE)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def cgroup_v2_machine(request: pytest.FixtureRequest,
+                      tmp_path_factory: pytest.TempPathFactory
+                      ) -> Iterator[BackgroundMachine | None]:
+    """The cgroup v2 machine, started with the session's first test where
+    its tests are to run; killed if still running when the session ends."""
+    if not any(item.path.name == TEST_FILE for item in request.session.items):
+        yield None
+        return
+    out = tmp_path_factory.mktemp("vm") / "out"
+    machine = BackgroundMachine(out)
+    machine.start()
+    try:
+        yield machine
+    finally:
+        machine.stop()
+        if os.environ.get("HUGEHEAP_KEEP_VM_OUT") is None:
+            shutil.rmtree(out.parent, ignore_errors=True)
