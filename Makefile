@@ -106,7 +106,8 @@ bench: build
 	  fi; exit $$status
 
 # libhugeheap as it was before libhugeheap 2 (commit 9766530), built beside
-# this checkout for the suites that compare with it (mode hugeheap-before).
+# this checkout for the suites that compare with it (suites/experiments/, mode
+# hugeheap-before).
 BEFORE_REVISION := 9766530
 before: $(BUILD)/before/lib/libhugeheap.so
 $(BUILD)/before/lib/libhugeheap.so:

@@ -18,12 +18,13 @@ static void warn_stderr(const char *msg);
  * threshold keeps medium heaps as lean as glibc's but costs them the user
  * time huge pages save (a fifth for ABC's bmc3 on a 200 MiB heap), and every
  * heap that passes it collapses that much memory at once; the sweep is in
- * docs/BENCHMARKS.md, "Where the heap turns huge". */
+ * docs/notebook/2026-11-24-where-the-heap-turns-huge.md. */
 #define HUGE_THRESHOLD_MB_DEFAULT 32
 /* At most 1/32 of the process's CPU time goes to what huge pages cost beyond
  * small pages (policy.c): a program that gains nothing from them loses about
  * 3%.  A larger share gives heaps built fast their huge pages sooner; the
- * measurements are in docs/BENCHMARKS.md, "The budget for huge pages". */
+ * measurements are in
+ * docs/notebook/2026-11-27-the-budget-for-huge-pages-where-they-did-not-pay.md. */
 #define HUGE_BUDGET_SHARE_DEFAULT 32
 #define STRINGIFY_VALUE(x) #x
 #define STRINGIFY(x) STRINGIFY_VALUE(x)
@@ -185,7 +186,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->release_delay_ms = 10000;
     cfg->huge_threshold = (uint64_t)HUGE_THRESHOLD_MB_DEFAULT << 20;
     cfg->huge_units_dense = true;
-    /* docs/BENCHMARKS.md, "The growth heap for blocks of 1-16 KiB" */
+    /* docs/notebook/2026-11-27-the-growth-heap-for-blocks-of-1-16-kib.md */
     cfg->growth_heap = HH_GROWTH_OFF;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;

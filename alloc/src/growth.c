@@ -11,8 +11,8 @@
  * of a few MiB that was 1.5 MiB of room beside 1.4 MiB of small blocks.
  * Here a freed block merges with its free neighbours and serves any size,
  * as glibc's heap does, and a block grows in place into a free neighbour.
- * Why it is off by default (docs/BENCHMARKS.md, "The growth heap for
- * blocks of 1-16 KiB"): a program that churns blocks of those sizes ran
+ * Why it is off by default
+ * (docs/notebook/2026-11-27-the-growth-heap-for-blocks-of-1-16-kib.md): a program that churns blocks of those sizes ran
  * 6.7x slower than in the size classes, at 0.91 of glibc's speed (mimalloc
  * and jemalloc ran at 3.8-4.3x glibc's), and the smaller blocks realloc
  * grows are hot (minisat's watch lists: 14% more instructions).

@@ -64,8 +64,7 @@
  * marks are a large part of its memory.  Once the heap has grown past the
  * huge threshold, rounding costs more than the high-water marks: z3 held
  * 2.6% more at 160 MiB with 4 classes per doubling throughout
- * (docs/BENCHMARKS.md, "Four size classes per doubling while the heap is
- * small"). */
+ * (docs/notebook/2026-11-28-four-size-classes-per-doubling-while-the-heap-is-small.md). */
 #define HH_SMALL_STEP_MAX 128
 #define HH_BINNED_MAX 8192
 #define HH_SMALL_MAX 16384

@@ -341,6 +341,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.parametrize("suite_file", sorted([*(REPO / "suites").glob("*.toml"),
+                                               *(REPO / "suites" / "experiments").glob("*.toml"),
                                                *(REPO / "suites" / "paper").glob("*.toml"),
                                                *(REPO / "suites" / "real").glob("*.toml"),
                                                *(REPO / "suites" / "hhtab").glob("*.toml"),
@@ -350,8 +351,8 @@ def test_the_committed_suites_load(suite_file: Path) -> None:
     """`make demo`, `make bench` and `make paper` start from these: they must
     load on a machine where `make` has run, the paper's and our reasoners'
     (hhtab/, pnexplore/) in both sizes.
-    Suites that compare with an older build of the library (`make before`,
-    as their headers say) load once it is built."""
+    Suites that compare with an older build of the library (experiments/:
+    `make before`, as their headers say) load once it is built."""
     allocators = tomllib.loads(suite_file.read_text()).get("allocators", {})
     for allocator in allocators.values():
         library = (suite_file.parent / allocator.get("library", ".")).resolve()

@@ -1,5 +1,5 @@
 """A short Python script, one of the small processes whose memory the
-allocators are compared on (suites/small-processes.toml)."""
+allocators are compared on (suites/experiments/small-processes.toml)."""
 import collections
 import json
 
