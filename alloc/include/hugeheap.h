@@ -21,6 +21,9 @@
  *   HUGEHEAP_HUGE_THRESHOLD_MB=N the heap stays in 4 KiB pages until N MiB
  *                                are mapped for it, then huge (default 32;
  *                                0: huge from the first byte)
+ *   HUGEHEAP_POOL_MAX_MB=N       with hugetlb, at most N MiB of the kernel's
+ *                                pool held at once (default: no cap); beyond
+ *                                it, transparent huge pages as for an empty pool
  *
  * Frees are checked: a double free, a pointer into the middle of a block or
  * one that is not ours stops the program with one line naming the pointer.

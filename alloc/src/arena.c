@@ -46,7 +46,7 @@ static arena_chunk *chunk_map(size_t size) {
 
 static void chunk_unmap(arena_chunk *chunk) {
     size_t size = chunk->size;
-    _hh_os_unmap(chunk, size);
+    _hh_os_unmap_mapped(chunk, size, chunk->hugetlb);
     _hh_stats_count_api(-(intptr_t)size);
 }
 

@@ -67,8 +67,9 @@ typedef struct env_values {
     char huge_budget[16];
     char budget_share[32];
     char growth_heap[8];
+    char pool_max[32];
     bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
-        share_set, growth_set;
+        share_set, growth_set, pool_max_set;
 } env_values;
 
 static void copy_value(char *dst, size_t cap, const char *src, size_t len) {
@@ -100,6 +101,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->budget_share), offsetof(env_values, share_set)},
         {"HUGEHEAP_GROWTH_HEAP=", offsetof(env_values, growth_heap),
          sizeof(((env_values *)0)->growth_heap), offsetof(env_values, growth_set)},
+        {"HUGEHEAP_POOL_MAX_MB=", offsetof(env_values, pool_max),
+         sizeof(((env_values *)0)->pool_max), offsetof(env_values, pool_max_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -190,6 +193,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->growth_heap = HH_GROWTH_OFF;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
+    cfg->pool_max = UINT64_MAX; /* HUGEHEAP_POOL_MAX_MB: no cap unless asked */
     /* No block can be larger than the machine's memory and swap together. */
     struct sysinfo info;
     cfg->memory_limit = SIZE_MAX;
@@ -245,6 +249,16 @@ void _hh_config_read(hh_config *cfg) {
         } else {
             warn_stderr("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
                      STRINGIFY(HUGE_THRESHOLD_MB_DEFAULT) "\n");
+        }
+    }
+
+    if (v.pool_max_set) {
+        uint64_t mib;
+        if (parse_u64(v.pool_max, &mib) && mib <= ((uint64_t)1 << 40)) {
+            cfg->pool_max = mib << 20;
+        } else {
+            warn_stderr("hugeheap: HUGEHEAP_POOL_MAX_MB is not a number of MiB; no cap on "
+                        "explicit huge pages\n");
         }
     }
 

@@ -104,6 +104,9 @@ HH_INTERNAL void _hh_sublock_after_fork(hh_sublock *lock, bool child);
 HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
                                      bool huge);
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
+/* Unmaps what _hh_os_map_aligned mapped; hugetlb as it left *hugetlb (explicit
+ * huge pages count against HUGEHEAP_POOL_MAX_MB while mapped). */
+HH_INTERNAL void _hh_os_unmap_mapped(void *addr, size_t size, bool hugetlb);
 /* Memory at exactly addr (where nothing is mapped), or NULL. */
 HH_INTERNAL void *_hh_os_map_at(void *addr, size_t size);
 /* Address space without memory (PROT_NONE), aligned; NULL if refused. */
@@ -117,6 +120,9 @@ HH_INTERNAL bool _hh_os_close(void *addr, size_t size);
 HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
 /* Replaces a 2 MiB unit of a region with an explicit huge page. */
 HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
+/* Plain memory over a unit of _hh_os_commit_hugetlb_unit's: its page goes
+ * back to the kernel's pool.  False (the page kept) if the kernel refused. */
+HH_INTERNAL bool _hh_os_uncommit_hugetlb_unit(void *addr);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
 HH_INTERNAL void _hh_os_populate(void *addr, size_t size);

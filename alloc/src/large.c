@@ -35,8 +35,8 @@
 #define RECENT_FREES 8
 #define CHURN_SIZES 4
 
-static void unmap_block(char *base, size_t size) {
-    _hh_os_unmap(base, size);
+static void unmap_block(char *base, size_t size, bool hugetlb) {
+    _hh_os_unmap_mapped(base, size, hugetlb);
     _hh_stats_count_mapped(-(intptr_t)size, false);
 }
 
@@ -116,7 +116,7 @@ static size_t purge_cache_locked(bool everything) {
     uint64_t now = _hh_clock_ms();
     for (size_t i = 0; i < cache_count;) {
         if (everything || now - cache[i].freed_at_ms >= _hh_cfg.release_delay_ms) {
-            unmap_block(cache[i].base, cache[i].size);
+            unmap_block(cache[i].base, cache[i].size, false);
             released += cache[i].size;
             cache_bytes -= cache[i].size;
             cache[i] = cache[--cache_count];
@@ -182,7 +182,7 @@ static bool cache_put(char *base, size_t size) {
         for (size_t i = 1; i < cache_count; i++) {
             if (cache[i].freed_at_ms < cache[oldest].freed_at_ms) oldest = i;
         }
-        unmap_block(cache[oldest].base, cache[oldest].size);
+        unmap_block(cache[oldest].base, cache[oldest].size, false);
         cache_bytes -= cache[oldest].size;
         cache[oldest] = cache[--cache_count];
     }
@@ -262,7 +262,7 @@ static void *alloc_hugetlb(size_t size, size_t alignment) {
     char *base = _hh_os_map_aligned(map_size, HH_UNIT, 0, &hugetlb, true);
     if (base == NULL) return NULL;
     if (!hugetlb || !_hh_granule_reserve(base + lead, 1)) {
-        _hh_os_unmap(base, map_size);
+        _hh_os_unmap_mapped(base, map_size, hugetlb);
         return NULL;
     }
     return install(base, map_size, lead, alignment, true, false, size);
@@ -278,8 +278,8 @@ void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
     size_t map_alignment = alignment > HH_UNIT ? alignment : HH_UNIT;
     void *user = NULL;
     bool cached = false;
-    if (_hh_cfg.thp == HH_THP_HUGETLB && alignment < HH_UNIT) {
-        user = alloc_hugetlb(size, alignment);
+    if (_hh_cfg.thp == HH_THP_HUGETLB && alignment < HH_UNIT && _hh_policy_huge_now(size)) {
+        user = alloc_hugetlb(size, alignment); /* a small heap's blocks: 4 KiB pages */
     }
     if (user == NULL) {
         size_t span = block_span(size);
@@ -328,7 +328,7 @@ void _hh_large_free(hh_large *large, void *user) {
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
-    unmap_block(base, size);
+    unmap_block(base, size, large->hugetlb);
 }
 
 /* Moves the block (its header page first) to a fresh place for `span` bytes by
@@ -384,7 +384,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
         size_t keep = lead + _hh_align_up(size, HH_UNIT);
         if (!large->hugetlb && keep <= large->map_size / 2) {
             size_t cut = large->map_size - keep;
-            unmap_block(large->map_base + keep, cut);
+            unmap_block(large->map_base + keep, cut, false);
             large->map_size = keep;
             large->usable = keep - lead;
             _hh_policy_count_demand(-(intptr_t)cut);

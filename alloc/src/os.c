@@ -65,13 +65,35 @@ static char *map_plain_aligned(size_t size, size_t alignment, size_t offset, boo
     return (char *)start;
 }
 
+/* Explicit huge pages this process holds count against HUGEHEAP_POOL_MAX_MB
+ * (the pool of a node is shared: one run must not drain it).  False, and
+ * nothing counted, where taking size more would pass the cap. */
+static bool hold_hugetlb(size_t size) {
+    uint64_t held = atomic_fetch_add_explicit(&_hh_gstats.hugetlb_bytes, size,
+                                              memory_order_relaxed) + size;
+    if (held <= _hh_cfg.pool_max) return true;
+    atomic_fetch_sub_explicit(&_hh_gstats.hugetlb_bytes, size, memory_order_relaxed);
+    atomic_fetch_add_explicit(&_hh_gstats.hugetlb_capped, 1, memory_order_relaxed);
+    return false;
+}
+
+static void let_go_hugetlb(size_t size) {
+    uint64_t before = atomic_fetch_sub_explicit(&_hh_gstats.hugetlb_bytes, size,
+                                                memory_order_relaxed);
+    HH_ASSERT(before >= size); /* nothing given back that was not held */
+    (void)before;
+}
+
 /* Explicit huge pages from the kernel's pool.  The pool is reserved at mmap
  * time (no MAP_NORESERVE), so an empty pool fails here, never with SIGBUS
  * at first touch. */
 static void *map_hugetlb(size_t size) {
+    if (!hold_hugetlb(size)) return NULL;
     void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB, -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p != MAP_FAILED) return p;
+    let_go_hugetlb(size);
+    return NULL;
 }
 
 /* madvise, keeping errno: its failures only mean the advice was not taken. */
@@ -157,6 +179,11 @@ void _hh_os_unmap(void *addr, size_t size) {
     errno = saved;
 }
 
+void _hh_os_unmap_mapped(void *addr, size_t size, bool hugetlb) {
+    _hh_os_unmap(addr, size);
+    if (hugetlb) let_go_hugetlb(size);
+}
+
 static void *reserve(size_t size, size_t alignment, int prot) {
     int saved = errno;
     if (size > SIZE_MAX - alignment) return NULL;
@@ -212,10 +239,16 @@ bool _hh_os_commit_hugetlb_unit(void *addr) {
     bool done = false;
     if (page != NULL) {
         done = mremap(page, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == addr;
-        if (!done) munmap(page, HH_UNIT);
+        if (!done) _hh_os_unmap_mapped(page, HH_UNIT, true);
     }
     errno = saved;
     return done;
+}
+
+bool _hh_os_uncommit_hugetlb_unit(void *addr) {
+    if (!_hh_os_commit(addr, HH_UNIT)) return false;
+    let_go_hugetlb(HH_UNIT);
+    return true;
 }
 
 /* Gives the memory back but keeps the address range (part of a huge page:

@@ -449,8 +449,10 @@ void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
         atomic_store_explicit(&dense_check_due, true, memory_order_relaxed);
         if (populate_new_units) queue_populate_locked(r, u);
     }
-    if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask)) {
-        /* Untouched: nothing to lose by replacing it. */
+    if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask) && _hh_policy_huge_now(0)) {
+        /* Untouched: nothing to lose by replacing it.  A small heap stays in
+         * 4 KiB pages, as with transparent ones: a pool page for each unit
+         * it touches would cost it up to 2 MiB of the pool apiece. */
         if (_hh_os_commit_hugetlb_unit((char *)r + ((size_t)u << HH_UNIT_SHIFT))) {
             r->hugetlb_units |= mask;
         } else {

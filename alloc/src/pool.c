@@ -38,6 +38,7 @@ typedef struct pool_page {
     uint32_t capacity;
     struct pool_page *next;        /* in the owner's list or the global list */
     struct pool_page *next_region; /* first page of each region: the region list */
+    bool region_hugetlb;           /* first page of each region: in explicit huge pages */
     char *area;
 } pool_page;
 
@@ -287,21 +288,24 @@ static pool_page *carve_page(hh_pool *pool) {
                                             _hh_cfg.thp != HH_THP_OFF);
         if (region == NULL) return NULL;
         if (!_hh_granule_reserve(region, POOL_REGION)) {
-            _hh_os_unmap(region, POOL_REGION);
+            _hh_os_unmap_mapped(region, POOL_REGION, hugetlb);
             return NULL;
         }
         _hh_stats_count_api((intptr_t)POOL_REGION);
         _hh_granule_set(region, HH_GRANULE_POOL);
         ((pool_page *)region)->next_region = pool->regions;
+        ((pool_page *)region)->region_hugetlb = hugetlb;
         pool->regions = (pool_page *)region;
         pool->region_next = region;
         pool->region_end = region + POOL_REGION;
     }
     pool_page *page = (pool_page *)pool->region_next;
     pool->region_next += POOL_PAGE;
-    pool_page *keep = page->next_region; /* set above for a region's first page */
+    pool_page *keep = page->next_region; /* both set above for a region's first page */
+    bool keep_hugetlb = page->region_hugetlb;
     memset(page, 0, sizeof *page);
     page->next_region = keep;
+    page->region_hugetlb = keep_hugetlb;
     page->pool = pool;
     page->area = (char *)page + _hh_align_up(sizeof *page, 64);
     page->capacity = (uint32_t)((POOL_PAGE - _hh_align_up(sizeof *page, 64)) / pool->object_size);
@@ -423,7 +427,7 @@ HH_API void hh_pool_destroy(hh_pool *pool) {
     while (region != NULL) {
         pool_page *next = region->next_region;
         _hh_granule_set(region, HH_GRANULE_FOREIGN);
-        _hh_os_unmap(region, POOL_REGION);
+        _hh_os_unmap_mapped(region, POOL_REGION, region->region_hugetlb);
         _hh_stats_count_api(-(intptr_t)POOL_REGION);
         region = next;
     }

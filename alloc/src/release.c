@@ -148,7 +148,7 @@ static void purge_runs(const hh_purge_run *runs, size_t count) {
         size_t size = runs[k].n << HH_OS_PAGE_SHIFT;
         size_t unit = runs[k].idx / HH_UNIT_PAGES;
         if (runs[k].n == HH_UNIT_PAGES && (runs[k].region->hugetlb_units & ((uint32_t)1 << unit))) {
-            if (_hh_os_commit(addr, size)) {
+            if (_hh_os_uncommit_hugetlb_unit(addr)) {
                 _hh_os_advise(addr, size, true);
                 continue;
             }

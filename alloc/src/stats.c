@@ -303,6 +303,8 @@ static void take_snapshot(snapshot *s) {
         _hh_policy_dearest_cost_ns() / 1000);
     add(s, "huge_deferred", "  times the budget said wait", COUNT, LOAD(huge_deferred));
     add(s, "hugetlb_fallbacks", NULL, COUNT, LOAD(hugetlb_fallbacks));
+    add(s, "hugetlb_capped", NULL, COUNT, LOAD(hugetlb_capped));
+    add(s, "hugetlb_bytes", NULL, BYTES, LOAD(hugetlb_bytes));
     bool ok = memory.ok;
     add(s, "anonymous_bytes", "anonymous memory", ok ? BYTES : RATIO,
         ok ? memory.anonymous_kb * 1024 : UINT64_MAX);

@@ -276,6 +276,7 @@ typedef struct hh_config {
     enum hh_huge_budget huge_budget;
     uint64_t huge_budget_share; /* at most 1/share of the CPU time goes to huge pages' cost */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
+    uint64_t pool_max;         /* bytes of explicit huge pages the process may hold */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
 
@@ -286,6 +287,8 @@ typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak; /* bytes of regions' pages held and large mappings */
     _Atomic(uint64_t) large_allocs, large_frees, medium_allocs, medium_frees;
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
+    _Atomic(uint64_t) hugetlb_bytes;  /* explicit huge pages held now (os.c) */
+    _Atomic(uint64_t) hugetlb_capped; /* of the fallbacks, those HUGEHEAP_POOL_MAX_MB made */
     _Atomic(uint64_t) units_populated; /* made huge pages by the library before their first touch */
     _Atomic(uint64_t) huge_cost_ns;  /* what huge pages took beyond 4 KiB pages' cost (policy.c) */
     _Atomic(uint64_t) huge_deferred; /* times the budget for huge pages said wait (policy.c) */

@@ -9,6 +9,7 @@ exists."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -17,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 SKIP = 77
@@ -375,22 +376,71 @@ def check_replaced_blocks(args: argparse.Namespace) -> None:
            "again: the heap kept giving back room the program reuses")
 
 
-def check_hugetlb(args: argparse.Namespace) -> None:
-    """HUGEHEAP_THP=hugetlb works whether or not the kernel's pool has pages."""
+POOL_2MB = Path("/sys/kernel/mm/hugepages/hugepages-2048kB")
+
+
+@contextlib.contextmanager
+def reserved_pool(pages: int) -> Iterator[None]:
+    """pages more 2 MiB pages in the kernel's pool for the block, given back
+    after it (Skip where they cannot be had: not root, no hugetlbfs, memory
+    too fragmented)."""
+    total = POOL_2MB / "nr_hugepages"
+    if not total.exists():
+        raise Skip("the kernel has no 2 MiB hugetlb pool (no hugetlbfs)")
+    if os.geteuid() != 0:
+        raise Skip("reserving hugetlb pages needs root")
+    before = int(total.read_text())
+    try:
+        total.write_text(f"{before + pages}\n")
+        free = int((POOL_2MB / "free_hugepages").read_text())
+        if free < pages:
+            raise Skip(f"the kernel gave {free} free 2 MiB pages of the {pages} asked for")
+        yield
+    finally:
+        total.write_text(f"{before}\n")
+
+
+def hugetlb_run(args: argparse.Namespace, mib: int, **env: str) -> dict[str, object]:
+    """The statistics of alloc_probe touching mib MiB (and keeping them) in
+    hugetlb mode."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
-        result = run([args.probe, "touch", "64"], env={
-            "LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb", "HUGEHEAP_STATS": f"json:{stats}"})
+        result = run([args.probe, "touch", str(mib)], env={
+            "LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb", "HUGEHEAP_STATS": f"json:{stats}",
+            **env})
         expect(result.returncode == 0, f"probe failed under hugetlb: {result.stderr}")
         record = read_stats(stats)[0]
-        expect(record["mode"] == "hugetlb", f"mode is {record['mode']}")
-        try:
-            pool = int(Path("/proc/sys/vm/nr_hugepages").read_text())
-        except OSError:
-            pool = 0
-        if pool == 0:
-            expect(int(record["hugetlb_fallbacks"]) >= 1,  # type: ignore[call-overload]
-                   "empty hugetlb pool but no fallback to THP recorded")
+    expect(record["mode"] == "hugetlb", f"mode is {record['mode']}")
+    return record
+
+
+def check_hugetlb(args: argparse.Namespace) -> None:
+    """HUGEHEAP_THP=hugetlb works whether or not the kernel's pool has pages;
+    with pages in it (reserved here, as root, and given back), a big heap
+    takes them, a small heap does not, and HUGEHEAP_POOL_MAX_MB caps them."""
+    try:
+        pool = int(Path("/proc/sys/vm/nr_hugepages").read_text())
+    except OSError:
+        pool = 0
+    record = hugetlb_run(args, 64)
+    if pool == 0:
+        expect(int(record["hugetlb_fallbacks"]) >= 1,  # type: ignore[call-overload]
+               "empty hugetlb pool but no fallback to THP recorded")
+    with reserved_pool(24):  # 48 MiB
+        small = hugetlb_run(args, 8)
+        expect(small["hugetlb_bytes"] == 0,
+               f"an 8 MiB heap holds {small['hugetlb_bytes']} bytes of the pool "
+               "(a small heap stays in 4 KiB pages)")
+        big = hugetlb_run(args, 64)
+        held = int(big["hugetlb_bytes"])  # type: ignore[call-overload]
+        expect(held >= 16 << 20, f"a 64 MiB heap holds only {held} bytes of a 48 MiB pool")
+        capped = hugetlb_run(args, 64, HUGEHEAP_POOL_MAX_MB="8")
+        held = int(capped["hugetlb_bytes"])  # type: ignore[call-overload]
+        expect(0 < held <= 8 << 20, f"HUGEHEAP_POOL_MAX_MB=8, yet {held} bytes held")
+        expect(int(capped["hugetlb_capped"]) >= 1,  # type: ignore[call-overload]
+               "the cap held the heap back but no capped fallback was counted")
+        print(f"64 MiB heap: {big['hugetlb_bytes']} bytes of the pool; capped at 8 MiB: "
+              f"{held} bytes, {capped['hugetlb_capped']} fallbacks")
 
 
 def check_environment(args: argparse.Namespace) -> None:
