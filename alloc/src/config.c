@@ -160,6 +160,17 @@ static bool parse_u64(const char *s, uint64_t *out) {
     return true;
 }
 
+/* A variable's number of MiB (up to 2^40) as bytes in *bytes; otherwise the
+ * warning, and *bytes kept. */
+static void take_mib(const char *value, uint64_t *bytes, const char *warning) {
+    uint64_t mib;
+    if (parse_u64(value, &mib) && mib <= ((uint64_t)1 << 40)) {
+        *bytes = mib << 20;
+    } else {
+        warn_stderr(warning);
+    }
+}
+
 /* The kernel's THP setting (always, madvise or never), or "" where unknown. */
 static void read_system_thp(char *out, size_t cap) {
     out[0] = '\0';
@@ -243,23 +254,14 @@ void _hh_config_read(hh_config *cfg) {
     }
 
     if (v.threshold_set) {
-        uint64_t mib;
-        if (parse_u64(v.huge_threshold, &mib) && mib <= ((uint64_t)1 << 40)) {
-            cfg->huge_threshold = mib << 20;
-        } else {
-            warn_stderr("hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
-                     STRINGIFY(HUGE_THRESHOLD_MB_DEFAULT) "\n");
-        }
+        take_mib(v.huge_threshold, &cfg->huge_threshold,
+                 "hugeheap: HUGEHEAP_HUGE_THRESHOLD_MB is not a number of MiB; using "
+                 STRINGIFY(HUGE_THRESHOLD_MB_DEFAULT) "\n");
     }
-
     if (v.pool_max_set) {
-        uint64_t mib;
-        if (parse_u64(v.pool_max, &mib) && mib <= ((uint64_t)1 << 40)) {
-            cfg->pool_max = mib << 20;
-        } else {
-            warn_stderr("hugeheap: HUGEHEAP_POOL_MAX_MB is not a number of MiB; no cap on "
-                        "explicit huge pages\n");
-        }
+        take_mib(v.pool_max, &cfg->pool_max,
+                 "hugeheap: HUGEHEAP_POOL_MAX_MB is not a number of MiB; no cap on explicit "
+                 "huge pages\n");
     }
 
     if (v.units_set) {

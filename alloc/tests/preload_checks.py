@@ -454,6 +454,7 @@ def check_environment(args: argparse.Namespace) -> None:
         "HUGEHEAP_HUGE_UNITS": ("some", "unknown HUGEHEAP_HUGE_UNITS value"),
         "HUGEHEAP_HUGE_BUDGET": ("cheap", "unknown HUGEHEAP_HUGE_BUDGET value"),
         "HUGEHEAP_HUGE_BUDGET_SHARE": ("0", "HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number"),
+        "HUGEHEAP_POOL_MAX_MB": ("lots", "HUGEHEAP_POOL_MAX_MB is not a number"),
     }
     for variable, (value, message) in cases.items():
         result = run([args.probe, "touch", "4"], env={"LD_PRELOAD": args.lib, variable: value})
