@@ -4,8 +4,9 @@ a reliable end to every process of the run.
 
 Two implementations of one interface: cgroups v2 (one directory, the unified
 hierarchy) and cgroups v1 (one directory per controller hierarchy: cpuacct,
-memory, freezer, pids, cpuset). Both take their root directories as
-arguments, so tests can lay out a fake cgroupfs in a temporary directory."""
+memory, freezer, pids, cpuset, hugetlb). Both take their root directories as
+arguments, so tests can lay out a fake cgroupfs in a temporary directory. The
+pages of the hugetlb pool a run holds are hugetlb_cgroup.py's to count."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from .machine import process_stat_fields
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
 _counter = itertools.count()
@@ -115,22 +117,27 @@ class RunGroup(ABC):
     def remove(self) -> None: ...
 
     def join(self) -> None:
-        """Moves the calling process in: meant for the child between fork and
-        exec, so only plain system calls."""
-        pid = str(os.getpid()).encode()
-        for path in self.procs_files():
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
+        """Moves the calling process in (join_procs)."""
+        join_procs(self.procs_files())
+
+
+def join_procs(procs_files: list[str]) -> None:
+    """Writes the calling process's pid to each file: meant for the child
+    between fork and exec, so only plain system calls."""
+    pid = str(os.getpid()).encode()
+    for path in procs_files:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, pid)
+        finally:
+            os.close(fd)
 
 
 # --------------------------------------------------------------------- v2
 
 class CgroupV2(RunGroup):
     version = "v2"
-    CONTROLLERS = ("cpu", "memory", "pids", "cpuset")
+    CONTROLLERS = ("cpu", "memory", "pids", "cpuset", "hugetlb")
 
     def __init__(self, parent: Path, name: str | None = None) -> None:
         self.parent = parent
@@ -248,11 +255,7 @@ def make_room(parent: Path) -> None:
 def _self_and_descendants(proc: Path = Path("/proc")) -> set[int]:
     parents: dict[int, int] = {}
     for entry in proc.iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
+        if entry.name.isdigit() and (fields := process_stat_fields(int(entry.name), proc)):
             parents[int(entry.name)] = int(fields[1])
     found = {os.getpid()}
     grew = True
@@ -270,7 +273,7 @@ def _self_and_descendants(proc: Path = Path("/proc")) -> set[int]:
 class CgroupV1(RunGroup):
     version = "v1"
     REQUIRED = ("cpuacct", "memory", "freezer")
-    OPTIONAL = ("pids", "cpuset")
+    OPTIONAL = ("pids", "cpuset", "hugetlb")
 
     def __init__(self, parents: dict[str, Path], name: str | None = None) -> None:
         missing = [c for c in self.REQUIRED if c not in parents]
