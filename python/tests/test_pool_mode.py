@@ -6,15 +6,22 @@ that holds pool pages has them in its memory peak and under its limit."""
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from campaign_helpers import SUITE, bench, make_campaign, rows
 from hugeheap_cli import cli
 from test_pool import real_pool_unavailable
 
+from hugeheap.campaign.coordinator import run_campaign
+from hugeheap.campaign.executors import LocalExecutor
+from hugeheap.campaign.modes import parse_modes_option
+from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
 from hugeheap.measure import hugetlb_cgroup, machine
 from hugeheap.measure.allocators import resolve
@@ -60,7 +67,6 @@ def test_without_a_pool_the_mode_cannot_run_and_names_the_fix(
     monkeypatch.setattr(machine, "hugetlb_pool", lambda: pool)
     assert problem in (resolve("hugeheap-pool").missing or "")
     assert resolve("hugeheap").missing is None  # the other modes of the library are not touched
-    from hugeheap.campaign.modes import parse_modes_option
     with pytest.raises(HarnessError) as raised:
         parse_modes_option("system,hugeheap-pool", at_least=2)
     assert "mode 'hugeheap-pool' cannot run here" in str(raised.value)
@@ -226,3 +232,36 @@ def test_pool_pages_a_run_holds_are_in_its_peak_and_under_its_limit(
     unified = discover().v2
     left = list(unified.glob(f"hugeheap_{os.getpid()}_*")) if unified is not None else []
     assert left == []  # the groups made beside v1 ones are removed with them
+
+
+# ------------------------------------------------------------- campaigns
+
+def test_a_campaign_records_the_pool_at_its_start_and_its_end(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    readings = iter([{"total": 8, "free": 8, "reserved": 0, "surplus": 0, "available": 8},
+                     {"total": 8, "free": 3, "reserved": 0, "surplus": 0, "available": 3}])
+    monkeypatch.setattr(machine, "hugetlb_pool_record", lambda: next(readings))
+    suite = load(make_campaign(tmp_path, {"a": "sat"}, SUITE.replace(
+        'modes = ["system", "hugeheap"]', 'modes = ["system"]')))
+    run_campaign(suite, tmp_path / "camp", LocalExecutor(1), 1)
+    session = json.loads((tmp_path / "camp" / "machine.json").read_text())[-1]
+    assert session["hugetlb_pool_before"]["available"] == 8
+    assert session["hugetlb_pool_after"]["available"] == 3
+
+
+def test_a_campaign_of_the_mode_runs_on_a_real_pool(pool_of_pages: int, tmp_path: Path) -> None:
+    """hugeheap bench with campaign.modes naming hugeheap-pool: its runs
+    preload the library with HUGEHEAP_THP=hugetlb, and the record of a run
+    says where the tool held no pool page."""
+    suite = make_campaign(tmp_path, {"a": "sat"}, SUITE.replace(
+        'modes = ["system", "hugeheap"]', 'modes = ["hugeheap", "hugeheap-pool"]'))
+    out = tmp_path / "camp"
+    done = bench(suite, out)
+    assert done.returncode == 0, done.stderr
+    assert sorted(r[2] for r in rows(out)) == ["hugeheap", "hugeheap-pool"]
+    with sqlite3.connect(out / "results.sqlite") as db:
+        stored = dict(db.execute("SELECT mode, environment FROM runs").fetchall())
+    assert '"HUGEHEAP_THP": "hugetlb"' in stored["hugeheap-pool"]
+    assert "HUGEHEAP_THP" not in stored["hugeheap"]
+    session = json.loads((out / "machine.json").read_text())[-1]
+    assert session["hugetlb_pool_before"]["total"] >= pool_of_pages

@@ -234,10 +234,12 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
                         "missed) and limits other than wall time are not enforced")
     env, environment = tool_environment(os.environ, extra_env or {}, alloc)
     from_pool = env.get("HUGEHEAP_THP") == "hugetlb"
+    uncounted: str | None = hugetlb_cgroup.NOT_COUNTED
     if group is not None:
         held.hugetlb, uncounted = hugetlb_cgroup.attach(group)
-        if uncounted and from_pool:
-            warnings.append(uncounted)
+    if uncounted and from_pool:
+        warnings.append(uncounted)
+    if group is not None:
         try:
             group.set_limits(limits.memory_bytes, limits.cores, limits.pids)
             if held.hugetlb is not None and limits.memory_bytes is not None:
