@@ -138,6 +138,15 @@ def v2_group(tmp_path: Path, with_hugetlb: bool) -> CgroupV2:
 MOUNTINFO = "41 31 0:38 / /sys/fs/cgroup rw,relatime - cgroup2 cgroup2 rw{options}\n"
 
 
+def test_a_v2_group_gets_the_controller_where_its_parent_offers_it(tmp_path: Path) -> None:
+    parent = tmp_path / "parent"
+    parent.mkdir()
+    (parent / "cgroup.controllers").write_text("cpu memory pids hugetlb\n")
+    (parent / "cgroup.subtree_control").write_text("")
+    CgroupV2(parent, name="run")
+    assert "+hugetlb" in (parent / "cgroup.subtree_control").read_text().split()
+
+
 def test_v2_counts_in_the_group_unless_memory_already_does(tmp_path: Path) -> None:
     group = v2_group(tmp_path, with_hugetlb=True)
     charge, uncounted = attach(group, mountinfo=MOUNTINFO.format(options=""))
