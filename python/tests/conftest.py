@@ -5,6 +5,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from hugeheap.measure import firsttouch, hugetlb, machine
 from hugeheap.measure.cgroups import create_run_group
 from slurm_cluster import LocalSlurm, unavailable
 
@@ -48,3 +49,32 @@ def slurm() -> Iterator[LocalSlurm]:
         else:
             os.environ["SLURM_CONF"] = before
         cluster.stop()
+
+
+def real_pool_unavailable() -> str | None:
+    """Why the real pool cannot be tried here, or None."""
+    if os.geteuid() != 0:
+        return "changing the hugetlb pool needs root"
+    if machine.hugetlb_pool() is None or not machine.hugetlb_pool_dir().is_dir():
+        return "this kernel has no 2 MiB hugetlb pool"
+    if firsttouch.MAP_HUGETLB is None:
+        return "MAP_HUGETLB's value is not known on this architecture"
+    if hugetlb.STATE_FILE.exists():
+        return f"{hugetlb.STATE_FILE} holds a pool hugeheap reserved for someone: left alone"
+    return None
+
+
+@pytest.fixture
+def real_pool() -> Iterator[int]:
+    """nr_hugepages as it was, put back (and hugeheap's record removed)
+    after the test whatever happened."""
+    reason = real_pool_unavailable()
+    if reason:
+        pytest.skip(reason)
+    count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
+    before = int(count_file.read_text())
+    try:
+        yield before
+    finally:
+        count_file.write_text(f"{before}\n")
+        hugetlb.STATE_FILE.unlink(missing_ok=True)

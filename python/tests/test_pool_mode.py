@@ -10,13 +10,11 @@ import json
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from campaign_helpers import SUITE, bench, make_campaign, rows
 from hugeheap_cli import cli
-from test_pool import real_pool_unavailable
 
 from hugeheap.campaign.coordinator import run_campaign
 from hugeheap.campaign.executors import LocalExecutor
@@ -200,20 +198,14 @@ PAGES = 16  # 32 MiB: more than the interpreter's own peak, so that a peak witho
 
 
 @pytest.fixture
-def pool_of_pages(cgroups_usable: str) -> Iterator[int]:
-    """PAGES more pages in the real pool; nr_hugepages put back afterwards."""
-    reason = real_pool_unavailable()
-    if reason:
-        pytest.skip(reason)
+def pool_of_pages(cgroups_usable: str, real_pool: int) -> int:
+    """PAGES more pages in the real pool (the real_pool fixture
+    puts nr_hugepages back afterwards)."""
     count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
-    before = int(count_file.read_text())
-    try:
-        count_file.write_text(f"{before + PAGES}\n")
-        if int(count_file.read_text()) < before + PAGES:
-            pytest.skip("the kernel granted fewer pool pages than asked (memory fragmented)")
-        yield PAGES
-    finally:
-        count_file.write_text(f"{before}\n")
+    count_file.write_text(f"{real_pool + PAGES}\n")
+    if int(count_file.read_text()) < real_pool + PAGES:
+        pytest.skip("the kernel granted fewer pool pages than asked (memory fragmented)")
+    return PAGES
 
 
 def test_pool_pages_a_run_holds_are_in_its_peak_and_under_its_limit(
