@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ from hugeheap.campaign.executors import LocalExecutor
 from hugeheap.campaign.modes import parse_modes_option
 from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
-from hugeheap.measure import hugetlb_cgroup, machine
+from hugeheap.measure import cgroups, hugetlb_cgroup, machine
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import CgroupV1, CgroupV2, Hierarchies, discover
 from hugeheap.measure.hugetlb_cgroup import HugetlbCharge, attach, fallback_warnings
@@ -174,6 +175,25 @@ def test_beside_v1_a_group_of_the_unified_hierarchy_counts_them(tmp_path: Path) 
     assert (charge.path, charge.version, charge.own) == (unified / "hugeheap_1_2", "v2", True)
     assert (unified / "cgroup.subtree_control").read_text() == "+hugetlb"
     assert charge.procs_file() == str(unified / "hugeheap_1_2" / "cgroup.procs")
+
+
+def test_a_killed_harness_leaves_one_run_in_both_hierarchies(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's v1 groups and its hugetlb group in the unified hierarchy are
+    ended and removed together, and counted as the one run they are."""
+    monkeypatch.setattr(cgroups, "_rmdir_when_empty",
+                        lambda path: shutil.rmtree(path, ignore_errors=True))
+    monkeypatch.setattr(cgroups, "_wait_empty", lambda pids, timeout=5.0: True)
+    parents = {c: tmp_path / c for c in ("cpuacct", "memory", "freezer")}
+    for parent in [*parents.values(), tmp_path / "unified"]:
+        (parent / "hugeheap_9_1").mkdir(parents=True)
+        (parent / "hugeheap_9_1" / "cgroup.procs").write_text("")
+    (parents["freezer"] / "hugeheap_9_1" / "freezer.state").write_text("THAWED\n")
+    (tmp_path / "unified" / "hugeheap_9_1" / "cgroup.controllers").write_text("hugetlb\n")
+    (tmp_path / "unified" / "hugeheap_9_1" / "cgroup.kill").write_text("")
+    assert cgroups.end_leftover_groups("hugeheap", Hierarchies(tmp_path / "unified",
+                                                               parents)) == 1
+    assert not list(tmp_path.glob("*/hugeheap_9_1"))
 
 
 def test_a_run_that_found_the_pool_empty_or_held_none_of_it_says_so() -> None:

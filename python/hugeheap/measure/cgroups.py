@@ -10,6 +10,7 @@ pages of the hugetlb pool a run holds are hugetlb_cgroup.py's to count."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import os
@@ -240,10 +241,8 @@ def make_room(parent: Path) -> None:
     leaf = parent / f"{HARNESS_LEAF}-{os.getpid()}"
     leaf.mkdir(exist_ok=True)
     for pid in sorted(held):
-        try:
+        with contextlib.suppress(ProcessLookupError):  # ended meanwhile
             _write(leaf / "cgroup.procs", str(pid))
-        except ProcessLookupError:
-            pass  # ended meanwhile
     for stale in parent.glob(f"{HARNESS_LEAF}-*"):  # leaves of harnesses that ended
         if stale != leaf:
             try:
@@ -373,10 +372,8 @@ class CgroupV1(RunGroup):
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # ended meanwhile
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_empty(pids: Callable[[], list[int]], timeout: float = 5.0) -> bool:
@@ -473,11 +470,12 @@ def usable_version(hierarchies: Hierarchies | None = None) -> tuple[str | None, 
 
 def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> int:
     """Ends every process in the groups named prefix_* (left by a harness that
-    was killed) and removes the groups; returns how many there were."""
+    was killed) and removes the groups; returns how many runs had them (a v1
+    run's hugetlb group in the unified hierarchy beside is of the same run)."""
     found = hierarchies or discover()
-    groups: list[RunGroup] = []
-    if found.v2 is not None and found.v2.is_dir():
-        groups += [CgroupV2.existing(p) for p in found.v2.glob(f"{prefix}_*") if p.is_dir()]
+    unified = found.v2 if found.v2 is not None and found.v2.is_dir() else None
+    v2 = [p for p in unified.glob(f"{prefix}_*") if p.is_dir()] if unified else []
+    groups: list[RunGroup] = [CgroupV2.existing(p) for p in v2]
     parents = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
     names = {p.name for parent in parents.values() if parent.is_dir()
              for p in parent.glob(f"{prefix}_*") if p.is_dir()}
@@ -487,7 +485,7 @@ def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> 
     for group in groups:
         group.kill_all()
         group.remove()
-    return len(groups)
+    return len(names | {p.name for p in v2})
 
 
 def _explained(error: Exception) -> str:
