@@ -7,6 +7,7 @@ from collections.abc import Iterator
 import pytest
 from cgroup_v2_machine import TEST_FILE, BackgroundMachine
 
+from hugeheap.measure import firsttouch, hugetlb, machine
 from hugeheap.measure.cgroups import create_run_group
 from slurm_cluster import LocalSlurm, unavailable
 
@@ -68,11 +69,40 @@ def cgroup_v2_machine(request: pytest.FixtureRequest,
         yield None
         return
     out = tmp_path_factory.mktemp("vm") / "out"
-    machine = BackgroundMachine(out)
-    machine.start()
+    background = BackgroundMachine(out)
+    background.start()
     try:
-        yield machine
+        yield background
     finally:
-        machine.stop()
+        background.stop()
         if os.environ.get("HUGEHEAP_KEEP_VM_OUT") is None:
             shutil.rmtree(out.parent, ignore_errors=True)
+
+
+def real_pool_unavailable() -> str | None:
+    """Why the real pool cannot be tried here, or None."""
+    if os.geteuid() != 0:
+        return "changing the hugetlb pool needs root"
+    if machine.hugetlb_pool() is None or not machine.hugetlb_pool_dir().is_dir():
+        return "this kernel has no 2 MiB hugetlb pool"
+    if firsttouch.MAP_HUGETLB is None:
+        return "MAP_HUGETLB's value is not known on this architecture"
+    if hugetlb.STATE_FILE.exists():
+        return f"{hugetlb.STATE_FILE} holds a pool hugeheap reserved for someone: left alone"
+    return None
+
+
+@pytest.fixture
+def real_pool() -> Iterator[int]:
+    """nr_hugepages as it was, put back (and hugeheap's record removed)
+    after the test whatever happened."""
+    reason = real_pool_unavailable()
+    if reason:
+        pytest.skip(reason)
+    count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
+    before = int(count_file.read_text())
+    try:
+        yield before
+    finally:
+        count_file.write_text(f"{before}\n")
+        hugetlb.STATE_FILE.unlink(missing_ok=True)

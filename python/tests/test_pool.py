@@ -7,10 +7,8 @@ Every test that changes the real pool puts nr_hugepages back, failed or not."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -155,35 +153,6 @@ def test_doctor_advises_a_pool_where_fresh_huge_pages_cost_more() -> None:
 
 
 # --------------------------------------------------------- the real pool
-
-def real_pool_unavailable() -> str | None:
-    """Why the real pool cannot be tried here, or None."""
-    if os.geteuid() != 0:
-        return "changing the hugetlb pool needs root"
-    if machine.hugetlb_pool() is None or not machine.hugetlb_pool_dir().is_dir():
-        return "this kernel has no 2 MiB hugetlb pool"
-    if firsttouch.MAP_HUGETLB is None:
-        return "MAP_HUGETLB's value is not known on this architecture"
-    if hugetlb.STATE_FILE.exists():
-        return f"{hugetlb.STATE_FILE} holds a pool hugeheap reserved for someone: left alone"
-    return None
-
-
-@pytest.fixture
-def real_pool() -> Iterator[int]:
-    """nr_hugepages as it was, put back (and hugeheap's record removed)
-    after the test whatever happened."""
-    reason = real_pool_unavailable()
-    if reason:
-        pytest.skip(reason)
-    count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
-    before = int(count_file.read_text())
-    try:
-        yield before
-    finally:
-        count_file.write_text(f"{before}\n")
-        hugetlb.STATE_FILE.unlink(missing_ok=True)
-
 
 def real_pages() -> int:
     return int((machine.hugetlb_pool_dir() / "nr_hugepages").read_text())

@@ -114,6 +114,9 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
         assert recorded["facts"] == facts
         # The node's first-touch costs, measured by its task.
         assert recorded["first_touch"]["sampled_pages"] > 0, recorded["first_touch"]
+        # And its hugetlb pool when the task started.
+        assert recorded["hugetlb_pool"].keys() == {"total", "free", "reserved", "surplus",
+                                                   "available"}, recorded
         placement = recorded["slurm"]
         assert placement["cores"] == [int(c) for c in cores.split(",")]
         assert placement["cpus_on_node"] == 1 and len(placement["cores"]) == 1
@@ -306,6 +309,8 @@ def test_doctor_sees_the_cluster_and_a_node(slurm: LocalSlurm, cgroups_usable: s
     assert [p["name"] for p in found["partitions"]] == [slurm.partition]
     assert found["node"]["cgroups"] == cgroups_usable
     assert found["node"]["facts"] == machine.node_facts()
+    # The node's hugetlb pool (what hugeheap-pool maps from), as this machine's reads it.
+    assert found["node"]["hugetlb_pool"] == machine.hugetlb_pool_record()
     shown = cli("doctor", "--slurm")
     assert f"partition   {slurm.partition} (default): up, 1 node(s)" in shown.stdout
     assert f"cgroups for runs: {cgroups_usable}" in shown.stdout

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..files import write_whole
+from ..measure import machine
 from .answers.verdicts import Disagreement, failed, judge, solved
 from .cache import InstanceCache
 from .executors import Executor, Sink
@@ -138,10 +139,18 @@ def prepare_folder(suite: Suite, folder: CampaignFolder, store: Store,
 
 
 def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) -> None:
+    """The machine at the start of the session; its hugetlb pool (the pages
+    a mode such as hugeheap-pool maps from) at its start, and at its end
+    (_record_pool_after), interrupted or not."""
     info = describe_campaign_machine(suite)
     info["started"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+    info["hugetlb_pool_before"] = machine.hugetlb_pool_record()
     info.update(executor.describe())
     folder.add_session(info)
+
+
+def _record_pool_after(folder: CampaignFolder) -> None:
+    folder.end_session({"hugetlb_pool_after": machine.hugetlb_pool_record()})
 
 
 def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
@@ -166,6 +175,7 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
         store = held.enter_context(folder.open_store())
         instances = prepare_folder(suite, folder, store, downloads)
         _record_machine(suite, folder, executor)
+        held.callback(_record_pool_after, folder)
         finished = store.finished()
         blocks = plan(suite, instances, repetitions, folder, finished, tools)
         total = planned_runs(suite, instances, repetitions, tools)

@@ -165,6 +165,13 @@ class CampaignFolder:
     def add_session(self, machine: dict[str, Any]) -> None:
         write_whole(self.machine_record, json.dumps([*self.sessions(), machine], indent=1))
 
+    def end_session(self, facts: dict[str, Any]) -> None:
+        """Adds facts read at the end of the latest session to its record."""
+        sessions = self.sessions()
+        if sessions:
+            sessions[-1].update(facts)
+            write_whole(self.machine_record, json.dumps(sessions, indent=1))
+
 
 class FolderLock:
     """An exclusive lock on a campaign folder, with the holder's pid in it."""

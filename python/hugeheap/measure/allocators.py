@@ -13,14 +13,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..errors import HarnessError
-from .machine import glibc_version
+from . import machine
 
 REPO_ROOT = Path(__file__).resolve().parents[3]  # the checkout, when running from one
 PACKAGED_LIBRARY = Path(__file__).resolve().parents[1] / "lib" / "libhugeheap.so"  # a wheel's
 LIBRARY_DIRS = ["/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
                 "/usr/local/lib"]
-MODES = ["system", "glibc-thp", "hugeheap", "hugeheap-nothp", "mimalloc", "jemalloc", "tcmalloc"]
-_PRELOADING = {"hugeheap", "hugeheap-nothp", "mimalloc", "jemalloc", "tcmalloc"}
+MODES = ["system", "glibc-thp", "hugeheap", "hugeheap-nothp", "hugeheap-pool", "mimalloc",
+         "jemalloc", "tcmalloc"]
+_HUGEHEAP = {"hugeheap": None, "hugeheap-nothp": "off", "hugeheap-pool": "hugetlb"}  # HUGEHEAP_THP
+_PRELOADING = {*_HUGEHEAP, "mimalloc", "jemalloc", "tcmalloc"}
 
 
 @dataclass(frozen=True)
@@ -67,21 +69,24 @@ def resolve(name: str) -> AllocatorMode:
     if name == "system":
         return AllocatorMode(name, name)
     if name == "glibc-thp":
-        version = glibc_version()
+        version = machine.glibc_version()
         missing = None
         if version is None or version < (2, 35):
             found = "no glibc" if version is None else f"glibc {version[0]}.{version[1]}"
             missing = f"glibc.malloc.hugetlb needs glibc 2.35 or newer; this machine has {found}"
         return AllocatorMode(name, name, {"GLIBC_TUNABLES": "glibc.malloc.hugetlb=1"},
                              missing=missing)
-    if name in ("hugeheap", "hugeheap-nothp"):
+    if name in _HUGEHEAP:
         library = hugeheap_library()
         env = {"LD_PRELOAD": library or ""}
-        if name == "hugeheap-nothp":
-            env["HUGEHEAP_THP"] = "off"
+        thp = _HUGEHEAP[name]
+        if thp is not None:
+            env["HUGEHEAP_THP"] = thp
         missing = None if library else ("libhugeheap.so not found: install hugeheap with pip "
                                         "(it builds the library), run `make` in its checkout, "
                                         "or set HUGEHEAP_LIBRARY to the library's path")
+        if missing is None and thp == "hugetlb":
+            missing = pool_missing(machine.hugetlb_pool())
         return AllocatorMode(name, name, env, library, missing)
     if name in _PEERS:
         pattern, package, extra = _PEERS[name]
@@ -91,6 +96,20 @@ def resolve(name: str) -> AllocatorMode:
                                                       f"{package}: apt-get install {package})")
         return AllocatorMode(name, name, {"LD_PRELOAD": library, **extra}, library)
     raise HarnessError(f"unknown allocator mode '{name}' (known: {', '.join(MODES)})")
+
+
+def pool_missing(pool: machine.HugetlbPool | None) -> str | None:
+    """Why a mode that maps from the pool of 2 MiB pages cannot run here:
+    the kernel has no such pool, or no page of it is reserved (the library
+    would fall back to transparent huge pages on every run, and the mode
+    would measure `hugeheap` again). None where the pool has pages."""
+    if pool is None:
+        return ("this kernel has no pool of 2 MiB huge pages (built without hugetlb support); "
+                "use a kernel with CONFIG_HUGETLBFS, or the mode hugeheap")
+    if pool.total == 0:
+        return ("no pool of 2 MiB huge pages is reserved here (nr_hugepages is 0); reserve "
+                "one as root: `sudo hugeheap pool reserve SIZE` (e.g. 2GiB)")
+    return None
 
 
 def derive(name: str, like: str, library: Path | None = None,

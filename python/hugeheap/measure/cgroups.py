@@ -4,11 +4,13 @@ a reliable end to every process of the run.
 
 Two implementations of one interface: cgroups v2 (one directory, the unified
 hierarchy) and cgroups v1 (one directory per controller hierarchy: cpuacct,
-memory, freezer, pids, cpuset). Both take their root directories as
-arguments, so tests can lay out a fake cgroupfs in a temporary directory."""
+memory, freezer, pids, cpuset, hugetlb). Both take their root directories as
+arguments, so tests can lay out a fake cgroupfs in a temporary directory. The
+pages of the hugetlb pool a run holds are hugetlb_cgroup.py's to count."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import itertools
 import os
@@ -20,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from .machine import process_stat_fields
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
 _counter = itertools.count()
@@ -115,22 +118,27 @@ class RunGroup(ABC):
     def remove(self) -> None: ...
 
     def join(self) -> None:
-        """Moves the calling process in: meant for the child between fork and
-        exec, so only plain system calls."""
-        pid = str(os.getpid()).encode()
-        for path in self.procs_files():
-            fd = os.open(path, os.O_WRONLY)
-            try:
-                os.write(fd, pid)
-            finally:
-                os.close(fd)
+        """Moves the calling process in (join_procs)."""
+        join_procs(self.procs_files())
+
+
+def join_procs(procs_files: list[str]) -> None:
+    """Writes the calling process's pid to each file: meant for the child
+    between fork and exec, so only plain system calls."""
+    pid = str(os.getpid()).encode()
+    for path in procs_files:
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, pid)
+        finally:
+            os.close(fd)
 
 
 # --------------------------------------------------------------------- v2
 
 class CgroupV2(RunGroup):
     version = "v2"
-    CONTROLLERS = ("cpu", "memory", "pids", "cpuset")
+    CONTROLLERS = ("cpu", "memory", "pids", "cpuset", "hugetlb")
 
     def __init__(self, parent: Path, name: str | None = None) -> None:
         self.parent = parent
@@ -233,10 +241,8 @@ def make_room(parent: Path) -> None:
     leaf = parent / f"{HARNESS_LEAF}-{os.getpid()}"
     leaf.mkdir(exist_ok=True)
     for pid in sorted(held):
-        try:
+        with contextlib.suppress(ProcessLookupError):  # ended meanwhile
             _write(leaf / "cgroup.procs", str(pid))
-        except ProcessLookupError:
-            pass  # ended meanwhile
     for stale in parent.glob(f"{HARNESS_LEAF}-*"):  # leaves of harnesses that ended
         if stale != leaf:
             try:
@@ -248,11 +254,7 @@ def make_room(parent: Path) -> None:
 def _self_and_descendants(proc: Path = Path("/proc")) -> set[int]:
     parents: dict[int, int] = {}
     for entry in proc.iterdir():
-        if entry.name.isdigit():
-            try:
-                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            except (OSError, IndexError):
-                continue
+        if entry.name.isdigit() and (fields := process_stat_fields(int(entry.name), proc)):
             parents[int(entry.name)] = int(fields[1])
     found = {os.getpid()}
     grew = True
@@ -270,7 +272,7 @@ def _self_and_descendants(proc: Path = Path("/proc")) -> set[int]:
 class CgroupV1(RunGroup):
     version = "v1"
     REQUIRED = ("cpuacct", "memory", "freezer")
-    OPTIONAL = ("pids", "cpuset")
+    OPTIONAL = ("pids", "cpuset", "hugetlb")
 
     def __init__(self, parents: dict[str, Path], name: str | None = None) -> None:
         missing = [c for c in self.REQUIRED if c not in parents]
@@ -370,10 +372,8 @@ class CgroupV1(RunGroup):
 
 
 def _kill(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):  # ended meanwhile
         os.kill(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _wait_empty(pids: Callable[[], list[int]], timeout: float = 5.0) -> bool:
@@ -470,11 +470,12 @@ def usable_version(hierarchies: Hierarchies | None = None) -> tuple[str | None, 
 
 def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> int:
     """Ends every process in the groups named prefix_* (left by a harness that
-    was killed) and removes the groups; returns how many there were."""
+    was killed) and removes the groups; returns how many runs had them (a v1
+    run's hugetlb group in the unified hierarchy beside is of the same run)."""
     found = hierarchies or discover()
-    groups: list[RunGroup] = []
-    if found.v2 is not None and found.v2.is_dir():
-        groups += [CgroupV2.existing(p) for p in found.v2.glob(f"{prefix}_*") if p.is_dir()]
+    unified = found.v2 if found.v2 is not None and found.v2.is_dir() else None
+    v2 = [p for p in unified.glob(f"{prefix}_*") if p.is_dir()] if unified else []
+    groups: list[RunGroup] = [CgroupV2.existing(p) for p in v2]
     parents = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
     names = {p.name for parent in parents.values() if parent.is_dir()
              for p in parent.glob(f"{prefix}_*") if p.is_dir()}
@@ -484,7 +485,7 @@ def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> 
     for group in groups:
         group.kill_all()
         group.remove()
-    return len(groups)
+    return len(names | {p.name for p in v2})
 
 
 def _explained(error: Exception) -> str:

@@ -113,15 +113,14 @@ def status(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine.
     """The pool's pages and what hugeheap reserved of it, as JSON shows them;
     needs no root. A record that cannot be read is a `problem`, not an error:
     the pool's figures are still shown, and doctor's other findings."""
-    pool = machine.hugetlb_pool(hugepages_dir, meminfo)
+    pool = machine.hugetlb_pool_record(hugepages_dir, meminfo)
     counts = {field.name: None for field in fields(machine.HugetlbPool)}
     try:
         record, problem = read_record(state_file), None
     except HarnessError as error:
         record, problem = None, str(error)
     return {"supported": pool is not None, "page_bytes": PAGE_BYTES,
-            **(asdict(pool) if pool is not None else counts),
-            "available": pool.available if pool is not None else None,
+            **(pool if pool is not None else {**counts, "available": None}),
             "hugeheap": asdict(record) if record is not None else None,
             "state_file": str(state_file), "problem": problem}
 

@@ -12,7 +12,7 @@ import os
 import platform
 import re
 import socket
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
@@ -132,6 +132,14 @@ def hugetlb_pool(hugepages_dir: Path = HUGEPAGES_DIR,
     if values.get("Hugepagesize") != POOL_PAGE_KB or not all(f in values for f in fields):
         return None
     return HugetlbPool(*(values[field] for field in fields))
+
+
+def hugetlb_pool_record(hugepages_dir: Path = HUGEPAGES_DIR,
+                        meminfo: Path = MEMINFO) -> dict[str, int] | None:
+    """The 2 MiB pool's pages as a record (total, free, reserved, surplus,
+    available); None where the kernel has no such pool."""
+    pool = hugetlb_pool(hugepages_dir, meminfo)
+    return None if pool is None else {**asdict(pool), "available": pool.available}
 
 
 def swap_in_use(meminfo: Path = MEMINFO) -> bool:

@@ -28,11 +28,12 @@ from dataclasses import asdict, dataclass, field
 from typing import IO, Any
 
 from ..errors import HarnessError
-from . import machine, perf
+from . import hugetlb_cgroup, machine, perf
 from .allocators import AllocatorMode, resolve
 from .cgroups import CpuTimes, RunGroup, create_run_group
 from .environment import tool_environment
 from .hugepages import HugeShareSampler
+from .hugetlb_cgroup import HugetlbCharge
 from .limits import Limits, check_limits
 from .outcome import cross_checked, how_it_ended
 from .programs import find_program
@@ -85,6 +86,12 @@ class RunResult:
     # wall time contains and the CPU time does not. None where the kernel
     # does not count it.
     steal_time_s: float | None = None
+    # Bytes of hugetlb pool pages the run held at its peak (in
+    # memory_peak_bytes too); None where not counted (hugetlb_cgroup.py).
+    hugetlb_peak_bytes: int | None = None
+    # Pages of the pool free for the run when it started, for a tool run with
+    # HUGEHEAP_THP=hugetlb; None for others.
+    pool_free_pages: int | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -140,6 +147,7 @@ class _Held:
     one `finally` of run()."""
     files: list[IO[bytes]] = field(default_factory=list)
     group: RunGroup | None = None
+    hugetlb: HugetlbCharge | None = None  # the group's counter of pool pages
     tlb_file: str | None = None
     pid: int | None = None  # the tool's main process until it is reaped
 
@@ -171,6 +179,9 @@ class _Held:
             if self.group is not None:
                 self.group.remove()
                 self.group = None
+            if self.hugetlb is not None:
+                self.hugetlb.remove()
+                self.hugetlb = None
             if self.tlb_file is not None:
                 try:
                     os.unlink(self.tlb_file)
@@ -198,6 +209,7 @@ class _Prepared:
     info: dict[str, object]
     thp: dict[str, str | None]
     cwd: str | None
+    pool_free_pages: int | None  # for a tool that maps from the pool
 
 
 def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
@@ -220,12 +232,21 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
         warnings.append("no cgroup could be made (" + "; ".join(reasons) + "): CPU time and "
                         "memory come from rusage (descendants that are not waited for are "
                         "missed) and limits other than wall time are not enforced")
-    else:
+    env, environment = tool_environment(os.environ, extra_env or {}, alloc)
+    from_pool = env.get("HUGEHEAP_THP") == "hugetlb"
+    uncounted: str | None = hugetlb_cgroup.NOT_COUNTED
+    if group is not None:
+        held.hugetlb, uncounted = hugetlb_cgroup.attach(group)
+    if uncounted and from_pool:
+        warnings.append(uncounted)
+    if group is not None:
         try:
             group.set_limits(limits.memory_bytes, limits.cores, limits.pids)
+            if held.hugetlb is not None and limits.memory_bytes is not None:
+                held.hugetlb.set_limit(limits.memory_bytes)
         except (OSError, HarnessError) as error:
             raise HarnessError(f"cannot set the limits of the run's cgroup: {error}") from None
-    env, environment = tool_environment(os.environ, extra_env or {}, alloc)
+    pool = machine.hugetlb_pool() if from_pool else None
     argv = [program, *command[1:]]
     tlb_reason: str | None = "not asked for"
     if measure_tlb:
@@ -236,7 +257,8 @@ def _prepare(held: _Held, command: list[str], program: str, limits: Limits,
             argv = perf.wrap(argv, held.tlb_file)
     return _Prepared(command, argv, env, environment, limits, alloc, stdin_file, stdout,
                      end_with_parent, tlb_reason, warnings, group is not None,
-                     machine.describe(), machine.thp_settings(), cwd)
+                     machine.describe(), machine.thp_settings(), cwd,
+                     pool.available if pool is not None else None)
 
 
 # ----------------------------------------------------------------- execute
@@ -264,6 +286,7 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
             die_with_parent()
         if group is not None:
             group.join()
+            hugetlb_cgroup.join(held.hugetlb)
         elif limits.cores:
             os.sched_setaffinity(0, limits.cores)
 
@@ -285,9 +308,16 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
     sampler = HugeShareSampler(
         group.anonymous_memory if group is not None else lambda: None,
         group.pids if group is not None else lambda: [process.pid])
+    charge = held.hugetlb
+
+    def sample() -> None:
+        sampler.sample()
+        if charge is not None:
+            charge.sample()
+
     watch = ExitWatch(process.pid)
     try:
-        reason, lateness = supervise(watch, group, limits, start, sampler)
+        reason, lateness = supervise(watch, group, limits, start, sample)
     except KeyboardInterrupt:  # the harness was told to stop: end the run, keep what it measured
         reason, lateness = "killed", 0.0
     finally:
@@ -313,6 +343,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     group, limits, warnings = held.group, prepared.limits, prepared.warnings
     cpu: CpuTimes | None = None
     peak: int | None = None
+    hugetlb_peak: int | None = None
     oom = 0
     usage = executed.usage
     if executed.start_error is not None:
@@ -323,6 +354,10 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
             warnings.append("this kernel keeps no memory peak for a cgroup (memory.peak came "
                             "with Linux 5.19): peak memory not measured")
         cpu = cross_checked(cpu, usage, warnings)
+        if held.hugetlb is not None:
+            hugetlb_peak = held.hugetlb.peak()
+            if peak is not None and hugetlb_peak is not None:
+                peak += hugetlb_peak
     else:
         cpu = CpuTimes(usage.ru_utime + usage.ru_stime, usage.ru_utime, usage.ru_stime)
         peak = usage.ru_maxrss * 1024
@@ -332,6 +367,8 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     if steal_is_notable(executed.steal, executed.walltime):
         warnings.append(steal_warning(executed.steal or 0.0, executed.walltime))
 
+    if prepared.pool_free_pages is not None:
+        warnings += hugetlb_cgroup.fallback_warnings(prepared.pool_free_pages, hugetlb_peak)
     ended = how_it_ended(executed.reason, executed.wait_status, oom, peak, limits.memory_bytes)
 
     tlb: int | None = None
@@ -355,4 +392,5 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
                 "pids": limits.pids},
         kernel=str(info["kernel"]), glibc=info["glibc"],  # type: ignore[arg-type]
         cpu_model=info["cpu_model"], hostname=str(info["hostname"]),  # type: ignore[arg-type]
-        limit_check_lateness_s=executed.lateness, steal_time_s=executed.steal)
+        limit_check_lateness_s=executed.lateness, steal_time_s=executed.steal,
+        hugetlb_peak_bytes=hugetlb_peak, pool_free_pages=prepared.pool_free_pages)

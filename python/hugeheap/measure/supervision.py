@@ -1,7 +1,8 @@
 """Watching the tool while it runs, and ending it: its exit seen without
 reaping it (a pidfd, or waitid polled where the kernel has none), the time
-limits checked meanwhile and the huge-page share sampled, every process of
-the run killed at its end, and the tool tied to the harness's life."""
+limits checked meanwhile and the run's counters sampled (the huge-page
+share, the pool pages of cgroup v2), every process of the run killed at its
+end, and the tool tied to the harness's life."""
 
 from __future__ import annotations
 
@@ -11,10 +12,10 @@ import os
 import select
 import signal
 import time
+from collections.abc import Callable
 
 from . import machine
 from .cgroups import RunGroup
-from .hugepages import HugeShareSampler
 from .limits import Limits
 
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
@@ -55,7 +56,7 @@ class ExitWatch:
 
 
 def supervise(watch: ExitWatch, group: RunGroup | None, limits: Limits, start: float,
-              sampler: HugeShareSampler) -> tuple[str | None, float]:
+              sample: Callable[[], None]) -> tuple[str | None, float]:
     """Waits until the main process ends (None) or a time limit is reached
     (the termination reason); also returns how late the harness woke at worst.
     The process is not reaped here."""
@@ -83,7 +84,7 @@ def supervise(watch: ExitWatch, group: RunGroup | None, limits: Limits, start: f
         if limits.wall_s is not None and woke - start >= limits.wall_s:
             return "walltime", lateness
         if woke >= next_sample:
-            sampler.sample()
+            sample()
             next_sample = woke + 0.1
 
 

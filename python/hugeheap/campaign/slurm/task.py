@@ -77,8 +77,10 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
     remove_orphans()  # the scratch folders of runs whose tasks were killed here
     # What a fresh huge page costs on this node (firsttouch.py): recorded with
     # each run, measured once, before the runs (it is not one of the facts
-    # that must be equal: a measured cost varies between runs).
-    where = {"slurm": placement, "first_touch": asdict(firsttouch.measure())}
+    # that must be equal: a measured cost varies between runs), and its
+    # hugetlb pool when the task started (the pages hugeheap-pool maps from).
+    where = {"slurm": placement, "first_touch": asdict(firsttouch.measure()),
+             "hugetlb_pool": machine.hugetlb_pool_record()}
     report = files.Report(
         task, f"{env.get('SLURM_ARRAY_JOB_ID', job_id)}_{task}",
         {"host": machine.describe()["hostname"], "facts": machine.node_facts(), **where})
@@ -180,7 +182,8 @@ def probe() -> dict[str, Any]:
     """What a node offers a campaign's tasks."""
     cgroups, problems = usable_version()
     return {"host": machine.describe()["hostname"], "facts": machine.node_facts(),
-            "first_touch": asdict(firsttouch.measure()), "python": sys.executable,
+            "first_touch": asdict(firsttouch.measure()),
+            "hugetlb_pool": machine.hugetlb_pool_record(), "python": sys.executable,
             "hugeheap": __version__, "cgroups": cgroups,
             "cgroup_problems": problems, "affinity": sorted(os.sched_getaffinity(0)),
             "cpus_on_node": os.environ.get("SLURM_CPUS_ON_NODE")}

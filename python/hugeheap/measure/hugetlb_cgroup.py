@@ -1,0 +1,156 @@
+"""The pages of the hugetlb pool a run holds, counted by the kernel's hugetlb
+controller. The memory controller charges them to no group (unless cgroup v2
+is mounted with memory_hugetlb_accounting, Linux 6.6+), so without this a
+run that maps its heap from the pool (HUGEHEAP_THP=hugetlb) would show a
+memory peak without its heap and escape its memory limit.
+
+Where the controller is:
+- cgroup v1 with hugetlb mounted: the run's group in that hierarchy (made
+  with its other v1 groups, cgroups.CgroupV1); the kernel keeps its peak,
+  hugetlb.2MB.max_usage_in_bytes.
+- cgroup v2: the run's own group (cgroups.CgroupV2 enables the controller
+  where its parent offers it). v2 keeps no peak of it (hugetlb.2MB.current,
+  .max, .events, .events.local and .numa_stat only; the kernel's cgroup-v2
+  docs), so the harness samples .current while the run runs, as often as
+  the huge-page share: the peak is the largest sample, and pages held
+  between two samples only are missed.
+- a hybrid machine (v1 for memory, the controller only in the unified
+  hierarchy beside it, as here): a v2 group of its own for the run, named
+  as its v1 groups (cgroups.end_leftover_groups finds it), sampled as on v2.
+
+The run's peak is then its memory peak plus its hugetlb peak: the two
+peaks may fall at different moments, so the sum is at most the sum's true
+peak plus the smaller of them; with the heap in the pool the memory peak is
+small. Its limit is the run's memory limit on each counter, reservations
+too where the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass
+it gets no more pool pages at mmap (the library falls back to ordinary
+pages, which the memory limit holds) instead of a SIGBUS at first touch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from .cgroups import CgroupV1, CgroupV2, Hierarchies, RunGroup, discover, join_procs
+from .machine import POOL_PAGE_KB
+
+PREFIX = f"hugetlb.{POOL_PAGE_KB // 1024}MB."  # the 2 MiB pool's files
+NOT_COUNTED = ("the hugetlb cgroup controller is not there: the memory peak and limit leave "
+               "out pages of the hugetlb pool")
+
+
+@dataclass
+class HugetlbCharge:
+    """The run's counter of pool pages: in path, of cgroup version."""
+    path: Path
+    version: str  # "v1": the kernel keeps the peak; "v2": sampled
+    own: bool  # made here, beside a v1 run group: joined and removed here
+    sampled: int = 0  # the largest hugetlb.2MB.current seen (v2)
+
+    def procs_file(self) -> str | None:
+        """Where the tool's process writes its pid, for a group made here."""
+        return str(self.path / "cgroup.procs") if self.own else None
+
+    def set_limit(self, memory: int) -> None:
+        names = ("limit_in_bytes", "rsvd.limit_in_bytes") if self.version == "v1" else \
+            ("max", "rsvd.max")
+        for name in names:
+            target = self.path / (PREFIX + name)
+            if target.exists():
+                target.write_text(str(memory))
+
+    def sample(self) -> None:
+        if self.version == "v2":
+            self.sampled = max(self.sampled, self._read("current") or 0)
+
+    def peak(self) -> int | None:
+        """Bytes of pool pages the run held at its peak (v2: sampled)."""
+        if self.version == "v1":
+            return self._read("max_usage_in_bytes")
+        self.sample()
+        return self.sampled
+
+    def remove(self) -> None:
+        if self.own:
+            CgroupV2.existing(self.path).remove()
+
+    def _read(self, name: str) -> int | None:
+        try:
+            return int((self.path / (PREFIX + name)).read_text())
+        except (OSError, ValueError):
+            return None
+
+
+def in_memory_controller(mountinfo: str) -> bool:
+    """Whether cgroup v2 is mounted with memory_hugetlb_accounting: the memory
+    controller then charges pool pages itself (memory.peak holds them)."""
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if "-" in fields:
+            after = fields[fields.index("-") + 1:]
+            if after[:1] == ["cgroup2"] and "memory_hugetlb_accounting" in " ".join(after):
+                return True
+    return False
+
+
+def attach(group: RunGroup, hierarchies: Hierarchies | None = None,
+           mountinfo: str | None = None) -> tuple[HugetlbCharge | None, str | None]:
+    """The run group's counter of pool pages (making a v2 group beside a v1
+    one where only the unified hierarchy has the controller), or None with
+    why the memory peak leaves them out (None too where memory.peak already
+    holds them: no reason then)."""
+    if isinstance(group, CgroupV2):
+        if in_memory_controller(mountinfo if mountinfo is not None
+                                else Path("/proc/self/mountinfo").read_text()):
+            return None, None
+        if (group.path / (PREFIX + "current")).exists():
+            return HugetlbCharge(group.path, "v2", own=False), None
+        return None, NOT_COUNTED
+    if isinstance(group, CgroupV1):
+        if "hugetlb" in group.paths:
+            return HugetlbCharge(group.paths["hugetlb"], "v1", own=False), None
+        unified = (hierarchies or discover()).v2
+        if unified is not None:
+            return _beside_v1(unified, group.paths["freezer"].name)
+    return None, NOT_COUNTED
+
+
+def _beside_v1(unified: Path, name: str) -> tuple[HugetlbCharge | None, str | None]:
+    """A group of the unified hierarchy for the hugetlb controller alone."""
+    try:
+        if "hugetlb" not in (unified / "cgroup.controllers").read_text().split():
+            return None, NOT_COUNTED
+        enabled = (unified / "cgroup.subtree_control").read_text().split()
+        if "hugetlb" not in enabled:
+            (unified / "cgroup.subtree_control").write_text("+hugetlb")
+        path = unified / name
+        path.mkdir()
+    except OSError as error:
+        return None, (f"no hugetlb group could be made in {unified} ({error.strerror}): the "
+                      "memory peak and limit leave out pages of the hugetlb pool")
+    return HugetlbCharge(path, "v2", own=True), None
+
+
+def join(charge: HugetlbCharge | None) -> None:
+    """Moves the calling process into a group made here (cgroups.join_procs):
+    for the child between fork and exec, after RunGroup.join."""
+    procs = charge.procs_file() if charge is not None else None
+    if procs is not None:
+        join_procs([procs])
+
+
+def fallback_warnings(free_at_start: int, hugetlb_peak: int | None) -> list[str]:
+    """What a run with HUGEHEAP_THP=hugetlb says of the pool: that it found
+    it empty, or held none of it. The library counts its fallbacks
+    (hugetlb_fallbacks of HUGEHEAP_STATS), but turning its statistics on
+    changes what it does while the tool runs, so the harness judges by the
+    pool pages the run held instead."""
+    if free_at_start == 0:
+        return ["the hugetlb pool had no free page when the run started: the library fell "
+                "back to transparent huge pages for its heap; `sudo hugeheap pool reserve "
+                "SIZE` adds pages"]
+    if hugetlb_peak == 0:
+        return [f"the run held no page of the hugetlb pool ({free_at_start} were free at its "
+                "start): the heap stayed under the library's huge threshold (small heaps "
+                "stay in 4 KiB pages), or the library fell back to transparent huge pages"]
+    return []
