@@ -34,8 +34,6 @@
 #include "internal.h"
 #include "kind.h"
 
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
-
 /* Abandoned pages with live blocks, per class (global lock). */
 static hh_page *abandoned[HH_CLASSES];
 static _Atomic(size_t) abandoned_count;
@@ -200,19 +198,13 @@ static bool heap_is_valid(const hh_heap *heap) {
 }
 #endif
 
-void _hh_free_list_corrupted(const void *where) {
-    _hh_fatal("corrupted free list (a block was written after free?) at", where);
-}
-
-void *_hh_free_list_corrupted_at(const void *where) { _hh_free_list_corrupted(where); }
-
 hh_block *_hh_page_checked_block(hh_page *page, void *ptr, const char *what) {
     size_t offset = (size_t)((char *)ptr - page->area);
     if (HH_UNLIKELY(offset >= HH_SHARED_LOAD(page->carved_end))) _hh_fatal(what, ptr);
     size_t start = offset - offset % page->block_size;
     if (HH_UNLIKELY(start != offset) &&
         !atomic_load_explicit(&page->has_aligned, memory_order_relaxed)) {
-        _hh_fatal("free(): invalid pointer (inside a block, not its start)", ptr);
+        _hh_fatal(HH_INSIDE_BLOCK, ptr);
     }
     return (hh_block *)(page->area + start);
 }
@@ -572,13 +564,8 @@ static void free_remote(hh_page *page, hh_block *block) {
     if (self->alive) _hh_count(&self->stats.remote_frees, 1);
 }
 
-void _hh_free_size_mismatch(const void *ptr) {
-    _hh_fatal("free_sized() or sized delete: the size given is larger than the block "
-              "(not the size it was allocated with) at", ptr);
-}
-
 void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
-    hh_block *block = _hh_page_checked_block(page, ptr, NOT_LIVE);
+    hh_block *block = _hh_page_checked_block(page, ptr, HH_NOT_LIVE);
     if (size != 0 && size > page->block_size - (size_t)((char *)ptr - (char *)block)) {
         _hh_free_size_mismatch(ptr); /* a sized free naming more than the block holds */
     }

@@ -17,8 +17,6 @@
 #include "internal.h"
 #include "kind.h"
 
-#define HH_API __attribute__((visibility("default")))
-
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
     if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
@@ -26,10 +24,9 @@ void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
     return _hh_large_alloc(size, alignment, zero);
 }
 
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
 
 static inline size_t usable_in_page(hh_page *page, void *ptr) {
-    const char *block = (const char *)_hh_page_checked_block(page, ptr, NOT_LIVE);
+    const char *block = (const char *)_hh_page_checked_block(page, ptr, HH_NOT_LIVE);
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 

@@ -23,11 +23,6 @@
 #include "internal.h"
 #include "kind.h"
 
-/* The reserved range, set once at start-up (before anything is handed out);
- * a base of 2^63 keeps every pointer out until then. */
-uintptr_t _hh_range_base = (uintptr_t)1 << 63;
-uintptr_t _hh_range_size;
-
 /* A region outside the range keeps its page descriptors in its header. */
 #define HEADER_PAGES ((sizeof(hh_region) + HH_OS_PAGE - 1) / HH_OS_PAGE)
 #define HEADER_PAGES_IN_RANGE ((offsetof(hh_region, pages) + HH_OS_PAGE - 1) / HH_OS_PAGE)

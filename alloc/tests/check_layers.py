@@ -20,12 +20,13 @@ from pathlib import Path
 LAYERS: list[tuple[str, list[str]]] = [
     ("types", ["types.h", "pthread_compat.h"]),
     ("declarations", ["internal.h"]),
-    ("system", ["os.c", "lock.c", "config.c", "granule.c"]),
+    ("process state", ["state.c"]),
+    ("system", ["os.c", "lock.c", "config.c", "granule.c", "meta.c", "stops.c", "counters.c"]),
     ("kinds", ["kind.h", "kind.c"]),
     ("memory", ["range.c", "pages.c", "release.c", "policy.c", "usage.c", "medium.c", "growth.c",
-                "large.c", "stats.c"]),
+                "large.c"]),
     ("heaps", ["fastpath.h", "heap.c", "heap_life.c"]),
-    ("process and API", ["init.c", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c"]),
+    ("process and API", ["init.c", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c", "stats_report.c"]),
 ]
 # The public header (alloc/include): below every layer.
 PUBLIC = {"hugeheap.h"}
