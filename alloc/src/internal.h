@@ -175,7 +175,7 @@ HH_INTERNAL hh_region *_hh_region_new_locked(void);
 HH_INTERNAL bool _hh_region_grow_locked(hh_region *r, size_t need);
 /* Pages [0, end) of r are writable, or false (the kernel refused). */
 HH_INTERNAL bool _hh_region_open_to_locked(hh_region *r, size_t end);
-/* The region that holds p, or NULL if p is in none (kind.c asks). */
+/* The region that holds p, or NULL if p is in none (pointer_kind.h asks). */
 HH_INTERNAL hh_region *_hh_region_find(const void *p);
 /* Every region, in address order (the global lock held while walking). */
 HH_INTERNAL hh_region *_hh_region_first(void);
@@ -335,6 +335,8 @@ HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr, size_t size);
  * only the program's data. */
 HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
 HH_INTERNAL void _hh_free_local_slow(hh_heap *heap, hh_page *page, hh_block *block);
+/* The owner's free emptied the page or found it out of its queue. */
+HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
 HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
 /* The block of the page that ptr is (or, on pages with aligned blocks,

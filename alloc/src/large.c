@@ -269,7 +269,6 @@ static void *alloc_hugetlb(size_t size, size_t alignment) {
 }
 
 void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
-    _hh_init();
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2 || size > _hh_cfg.memory_limit) {
         errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
         return NULL;

@@ -16,13 +16,52 @@
 #include "fastpath.h"
 #include "internal.h"
 #include "kind.h"
+#include "pointer_kind.h"
+
+/* --------------------------------------------- malloc's and free's dispatch */
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
+    _hh_init(); /* a medium or large block may be the process's first */
     if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
     }
     return _hh_large_alloc(size, alignment, zero);
 }
+
+void _hh_free_slow(void *ptr, size_t size) {
+    hh_pointer_kind what = _hh_pointer_kind(ptr);
+    switch (what.kind) {
+    case HH_KIND_SMALL:
+        _hh_free_small_slow(what.page, ptr, size);
+        return;
+    case HH_KIND_MEDIUM:
+        if (size != 0) { /* a pointer that is no medium block is stopped by the free */
+            size_t pages = _hh_medium_pages(what.region, ptr);
+            if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
+                _hh_free_size_mismatch(ptr);
+            }
+        }
+        _hh_medium_free(what.region, ptr);
+        return;
+    case HH_KIND_GROWTH:
+        _hh_growth_free(ptr, size);
+        return;
+    case HH_KIND_LARGE:
+        if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
+        _hh_large_free(what.large, ptr);
+        return;
+    case HH_KIND_LARGE_FREED:
+        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
+    case HH_KIND_POOL:
+        _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
+    case HH_KIND_FOREIGN:
+        break;
+    }
+    if (ptr == NULL) return;
+    _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
+}
+
+/* ------------------------------------------------------------ entry points */
 
 
 static inline size_t usable_in_page(hh_page *page, void *ptr) {

@@ -77,7 +77,6 @@ static void *alloc_block(size_t size, size_t alignment, bool zero, bool back) {
 }
 
 void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
-    _hh_init();
     return alloc_block(size, alignment, zero, false);
 }
 

@@ -24,9 +24,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("system", ["os.c", "lock.c", "config.c", "granule.c", "meta.c", "stops.c", "counters.c"]),
     ("kinds", ["kind.h", "kind.c"]),
     ("memory", ["range.c", "pages.c", "release.c", "policy.c", "usage.c", "medium.c", "growth.c",
-                "large.c"]),
-    ("heaps", ["fastpath.h", "heap.c", "heap_life.c"]),
-    ("process and API", ["init.c", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c", "stats_report.c"]),
+                "large.c", "pointer_kind.h"]),
+    ("heaps", ["page_pop.h", "heap.c", "heap_life.c"]),
+    ("process and API", ["init.c", "fastpath.h", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c", "stats_report.c"]),
 ]
 # The public header (alloc/include): below every layer.
 PUBLIC = {"hugeheap.h"}
