@@ -4,7 +4,6 @@
  * loader allocates while it starts the process), so when `environ` is not
  * there yet we read the process's initial environment from /proc/self/environ
  * with plain system calls: nothing here may allocate. */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/sysinfo.h>
 #include <string.h>
@@ -111,30 +110,27 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
     }
 }
 
-static bool read_proc_environ(env_values *v) {
-    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    char buf[4096];
+/* /proc/self/environ, read a piece at a time: entries end with a NUL. */
+typedef struct environ_reader {
+    env_values *values;
     char entry[700]; /* long entries we do not care about are skipped */
-    size_t elen = 0;
-    bool overflow = false;
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0) break;
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == '\0') {
-                if (!overflow) take_entry(v, entry, elen);
-                elen = 0;
-                overflow = false;
-            } else if (elen < sizeof entry) {
-                entry[elen++] = buf[i];
-            } else {
-                overflow = true;
-            }
+    size_t length;
+    bool overflow;
+} environ_reader;
+
+static void take_environ_piece(void *arg, const char *piece, size_t n) {
+    environ_reader *r = arg;
+    for (size_t i = 0; i < n; i++) {
+        if (piece[i] == '\0') {
+            if (!r->overflow) take_entry(r->values, r->entry, r->length);
+            r->length = 0;
+            r->overflow = false;
+        } else if (r->length < sizeof r->entry) {
+            r->entry[r->length++] = piece[i];
+        } else {
+            r->overflow = true;
         }
     }
-    close(fd);
-    return true;
 }
 
 static void read_environment(env_values *v) {
@@ -143,7 +139,8 @@ static void read_environment(env_values *v) {
         for (; *env; env++) take_entry(v, *env, strlen(*env));
         return;
     }
-    read_proc_environ(v);
+    environ_reader reader = {.values = v, .length = 0, .overflow = false};
+    _hh_os_read_file("/proc/self/environ", take_environ_piece, &reader);
 }
 
 static bool parse_u64(const char *s, uint64_t *out) {
@@ -172,12 +169,10 @@ static void take_mib(const char *value, uint64_t *bytes, const char *warning) {
 /* The kernel's THP setting (always, madvise or never), or "" where unknown. */
 static void read_system_thp(char *out, size_t cap) {
     out[0] = '\0';
-    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
     char buf[128];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return;
+    size_t n = _hh_os_read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+                                      sizeof buf - 1);
+    if (n == 0) return;
     buf[n] = '\0';
     char *open_bracket = strchr(buf, '['), *close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
     if (!open_bracket || !close_bracket) return;

@@ -154,7 +154,23 @@ HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
  * so that the kernel frees the parts of it given back now. */
 HH_INTERNAL void _hh_os_split_huge(void *page);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
+/* Moves the mapping [addr, addr + size) to target (replacing what was
+ * there), new_size bytes long; false if the kernel would not. */
+HH_INTERNAL bool _hh_os_move(void *addr, size_t size, void *target, size_t new_size);
+/* Grows the mapping at addr to new_size bytes where it is; false (errno
+ * kept) if the addresses after it are taken. */
+HH_INTERNAL bool _hh_os_grow(void *addr, size_t size, size_t new_size);
+/* One read of at most cap bytes of a small kernel file (/proc, /sys): the
+ * bytes read, 0 if it cannot be opened or read.  Nothing here allocates. */
+HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap);
+/* A file read through a fixed buffer, each piece handed to take; false if it
+ * cannot be opened. */
+HH_INTERNAL bool _hh_os_read_file(const char *path,
+                                  void (*take)(void *arg, const char *chunk, size_t n), void *arg);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
+/* Nanoseconds: a monotonic clock, and the process's CPU time (all threads). */
+HH_INTERNAL uint64_t _hh_clock_ns(void);
+HH_INTERNAL uint64_t _hh_clock_cpu_ns(void);
 
 /* ------------------------------------------------------- granule.c */
 /* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)

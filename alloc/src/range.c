@@ -15,10 +15,8 @@
  * start faults, as it does past glibc's top of heap, instead of landing
  * silently in memory the kernel would hand out. */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "kind.h"
@@ -51,12 +49,8 @@ static size_t range_size_wanted(void) {
 /* Whether the kernel charges every writable private mapping against a
  * commit limit (vm.overcommit_memory = 2, where MAP_NORESERVE is ignored). */
 static bool strict_overcommit(void) {
-    int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
     char c = 0;
-    ssize_t n = read(fd, &c, 1);
-    close(fd);
-    return n == 1 && c == '2';
+    return _hh_os_read_small_file("/proc/sys/vm/overcommit_memory", &c, 1) == 1 && c == '2';
 }
 
 /* The page descriptors of a range of `size` bytes: one per 64 KiB of the

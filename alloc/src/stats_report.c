@@ -135,26 +135,31 @@ static uint64_t parse_kb(const char *line) {
 }
 
 /* Sums the Anonymous and AnonHugePages lines of an smaps-style file, read a
- * line at a time through a fixed buffer. */
-static bool read_smaps(const char *path, memory_reading *r) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    char buf[4096], line[256];
-    size_t ll = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] != '\n') {
-                if (ll < sizeof line - 1) line[ll++] = buf[i];
-                continue;
-            }
-            line[ll] = '\0';
-            if (strncmp(line, "Anonymous:", 10) == 0) r->anonymous_kb += parse_kb(line + 10);
-            if (strncmp(line, "AnonHugePages:", 14) == 0) r->anon_huge_kb += parse_kb(line + 14);
-            ll = 0;
+ * piece at a time and put together a line at a time in a fixed buffer. */
+typedef struct smaps_reader {
+    memory_reading *reading;
+    char line[256];
+    size_t length;
+} smaps_reader;
+
+static void take_smaps_piece(void *arg, const char *piece, size_t n) {
+    smaps_reader *s = arg;
+    memory_reading *r = s->reading;
+    for (size_t i = 0; i < n; i++) {
+        if (piece[i] != '\n') {
+            if (s->length < sizeof s->line - 1) s->line[s->length++] = piece[i];
+            continue;
         }
+        s->line[s->length] = '\0';
+        if (strncmp(s->line, "Anonymous:", 10) == 0) r->anonymous_kb += parse_kb(s->line + 10);
+        if (strncmp(s->line, "AnonHugePages:", 14) == 0) r->anon_huge_kb += parse_kb(s->line + 14);
+        s->length = 0;
     }
-    close(fd);
+}
+
+static bool read_smaps(const char *path, memory_reading *r) {
+    smaps_reader reader = {.reading = r, .length = 0};
+    if (!_hh_os_read_file(path, take_smaps_piece, &reader)) return false;
     r->ok = true;
     return true;
 }
