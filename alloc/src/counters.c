@@ -25,7 +25,9 @@ uint64_t _hh_stats_medium_bytes(void) {
     return atomic_load_explicit(&medium_bytes, memory_order_relaxed);
 }
 
-uint64_t _hh_stats_api_bytes(void) { return atomic_load_explicit(&api_bytes, memory_order_relaxed); }
+uint64_t _hh_stats_api_bytes(void) {
+    return atomic_load_explicit(&api_bytes, memory_order_relaxed);
+}
 
 void _hh_stats_count_mapped(intptr_t delta, bool locked) {
     counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);

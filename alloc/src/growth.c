@@ -25,8 +25,8 @@
  *
  * Layout: spans of 256 KiB from the page heap, aligned to their size (a
  * pointer's span is one mask away); the descriptors of their 64 KiB slots say
- * "growth" (kind.h), so a pointer's kind is still one lookup.  A span's first
- * 4 KiB hold its header and two bitmaps over its 16-byte granules: `start` (a
+ * "growth" (pointer_kind.h), so a pointer's kind is still one lookup.  A
+ * span's first 4 KiB hold its header and two bitmaps over its 16-byte granules: `start` (a
  * block begins here) and `free` (the block beginning here is free).  Blocks
  * carry no header: a block's size is the distance to the next start, so a
  * 16-byte request takes 16 bytes, and a free of a pointer that starts no live

@@ -380,7 +380,7 @@ typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
 } hh_large_usage;
 
-/* What a pointer or a size is (kind.h decides). */
+/* What a pointer or a size is (kind.h and pointer_kind.h decide). */
 typedef enum hh_kind {
     HH_KIND_FOREIGN = 0,  /* not ours (NULL among them) */
     HH_KIND_SMALL,        /* in a small page of a region */
