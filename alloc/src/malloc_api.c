@@ -6,7 +6,12 @@
  * Every malloc-family symbol is defined here, in one object file, as an alias
  * of its hh_ twin: a static link that pulls malloc pulls them all, so libc.a's
  * own malloc is never linked beside ours.  HH_NO_OVERRIDE builds only the hh_
- * names (for sanitizer builds, where the sanitizer owns malloc). */
+ * names (for sanitizer builds, where the sanitizer owns malloc).
+ *
+ * First, what malloc and free do by a block's kind, a call away from their
+ * inline fast paths (fastpath.h): _hh_alloc_big makes medium and large
+ * blocks, _hh_free_slow frees whatever free's fast path did not take; realloc
+ * and malloc_usable_size ask the same kinds below. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -62,7 +67,6 @@ void _hh_free_slow(void *ptr, size_t size) {
 }
 
 /* ------------------------------------------------------------ entry points */
-
 
 static inline size_t usable_in_page(hh_page *page, void *ptr) {
     const char *block = (const char *)_hh_page_checked_block(page, ptr, HH_NOT_LIVE);

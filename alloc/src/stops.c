@@ -1,7 +1,8 @@
 /* The stops: one line on stderr, then abort().  A misused free, a corrupted
  * free list or a broken invariant ends the program here, with the pointer
  * named; nothing here may allocate (the heap may be what is broken).  Every
- * layer stops through these, so they sit at the bottom. */
+ * layer stops through these, so they sit at the bottom, with the plain
+ * warning line (_hh_warn) they are written with. */
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
