@@ -9,7 +9,6 @@
 #include "hugeheap.h"
 #include "internal.h"
 
-#define HH_API __attribute__((visibility("default")))
 #define FIRST_CHUNK HH_UNIT
 #define MAX_GROWN_CHUNK ((size_t)64 << 20)
 

@@ -4,15 +4,12 @@
  * loader allocates while it starts the process), so when `environ` is not
  * there yet we read the process's initial environment from /proc/self/environ
  * with plain system calls: nothing here may allocate. */
-#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/sysinfo.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
-
-static void warn_stderr(const char *msg);
 
 /* MiB of pages and blocks in use from which the heap is huge.  A higher
  * threshold keeps medium heaps as lean as glibc's but costs them the user
@@ -44,7 +41,7 @@ static int keyword_or_warn(const char *word, const keyword *keywords, size_t n, 
     for (size_t i = 0; i < n; i++) {
         if (strcmp(word, keywords[i].word) == 0) return keywords[i].value;
     }
-    warn_stderr(warning);
+    _hh_warn(warning);
     return current;
 }
 #define KEYWORDS(table) table, sizeof table / sizeof table[0]
@@ -113,30 +110,27 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
     }
 }
 
-static bool read_proc_environ(env_values *v) {
-    int fd = open("/proc/self/environ", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    char buf[4096];
+/* /proc/self/environ, read a piece at a time: entries end with a NUL. */
+typedef struct environ_reader {
+    env_values *values;
     char entry[700]; /* long entries we do not care about are skipped */
-    size_t elen = 0;
-    bool overflow = false;
-    for (;;) {
-        ssize_t n = read(fd, buf, sizeof buf);
-        if (n <= 0) break;
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] == '\0') {
-                if (!overflow) take_entry(v, entry, elen);
-                elen = 0;
-                overflow = false;
-            } else if (elen < sizeof entry) {
-                entry[elen++] = buf[i];
-            } else {
-                overflow = true;
-            }
+    size_t length;
+    bool overflow;
+} environ_reader;
+
+static void take_environ_piece(void *arg, const char *piece, size_t n) {
+    environ_reader *r = arg;
+    for (size_t i = 0; i < n; i++) {
+        if (piece[i] == '\0') {
+            if (!r->overflow) take_entry(r->values, r->entry, r->length);
+            r->length = 0;
+            r->overflow = false;
+        } else if (r->length < sizeof r->entry) {
+            r->entry[r->length++] = piece[i];
+        } else {
+            r->overflow = true;
         }
     }
-    close(fd);
-    return true;
 }
 
 static void read_environment(env_values *v) {
@@ -145,7 +139,8 @@ static void read_environment(env_values *v) {
         for (; *env; env++) take_entry(v, *env, strlen(*env));
         return;
     }
-    read_proc_environ(v);
+    environ_reader reader = {.values = v, .length = 0, .overflow = false};
+    _hh_os_read_file("/proc/self/environ", take_environ_piece, &reader);
 }
 
 static bool parse_u64(const char *s, uint64_t *out) {
@@ -167,19 +162,17 @@ static void take_mib(const char *value, uint64_t *bytes, const char *warning) {
     if (parse_u64(value, &mib) && mib <= ((uint64_t)1 << 40)) {
         *bytes = mib << 20;
     } else {
-        warn_stderr(warning);
+        _hh_warn(warning);
     }
 }
 
 /* The kernel's THP setting (always, madvise or never), or "" where unknown. */
 static void read_system_thp(char *out, size_t cap) {
     out[0] = '\0';
-    int fd = open("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
     char buf[128];
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0) return;
+    size_t n = _hh_os_read_small_file("/sys/kernel/mm/transparent_hugepage/enabled", buf,
+                                      sizeof buf - 1);
+    if (n == 0) return;
     buf[n] = '\0';
     char *open_bracket = strchr(buf, '['), *close_bracket = open_bracket ? strchr(open_bracket, ']') : NULL;
     if (!open_bracket || !close_bracket) return;
@@ -222,7 +215,7 @@ void _hh_config_read(hh_config *cfg) {
             "hugeheap: unknown HUGEHEAP_THP value (expected on, off or hugetlb); using on\n");
     } else if (v.glibc_thp_set && strcmp(v.glibc_thp_always, "1") != 0 &&
                strcmp(v.glibc_thp_always, "0") != 0) {
-        warn_stderr("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
+        _hh_warn("hugeheap: unknown GLIBC_THP_ALWAYS value (expected 1); using huge pages\n");
     }
     /* GLIBC_THP_ALWAYS=1 asks for what is already our default: huge pages on. */
     /* Where the administrator set THP to never, no transparent huge page is
@@ -238,7 +231,7 @@ void _hh_config_read(hh_config *cfg) {
             copy_value(cfg->stats_json_path, sizeof cfg->stats_json_path, v.stats + 5,
                        strlen(v.stats + 5));
         } else if (strcmp(v.stats, "0") != 0 && v.stats[0] != '\0') {
-            warn_stderr("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
+            _hh_warn("hugeheap: unknown HUGEHEAP_STATS value (expected 1 or json:PATH); "
                     "statistics off\n");
         }
     }
@@ -248,7 +241,7 @@ void _hh_config_read(hh_config *cfg) {
         if (parse_u64(v.release_delay, &ms)) {
             cfg->release_delay_ms = ms;
         } else {
-            warn_stderr("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
+            _hh_warn("hugeheap: HUGEHEAP_RELEASE_DELAY_MS is not a number of milliseconds; "
                     "using 10000\n");
         }
     }
@@ -294,48 +287,8 @@ void _hh_config_read(hh_config *cfg) {
         if (parse_u64(v.budget_share, &share) && share >= 1 && share <= 1000000) {
             cfg->huge_budget_share = share;
         } else {
-            warn_stderr("hugeheap: HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number from 1 to "
+            _hh_warn("hugeheap: HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number from 1 to "
                         "1000000; using " STRINGIFY(HUGE_BUDGET_SHARE_DEFAULT) "\n");
         }
     }
-}
-
-static void warn_stderr(const char *msg) {
-    ssize_t ignored = write(STDERR_FILENO, msg, strlen(msg));
-    (void)ignored;
-}
-
-void _hh_assert_failed(const char *cond, const char *file, int line) {
-    char text[32];
-    size_t n = sizeof text;
-    text[--n] = '\0';
-    do {
-        text[--n] = (char)('0' + line % 10);
-        line /= 10;
-    } while (line > 0 && n > 0);
-    warn_stderr("hugeheap: internal assertion failed: ");
-    warn_stderr(cond);
-    warn_stderr(" (");
-    warn_stderr(file);
-    warn_stderr(":");
-    warn_stderr(text + n);
-    warn_stderr(")\n");
-    abort();
-}
-
-void _hh_fatal(const char *msg, const void *ptr) {
-    char line[160];
-    size_t n = 0;
-    const char *prefix = "hugeheap: ";
-    for (const char *s = prefix; *s && n < sizeof line - 24; s++) line[n++] = *s;
-    for (const char *s = msg; *s && n < sizeof line - 24; s++) line[n++] = *s;
-    line[n++] = ' ';
-    line[n++] = '0';
-    line[n++] = 'x';
-    uintptr_t a = (uintptr_t)ptr;
-    for (int shift = 60; shift >= 0; shift -= 4) line[n++] = "0123456789abcdef"[(a >> shift) & 15];
-    line[n++] = '\n';
-    ssize_t ignored = write(STDERR_FILENO, line, n);
-    (void)ignored;
-    abort();
 }

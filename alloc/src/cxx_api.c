@@ -41,8 +41,6 @@
 
 #if defined(HH_SHARED_LIBRARY) && !defined(HH_NO_OVERRIDE) && defined(__LP64__)
 
-#define HH_API __attribute__((visibility("default")))
-
 typedef struct nothrow_tag nothrow_tag; /* std::nothrow_t, only ever passed by reference */
 typedef void (*new_handler)(void);
 

@@ -1,5 +1,6 @@
 /* The fast paths of malloc and free, inline: the common case reads top to
- * bottom in a few lines, everything rare is one call away (heap.c).
+ * bottom in a few lines, everything rare is one call away (heap.c, and the
+ * dispatch by kind in malloc_api.c).
  *
  * malloc: the thread's heap (the empty heap until its first allocation, so
  * there is no NULL check), the page of the size's class (for sizes up to
@@ -18,38 +19,14 @@
 #ifndef HUGEHEAP_FASTPATH_H
 #define HUGEHEAP_FASTPATH_H
 
-#include <string.h>
-
 #include "internal.h"
 #include "kind.h"
+#include "page_pop.h"
 
-/* free() of anything the fast path does not handle (heap.c); size as in
- * _hh_free_fast. */
-HH_INTERNAL void _hh_free_slow(void *ptr, size_t size);
-/* The owner's free emptied the page or found it out of its queue. */
-HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
-
-/* Takes the first block of a page whose free list is not empty.  The next
- * block must decode to a 16-byte-aligned address: the key's low four bits are
- * all set, so a link that a use after free wrote over with a plain pointer,
- * zeros or text decodes to a misaligned one, and the program stops before
- * the written address is handed out. */
-static inline __attribute__((always_inline)) void *_hh_page_pop(hh_page *page, hh_block *block,
-                                                              bool zero) {
-    hh_block *next = _hh_decode(block->next);
-    if (HH_UNLIKELY((uintptr_t)next & 15)) return _hh_free_list_corrupted_at(block);
-    page->free = next;
-    page->used++;
-    block->mark = 0;
-    if (zero) {
-        if (page->free_is_zero) {
-            block->next = NULL; /* the link is the only word ever written */
-        } else {
-            memset(block, 0, page->block_size);
-        }
-    }
-    return block;
-}
+/* free() of anything the fast path does not handle, by the pointer's kind
+ * (malloc_api.c, beside malloc's dispatch); size as in _hh_free_fast.  Not
+ * inlined into free, whose fast path stays a few instructions. */
+HH_INTERNAL HH_NOINLINE void _hh_free_slow(void *ptr, size_t size);
 
 /* size <= HH_DIRECT_MAX; may_grow as in _hh_alloc_slow. */
 static inline __attribute__((always_inline)) void *_hh_alloc_direct(size_t size, bool zero,

@@ -7,7 +7,6 @@
  * with one compare-and-swap, so marking needs no lock and a leaf that cannot
  * be mapped fails only the allocation that needed it. */
 #include <errno.h>
-#include <sys/mman.h>
 
 #include "internal.h"
 
@@ -23,9 +22,7 @@ static bool leaf_ready(size_t root_index) {
     uint8_t *expected = NULL;
     if (!atomic_compare_exchange_strong_explicit(&_hh_granule_root[root_index], &expected, leaf,
                                                  memory_order_acq_rel, memory_order_acquire)) {
-        int saved = errno;
-        munmap(leaf, HH_GRANULE_LEAF_SIZE); /* another thread installed one first */
-        errno = saved;
+        _hh_os_unmap(leaf, HH_GRANULE_LEAF_SIZE); /* another thread installed one first */
     }
     return true;
 }

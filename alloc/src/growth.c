@@ -25,8 +25,8 @@
  *
  * Layout: spans of 256 KiB from the page heap, aligned to their size (a
  * pointer's span is one mask away); the descriptors of their 64 KiB slots say
- * "growth" (kind.h), so a pointer's kind is still one lookup.  A span's first
- * 4 KiB hold its header and two bitmaps over its 16-byte granules: `start` (a
+ * "growth" (pointer_kind.h), so a pointer's kind is still one lookup.  A
+ * span's first 4 KiB hold its header and two bitmaps over its 16-byte granules: `start` (a
  * block begins here) and `free` (the block beginning here is free).  Blocks
  * carry no header: a block's size is the distance to the next start, so a
  * 16-byte request takes 16 bytes, and a free of a pointer that starts no live
@@ -56,8 +56,6 @@
 #define EXACT_BINS 256u /* one list per size up to 256 granules (4 KiB) */
 #define BINS 320u       /* then 8 per doubling up to a whole span (304 used) */
 
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
-#define INSIDE "free(): invalid pointer (inside a block, not its start)"
 
 typedef struct growth_span {
     struct growth_span *next; /* spans emptied by a flush, to give back */
@@ -276,12 +274,12 @@ static void *alloc_locked(uint32_t granules) {
 static uint32_t live_granules(growth_span *span, const void *ptr, const char *what) {
     uintptr_t offset = (uintptr_t)ptr - (uintptr_t)span;
     if (HH_UNLIKELY(offset < HEADER_BYTES || (offset & (GRANULE - 1)) != 0)) {
-        _hh_fatal(offset < HEADER_BYTES ? what : INSIDE, ptr);
+        _hh_fatal(offset < HEADER_BYTES ? what : HH_INSIDE_BLOCK, ptr);
     }
     uint32_t g = granule_of(span, ptr);
     if (HH_UNLIKELY(!bit(span->start, g))) {
         uint32_t owner = previous_start(span, g);
-        _hh_fatal(bit(span->free, owner) ? what : INSIDE, ptr);
+        _hh_fatal(bit(span->free, owner) ? what : HH_INSIDE_BLOCK, ptr);
     }
     if (HH_UNLIKELY(bit(span->free, g))) _hh_fatal(what, ptr);
     return next_start(span, g + 1) - g;
@@ -535,7 +533,7 @@ void *_hh_growth_alloc(size_t size, bool zero) {
 void _hh_growth_free(void *ptr, size_t size) {
     hh_heap *heap = _hh_heap;
     growth_span *span = span_of(ptr);
-    uint32_t granules = checked_granules(heap, span, ptr, NOT_LIVE);
+    uint32_t granules = checked_granules(heap, span, ptr, HH_NOT_LIVE);
     if (HH_UNLIKELY(size > (size_t)granules << GRANULE_SHIFT)) _hh_free_size_mismatch(ptr);
     release(heap, span, ptr, granules);
 }

@@ -30,11 +30,9 @@
 #include <sched.h>
 #include <string.h>
 
-#include "fastpath.h"
 #include "internal.h"
 #include "kind.h"
-
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
+#include "page_pop.h"
 
 /* Abandoned pages with live blocks, per class (global lock). */
 static hh_page *abandoned[HH_CLASSES];
@@ -200,19 +198,13 @@ static bool heap_is_valid(const hh_heap *heap) {
 }
 #endif
 
-void _hh_free_list_corrupted(const void *where) {
-    _hh_fatal("corrupted free list (a block was written after free?) at", where);
-}
-
-void *_hh_free_list_corrupted_at(const void *where) { _hh_free_list_corrupted(where); }
-
 hh_block *_hh_page_checked_block(hh_page *page, void *ptr, const char *what) {
     size_t offset = (size_t)((char *)ptr - page->area);
     if (HH_UNLIKELY(offset >= HH_SHARED_LOAD(page->carved_end))) _hh_fatal(what, ptr);
     size_t start = offset - offset % page->block_size;
     if (HH_UNLIKELY(start != offset) &&
         !atomic_load_explicit(&page->has_aligned, memory_order_relaxed)) {
-        _hh_fatal("free(): invalid pointer (inside a block, not its start)", ptr);
+        _hh_fatal(HH_INSIDE_BLOCK, ptr);
     }
     return (hh_block *)(page->area + start);
 }
@@ -572,13 +564,8 @@ static void free_remote(hh_page *page, hh_block *block) {
     if (self->alive) _hh_count(&self->stats.remote_frees, 1);
 }
 
-void _hh_free_size_mismatch(const void *ptr) {
-    _hh_fatal("free_sized() or sized delete: the size given is larger than the block "
-              "(not the size it was allocated with) at", ptr);
-}
-
 void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
-    hh_block *block = _hh_page_checked_block(page, ptr, NOT_LIVE);
+    hh_block *block = _hh_page_checked_block(page, ptr, HH_NOT_LIVE);
     if (size != 0 && size > page->block_size - (size_t)((char *)ptr - (char *)block)) {
         _hh_free_size_mismatch(ptr); /* a sized free naming more than the block holds */
     }
@@ -590,39 +577,6 @@ void _hh_free_small_slow(hh_page *page, void *ptr, size_t size) {
     /* Another thread's page, or an abandoned one: the owner (or adopter)
      * collects it.  The page cannot be retired meanwhile: the block is in use. */
     free_remote(page, block);
-}
-
-void _hh_free_slow(void *ptr, size_t size) {
-    hh_pointer_kind what = _hh_pointer_kind(ptr);
-    switch (what.kind) {
-    case HH_KIND_SMALL:
-        _hh_free_small_slow(what.page, ptr, size);
-        return;
-    case HH_KIND_MEDIUM:
-        if (size != 0) { /* a pointer that is no medium block is stopped by the free */
-            size_t pages = _hh_medium_pages(what.region, ptr);
-            if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
-                _hh_free_size_mismatch(ptr);
-            }
-        }
-        _hh_medium_free(what.region, ptr);
-        return;
-    case HH_KIND_GROWTH:
-        _hh_growth_free(ptr, size);
-        return;
-    case HH_KIND_LARGE:
-        if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
-        _hh_large_free(what.large, ptr);
-        return;
-    case HH_KIND_LARGE_FREED:
-        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
-    case HH_KIND_POOL:
-        _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
-    case HH_KIND_FOREIGN:
-        break;
-    }
-    if (ptr == NULL) return;
-    _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
 }
 
 /* ------------------------------------------------------------ allocation */

@@ -10,13 +10,6 @@
 #include "internal.h"
 #include "pthread_compat.h"
 
-/* Its free list is always empty, it has no owner and no blocks: every queue
- * of a new heap points here, and so does every slot of the empty heap. */
-hh_page _hh_empty_page;
-#define EMPTY_PAGES(n) {[0 ...(n)-1] = &_hh_empty_page}
-hh_heap _hh_empty_heap = {.direct = EMPTY_PAGES(HH_DIRECT_SLOTS), .queue = EMPTY_PAGES(HH_CLASSES)};
-__thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec"))) = &_hh_empty_heap;
-
 static atomic_bool thread_key_ready;
 static pthread_key_t thread_key;
 static atomic_uint_fast64_t threads_seen;

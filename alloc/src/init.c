@@ -1,6 +1,6 @@
-/* The process: its configuration and secret keys, start-up, metadata that
- * lives as long as the process, and fork.  (The size classes are kind.c's,
- * the life of thread heaps heap_life.c's.)
+/* The process's start-up and fork: the configuration read and the secret
+ * keys drawn (the state they fill is state.c's), the fork handlers.  (The
+ * size classes are kind.c's, the life of thread heaps heap_life.c's.)
  *
  * Start-up is in two steps.  _hh_init reads the environment and draws the
  * keys: it may run inside the first malloc, before libc is ready, so it
@@ -15,39 +15,13 @@
 #include "internal.h"
 #include "kind.h"
 
-hh_config _hh_cfg;
-bool _hh_stats_on;
-uint64_t _hh_cookie_key;
-uintptr_t _hh_list_key;
-uintptr_t _hh_free_mark;
-#if defined(HH_TESTING)
-_Atomic(_hh_test_hook_fn) _hh_test_hook;
-#endif
-
 static atomic_int init_state; /* 0: not yet, 2: done */
 /* late_init: 0 not started, 1 running (in the thread whose in_late_init is
  * set), 2 done. */
 static atomic_int late_init_state;
 static __thread bool in_late_init __attribute__((tls_model("initial-exec")));
 
-/* Guarded by the global lock. */
-static char *meta_next, *meta_end;
-
 /* ------------------------------------------------------------------- init */
-
-void *_hh_meta_alloc_locked(size_t size) {
-    size = _hh_align_up(size, 64);
-    if ((size_t)(meta_end - meta_next) < size) {
-        size_t chunk = size > 65536 ? _hh_align_up(size, 65536) : 65536;
-        char *m = _hh_os_map_metadata(chunk);
-        if (m == NULL) return NULL;
-        meta_next = m;
-        meta_end = m + chunk;
-    }
-    void *p = meta_next;
-    meta_next += size;
-    return p;
-}
 
 static void fork_prepare(void);
 static void fork_parent(void);

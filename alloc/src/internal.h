@@ -12,6 +12,8 @@
 #define HH_LIKELY(x) __builtin_expect(!!(x), 1)
 #define HH_UNLIKELY(x) __builtin_expect(!!(x), 0)
 #define HH_INTERNAL __attribute__((visibility("hidden")))
+/* The public entry points (hh_* and the malloc family): seen by the program. */
+#define HH_API __attribute__((visibility("default")))
 #define HH_NOINLINE __attribute__((noinline))
 #define HH_COLD __attribute__((noinline, cold))
 
@@ -44,7 +46,7 @@ __attribute__((visibility("hidden"))) extern _Atomic(_hh_test_hook_fn) _hh_test_
 #define HH_TEST_POINT(point, arg) ((void)0)
 #endif
 
-/* ------------------------------------------ process state (init.c, heap_life.c) */
+/* ----------------------------------------------- process state (state.c) */
 
 HH_INTERNAL extern hh_config _hh_cfg;
 HH_INTERNAL extern bool _hh_stats_on;
@@ -60,10 +62,13 @@ HH_INTERNAL extern hh_heap _hh_empty_heap;  /* every queue the empty page */
 /* The thread's heap; the empty heap until its first allocation. */
 HH_INTERNAL extern __thread hh_heap *_hh_heap __attribute__((tls_model("initial-exec")));
 
+/* ---------------------------------------------------------- init.c */
 HH_INTERNAL void _hh_init(void);
 /* The second step of start-up (fork handlers, the thread key): once, by the
  * first thread that gets here; others wait for it. */
 HH_INTERNAL void _hh_late_init(void);
+
+/* ---------------------------------------------------------- meta.c */
 /* Metadata that lives as long as the process (the global lock held). */
 HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
 
@@ -79,9 +84,24 @@ HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
 
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
+
+/* ----------------------------------------------------------- stops.c */
+/* A line on stderr (no allocation; the program goes on). */
+HH_INTERNAL void _hh_warn(const char *msg);
+/* One line naming ptr, then abort(). */
 HH_INTERNAL __attribute__((noreturn)) void _hh_fatal(const char *msg, const void *ptr);
 HH_INTERNAL __attribute__((noreturn)) void _hh_assert_failed(const char *cond, const char *file,
                                                             int line);
+/* A sized free named a size larger than the block: not its size. */
+HH_INTERNAL __attribute__((noreturn)) void _hh_free_size_mismatch(const void *ptr);
+HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
+/* The same, for malloc's fast path: a tail call (no stack frame for it);
+ * never returns. */
+HH_INTERNAL void *_hh_free_list_corrupted_at(const void *where);
+/* What a free of a pointer that is no live block, or points inside one,
+ * says (every kind of block says it alike). */
+#define HH_NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
+#define HH_INSIDE_BLOCK "free(): invalid pointer (inside a block, not its start)"
 
 /* ------------------------------------------------------------ lock.c */
 /* The one global lock: regions and the page heap, abandoned pages, large
@@ -134,7 +154,23 @@ HH_INTERNAL void _hh_os_decommit(void *addr, size_t size);
  * so that the kernel frees the parts of it given back now. */
 HH_INTERNAL void _hh_os_split_huge(void *page);
 HH_INTERNAL void *_hh_os_map_metadata(size_t size);
+/* Moves the mapping [addr, addr + size) to target (replacing what was
+ * there), new_size bytes long; false if the kernel would not. */
+HH_INTERNAL bool _hh_os_move(void *addr, size_t size, void *target, size_t new_size);
+/* Grows the mapping at addr to new_size bytes where it is; false (errno
+ * kept) if the addresses after it are taken. */
+HH_INTERNAL bool _hh_os_grow(void *addr, size_t size, size_t new_size);
+/* One read of at most cap bytes of a small kernel file (/proc, /sys): the
+ * bytes read, 0 if it cannot be opened or read.  Nothing here allocates. */
+HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap);
+/* A file read through a fixed buffer, each piece handed to take; false if it
+ * cannot be opened. */
+HH_INTERNAL bool _hh_os_read_file(const char *path,
+                                  void (*take)(void *arg, const char *chunk, size_t n), void *arg);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
+/* Nanoseconds: a monotonic clock, and the process's CPU time (all threads). */
+HH_INTERNAL uint64_t _hh_clock_ns(void);
+HH_INTERNAL uint64_t _hh_clock_cpu_ns(void);
 
 /* ------------------------------------------------------- granule.c */
 /* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)
@@ -155,7 +191,7 @@ HH_INTERNAL hh_region *_hh_region_new_locked(void);
 HH_INTERNAL bool _hh_region_grow_locked(hh_region *r, size_t need);
 /* Pages [0, end) of r are writable, or false (the kernel refused). */
 HH_INTERNAL bool _hh_region_open_to_locked(hh_region *r, size_t end);
-/* The region that holds p, or NULL if p is in none (kind.c asks). */
+/* The region that holds p, or NULL if p is in none (pointer_kind.h asks). */
 HH_INTERNAL hh_region *_hh_region_find(const void *p);
 /* Every region, in address order (the global lock held while walking). */
 HH_INTERNAL hh_region *_hh_region_first(void);
@@ -310,17 +346,13 @@ HH_INTERNAL void _hh_usage_regions_locked(hh_region_usage *usage);
 HH_INTERNAL void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow);
 /* free() of a small block that the fast path did not take. */
 HH_INTERNAL void _hh_free_small_slow(hh_page *page, void *ptr, size_t size);
-/* A sized free named a size larger than the block: not its size. */
-HH_INTERNAL __attribute__((noreturn)) void _hh_free_size_mismatch(const void *ptr);
 /* A free that found the block's free mark set: stops with "double free" if
  * the block is on one of the page's free lists; returns if the mark was
  * only the program's data. */
 HH_INTERNAL void _hh_free_check_double(hh_page *page, hh_block *block, bool owner);
 HH_INTERNAL void _hh_free_local_slow(hh_heap *heap, hh_page *page, hh_block *block);
-HH_INTERNAL __attribute__((noreturn)) void _hh_free_list_corrupted(const void *where);
-/* The same, for malloc's fast path: a tail call (no stack frame for it);
- * never returns. */
-HH_INTERNAL void *_hh_free_list_corrupted_at(const void *where);
+/* The owner's free emptied the page or found it out of its queue. */
+HH_INTERNAL void _hh_page_after_local_free(hh_heap *heap, hh_page *page);
 HH_INTERNAL void _hh_heap_purge_local(hh_heap *heap);
 HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
 /* The block of the page that ptr is (or, on pages with aligned blocks,
@@ -388,7 +420,7 @@ HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 HH_INTERNAL void _hh_pools_before_fork(void);
 HH_INTERNAL void _hh_pools_after_fork(bool child);
 
-/* ---------------------------------------------------------- stats.c */
+/* ------------------------------------------------------- counters.c */
 HH_INTERNAL extern hh_global_stats _hh_gstats;
 /* The memory held changed (locked: the global lock is held); with
  * statistics on, a new peak is looked at in detail. */
@@ -396,6 +428,15 @@ HH_INTERNAL void _hh_stats_count_mapped(intptr_t delta, bool locked);
 HH_INTERNAL void _hh_stats_count_medium(intptr_t delta);
 /* hh_pool and hh_arena mappings (counted in the memory held too). */
 HH_INTERNAL void _hh_stats_count_api(intptr_t delta);
+/* Bytes in medium blocks, and in pools and arenas. */
+HH_INTERNAL uint64_t _hh_stats_medium_bytes(void);
+HH_INTERNAL uint64_t _hh_stats_api_bytes(void);
+
+/* --------------------------------------------------- stats_report.c */
+/* The memory held reached a new peak of `held` bytes (global lock held):
+ * the report's breakdown of it is taken now if it passed the last one by
+ * 1/32 (a callback of counters.c's: the peak is gone afterwards). */
+HH_INTERNAL void _hh_stats_peak_reached_locked(int64_t held);
 HH_INTERNAL void _hh_stats_keep_stderr(void);
 HH_INTERNAL void _hh_stats_print(int fd);
 /* Bytes in blocks in use (pages walked; for mallinfo2 and the peak). */

@@ -1,6 +1,5 @@
-/* What a size or a pointer is (kind.h): the size classes' tables.  The
- * lookup of a pointer's kind is inline in kind.h: free's slow path is hot
- * enough that a call and a returned record cost it a tenth more. */
+/* What a size is (kind.h): the size classes' tables.  (The lookup of a
+ * pointer's kind is inline in pointer_kind.h.) */
 #include "kind.h"
 
 /* ------------------------------------------------------------ size classes */
@@ -16,10 +15,9 @@ void _hh_classes_init(void) {
         _hh_class_size[c] = (9u + sub) << (bit - 3);
     }
     /* A 64 KiB page in 7, 6, 5 and 4 blocks (multiples of 16). */
-    _hh_class_size[57] = 9360;
-    _hh_class_size[58] = 10912;
-    _hh_class_size[59] = 13104;
-    _hh_class_size[60] = 16384;
+    for (unsigned blocks = 7; blocks >= 4; blocks--) {
+        _hh_class_size[HH_SPLIT_CLASS(blocks)] = (uint32_t)HH_SPLIT_SIZE(blocks);
+    }
     for (unsigned coarse = 0; coarse <= 1; coarse++) {
         for (unsigned c = 0; c < HH_CLASSES; c++) {
             _hh_class_direct_first[coarse][c] = 1;

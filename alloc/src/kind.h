@@ -1,5 +1,4 @@
-/* What a size or a pointer is: the one place that decides, in both
- * directions.
+/* What a size or an address is: the one place that decides.
  *
  * size -> kind and class: a small block (up to HH_SMALL_MAX, one of the size
  * classes, or the growth heap's when realloc grows it), a medium block (a
@@ -8,13 +7,10 @@
  * helpers here (the tables behind them are in kind.c) and writes the one
  * comparison of _hh_size_kind's small test out.
  *
- * pointer -> kind and owner: in the reserved range or in a region mapped
- * elsewhere, a small page's block, a growth heap's block or a medium block;
- * outside, what the granule map says (a large block, whose cookie is checked
- * here and nowhere else, a pool object, or nothing of ours).  free's fast
- * path recognises the common case (a pointer of the range into a small page)
- * by the same arithmetic, inline; every slow path, realloc,
- * malloc_usable_size and hh_owns ask _hh_pointer_kind. */
+ * address -> where its books are: its region, its small page's descriptor,
+ * a large block's header and the one check of its cookie, by arithmetic.
+ * Which kind of block a pointer is, which needs the regions' books
+ * (range.c), is pointer_kind.h's, a layer up. */
 #ifndef HUGEHEAP_KIND_H
 #define HUGEHEAP_KIND_H
 
@@ -43,11 +39,13 @@ static inline unsigned _hh_size_class_computed(size_t size, unsigned coarse) {
         unsigned sub = ((unsigned)(w >> (bit - 3)) & 7u) | coarse;
         return 8u + ((bit - 7u) << 3) + sub + 1u;
     }
-    if (size <= 9360) return 57;
-    if (size <= 10912) return 58;
-    if (size <= 13104) return 59;
-    return 60;
+    if (size <= HH_SPLIT_SIZE(7)) return HH_SPLIT_CLASS(7);
+    if (size <= HH_SPLIT_SIZE(6)) return HH_SPLIT_CLASS(6);
+    if (size <= HH_SPLIT_SIZE(5)) return HH_SPLIT_CLASS(5);
+    return HH_SPLIT_CLASS(4);
 }
+_Static_assert(HH_SPLIT_SIZE(4) == HH_SMALL_MAX && HH_SPLIT_CLASS(4) == HH_CLASSES - 1,
+               "the last class is the largest small block");
 
 static inline unsigned _hh_size_class(size_t size, unsigned coarse) {
     if (HH_LIKELY(size <= HH_DIRECT_MAX)) return _hh_class_table[coarse][(size + 15) >> 4];
@@ -61,7 +59,7 @@ static inline hh_kind _hh_size_kind(size_t size, size_t alignment) {
     return size < HH_LARGE_MIN && alignment <= HH_UNIT ? HH_KIND_MEDIUM : HH_KIND_LARGE;
 }
 
-/* ------------------------------------------------ pointer -> kind, owner */
+/* ------------------------------------------------ address -> its books */
 
 static inline hh_region *_hh_region_of(const void *p) {
     return (hh_region *)((uintptr_t)p & ~(uintptr_t)HH_REGION_MASK);
@@ -105,49 +103,6 @@ static inline hh_large *_hh_large_of(const void *p) {
  * is mapped then. */
 static inline bool _hh_large_is_live(const void *user) {
     return _hh_large_of(user)->cookie == _hh_large_cookie(user);
-}
-
-/* What ptr is and who holds it (one lookup of the range, the region's
- * books or the granule map; a large block's cookie checked).  Any pointer,
- * NULL and wild ones included. */
-static inline hh_pointer_kind _hh_pointer_kind(const void *ptr) {
-    hh_pointer_kind what = {HH_KIND_FOREIGN, NULL, NULL, NULL};
-    /* A region's pointer, in the range or mapped elsewhere; in the range,
-     * none where no region is yet (no header to read there: PROT_NONE). */
-    hh_region *region = _hh_region_find(ptr);
-    if (region != NULL) {
-        HH_ASSERT(region->cookie == _hh_region_cookie(region));
-        what.region = region;
-        what.page = _hh_page_of(ptr);
-        if (HH_SHARED_LOAD(what.page->span) != 0) {
-            what.kind = HH_KIND_SMALL;
-        } else {
-            what.kind = __atomic_load_n(&what.page->growth, __ATOMIC_ACQUIRE) ? HH_KIND_GROWTH
-                                                                               : HH_KIND_MEDIUM;
-        }
-        return what;
-    }
-    switch (_hh_granule_kind(ptr)) {
-    case HH_GRANULE_LARGE:
-        if (!_hh_large_is_live(ptr)) {
-            what.kind = HH_KIND_LARGE_FREED;
-            return what;
-        }
-        what.kind = HH_KIND_LARGE;
-        what.large = _hh_large_of(ptr);
-        return what;
-    case HH_GRANULE_POOL:
-        what.kind = HH_KIND_POOL;
-        return what;
-    default:
-        return what;
-    }
-}
-
-/* Whether ptr is the start (or, on pages with aligned blocks, inside) of a
- * block the small page has carved: what hh_owns says of a small page. */
-static inline bool _hh_page_holds(const hh_page *page, const void *ptr) {
-    return (size_t)((const char *)ptr - page->area) < HH_SHARED_LOAD(page->carved_end);
 }
 
 #endif

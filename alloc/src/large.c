@@ -14,7 +14,6 @@
  * bytes, and huge pages stay huge because both ends are aligned. */
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "internal.h"
 #include "kind.h"
@@ -269,7 +268,6 @@ static void *alloc_hugetlb(size_t size, size_t alignment) {
 }
 
 void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
-    _hh_init();
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2 || size > _hh_cfg.memory_limit) {
         errno = ENOMEM; /* more than the machine has: refuse now, not in the OOM killer */
         return NULL;
@@ -342,8 +340,7 @@ static char *move_mapping(hh_large *large, void *user, size_t span, bool huge) {
     char *base = large->map_base;
     size_t old_size = large->map_size;
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
-    void *moved = mremap(base, old_size, HH_OS_PAGE + span, MREMAP_MAYMOVE | MREMAP_FIXED, target);
-    if (moved == MAP_FAILED) {
+    if (!_hh_os_move(base, old_size, target, HH_OS_PAGE + span)) {
         _hh_granule_set(user, HH_GRANULE_LARGE);
         _hh_os_unmap(target, HH_OS_PAGE + span);
         return NULL;
@@ -406,9 +403,7 @@ static void *resize(hh_large *large, void *user, size_t size) {
     size_t old_usable = large->usable, old_map_size = large->map_size, old_requested = large->requested;
 
     int saved = errno;
-    void *grown = mremap(large->map_base, large->map_size, new_size, 0);
-    errno = saved;
-    if (grown != MAP_FAILED) {
+    if (_hh_os_grow(large->map_base, large->map_size, new_size)) {
         _hh_os_advise(large->map_base, new_size, huge);
         large->map_size = new_size;
         large->usable = new_size - lead;

@@ -6,7 +6,12 @@
  * Every malloc-family symbol is defined here, in one object file, as an alias
  * of its hh_ twin: a static link that pulls malloc pulls them all, so libc.a's
  * own malloc is never linked beside ours.  HH_NO_OVERRIDE builds only the hh_
- * names (for sanitizer builds, where the sanitizer owns malloc). */
+ * names (for sanitizer builds, where the sanitizer owns malloc).
+ *
+ * First, what malloc and free do by a block's kind, a call away from their
+ * inline fast paths (fastpath.h): _hh_alloc_big makes medium and large
+ * blocks, _hh_free_slow frees whatever free's fast path did not take; realloc
+ * and malloc_usable_size ask the same kinds below. */
 #include <errno.h>
 #include <stdint.h>
 #include <string.h>
@@ -16,20 +21,55 @@
 #include "fastpath.h"
 #include "internal.h"
 #include "kind.h"
+#include "pointer_kind.h"
 
-#define HH_API __attribute__((visibility("default")))
+/* --------------------------------------------- malloc's and free's dispatch */
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
+    _hh_init(); /* a medium or large block may be the process's first */
     if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
     }
     return _hh_large_alloc(size, alignment, zero);
 }
 
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
+void _hh_free_slow(void *ptr, size_t size) {
+    hh_pointer_kind what = _hh_pointer_kind(ptr);
+    switch (what.kind) {
+    case HH_KIND_SMALL:
+        _hh_free_small_slow(what.page, ptr, size);
+        return;
+    case HH_KIND_MEDIUM:
+        if (size != 0) { /* a pointer that is no medium block is stopped by the free */
+            size_t pages = _hh_medium_pages(what.region, ptr);
+            if (HH_UNLIKELY(pages != 0 && size > pages << HH_OS_PAGE_SHIFT)) {
+                _hh_free_size_mismatch(ptr);
+            }
+        }
+        _hh_medium_free(what.region, ptr);
+        return;
+    case HH_KIND_GROWTH:
+        _hh_growth_free(ptr, size);
+        return;
+    case HH_KIND_LARGE:
+        if (HH_UNLIKELY(size > what.large->usable)) _hh_free_size_mismatch(ptr);
+        _hh_large_free(what.large, ptr);
+        return;
+    case HH_KIND_LARGE_FREED:
+        _hh_fatal("free(): invalid pointer (not a live large block; double free?)", ptr);
+    case HH_KIND_POOL:
+        _hh_fatal("free(): invalid pointer (an hh_pool object: give it to hh_pool_free)", ptr);
+    case HH_KIND_FOREIGN:
+        break;
+    }
+    if (ptr == NULL) return;
+    _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
+}
+
+/* ------------------------------------------------------------ entry points */
 
 static inline size_t usable_in_page(hh_page *page, void *ptr) {
-    const char *block = (const char *)_hh_page_checked_block(page, ptr, NOT_LIVE);
+    const char *block = (const char *)_hh_page_checked_block(page, ptr, HH_NOT_LIVE);
     return page->block_size - (size_t)((const char *)ptr - block);
 }
 

@@ -18,8 +18,6 @@
 #include "internal.h"
 #include "kind.h"
 
-#define NOT_LIVE "free(): invalid pointer (not a live block; double free?)"
-#define INSIDE "free(): invalid pointer (inside a block, not its start)"
 
 static size_t pages_for(size_t size) { return (size + HH_OS_PAGE - 1) >> HH_OS_PAGE_SHIFT; }
 
@@ -49,7 +47,7 @@ static bool inside_a_block(hh_region *region, const void *ptr) {
 
 static size_t checked_pages(hh_region *region, const void *ptr, const char *what) {
     size_t pages = _hh_medium_pages(region, ptr);
-    if (HH_UNLIKELY(pages == 0)) _hh_fatal(inside_a_block(region, ptr) ? INSIDE : what, ptr);
+    if (HH_UNLIKELY(pages == 0)) _hh_fatal(inside_a_block(region, ptr) ? HH_INSIDE_BLOCK : what, ptr);
     return pages;
 }
 
@@ -79,7 +77,6 @@ static void *alloc_block(size_t size, size_t alignment, bool zero, bool back) {
 }
 
 void *_hh_medium_alloc(size_t size, size_t alignment, bool zero) {
-    _hh_init();
     return alloc_block(size, alignment, zero, false);
 }
 
@@ -90,7 +87,7 @@ static void free_block(hh_region *region, void *ptr, bool moved) {
         entry = atomic_exchange_explicit(span_entry(region, ptr), 0, memory_order_acq_rel);
     }
     if (HH_UNLIKELY((entry & HH_SPAN_KIND_MASK) != HH_SPAN_MEDIUM)) {
-        _hh_fatal(inside_a_block(region, ptr) ? INSIDE : NOT_LIVE, ptr);
+        _hh_fatal(inside_a_block(region, ptr) ? HH_INSIDE_BLOCK : HH_NOT_LIVE, ptr);
     }
     size_t pages = entry >> HH_SPAN_SHIFT;
     HH_ASSERT(pages > 0 && _hh_page_index(region, ptr) + pages <= HH_REGION_PAGES);

@@ -1,11 +1,14 @@
 /* Everything libhugeheap asks of the kernel: aligned mappings, huge-page
- * advice, giving memory back.  Advice is given before the memory is first
+ * advice, giving memory back, moving and growing mappings, clocks, reading
+ * the kernel's files (/proc, /sys).  Advice is given before the memory is first
  * touched, which is what lets the kernel back it with 2 MiB pages at fault
  * time in THP `madvise` mode instead of waiting for khugepaged.  Only the
  * system calls: when memory is advised huge, or given back, policy.c says. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
@@ -278,6 +281,46 @@ void *_hh_os_map_metadata(size_t size) {
     errno = saved;
     return p;
 }
+
+bool _hh_os_move(void *addr, size_t size, void *target, size_t new_size) {
+    return mremap(addr, size, new_size, MREMAP_MAYMOVE | MREMAP_FIXED, target) != MAP_FAILED;
+}
+
+bool _hh_os_grow(void *addr, size_t size, size_t new_size) {
+    int saved = errno;
+    void *grown = mremap(addr, size, new_size, 0);
+    errno = saved;
+    return grown != MAP_FAILED;
+}
+
+size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buf, cap);
+    close(fd);
+    return n > 0 ? (size_t)n : 0;
+}
+
+bool _hh_os_read_file(const char *path, void (*take)(void *arg, const char *chunk, size_t n),
+                      void *arg) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0) take(arg, buf, (size_t)n);
+    close(fd);
+    return true;
+}
+
+static uint64_t clock_ns(clockid_t clock) {
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t _hh_clock_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+
+uint64_t _hh_clock_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 uint64_t _hh_clock_ms(void) {
     struct timespec ts;

@@ -38,7 +38,6 @@
  * unit was quiet for the release delay, a unit that may be a huge page only
  * whole, and big frees give nothing back once giving back is seen to churn. */
 #include <string.h>
-#include <time.h>
 
 #include "internal.h"
 
@@ -57,12 +56,6 @@ static atomic_bool work_deferred;             /* units or blocks wait for the bu
 static _Atomic(uint64_t) retry_at_ms;
 static atomic_bool dense_check_due; /* units may have become dense (dense policy) */
 
-static uint64_t clock_ns(clockid_t clock) {
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static size_t units_in(size_t bytes) { return (bytes + HH_UNIT - 1) >> HH_UNIT_SHIFT; }
 
 /* What a unit that took `ns` costs the budget: what it took beyond what the
@@ -75,7 +68,7 @@ static uint64_t excess_ns(uint64_t ns) {
 /* What is left of the budget now; UINT64_MAX where it is off. */
 static uint64_t budget_left_ns(void) {
     if (_hh_cfg.huge_budget == HH_BUDGET_OFF) return UINT64_MAX;
-    uint64_t allowed = clock_ns(CLOCK_PROCESS_CPUTIME_ID) / _hh_cfg.huge_budget_share;
+    uint64_t allowed = _hh_clock_cpu_ns() / _hh_cfg.huge_budget_share;
     uint64_t spent = atomic_load_explicit(&_hh_gstats.huge_cost_ns, memory_order_relaxed);
     return allowed > spent ? allowed - spent : 0;
 }
@@ -110,9 +103,9 @@ static void defer_for_budget(void) {
 /* Makes huge pages of [addr, addr + size) by `make` (collapse or populate),
  * and pays what it took; returns what it cost the budget per unit. */
 static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t size) {
-    uint64_t start = clock_ns(CLOCK_MONOTONIC);
+    uint64_t start = _hh_clock_ns();
     make(addr, size);
-    uint64_t took = clock_ns(CLOCK_MONOTONIC) - start;
+    uint64_t took = _hh_clock_ns() - start;
     uint64_t units = units_in(size) > 0 ? units_in(size) : 1;
     uint64_t excess = excess_ns(took / units);
     atomic_fetch_add_explicit(&made_ns, took, memory_order_relaxed);

@@ -20,7 +20,6 @@
 #include "pthread_compat.h"
 
 
-#define HH_API __attribute__((visibility("default")))
 #define POOL_PAGE ((size_t)64 << 10)
 #define POOL_REGION HH_UNIT
 #define POOL_SLOTS 1024

@@ -15,18 +15,11 @@
  * start faults, as it does past glibc's top of heap, instead of landing
  * silently in memory the kernel would hand out. */
 #include <errno.h>
-#include <fcntl.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <unistd.h>
 
 #include "internal.h"
 #include "kind.h"
-
-/* The reserved range, set once at start-up (before anything is handed out);
- * a base of 2^63 keeps every pointer out until then. */
-uintptr_t _hh_range_base = (uintptr_t)1 << 63;
-uintptr_t _hh_range_size;
 
 /* A region outside the range keeps its page descriptors in its header. */
 #define HEADER_PAGES ((sizeof(hh_region) + HH_OS_PAGE - 1) / HH_OS_PAGE)
@@ -56,12 +49,8 @@ static size_t range_size_wanted(void) {
 /* Whether the kernel charges every writable private mapping against a
  * commit limit (vm.overcommit_memory = 2, where MAP_NORESERVE is ignored). */
 static bool strict_overcommit(void) {
-    int fd = open("/proc/sys/vm/overcommit_memory", O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
     char c = 0;
-    ssize_t n = read(fd, &c, 1);
-    close(fd);
-    return n == 1 && c == '2';
+    return _hh_os_read_small_file("/proc/sys/vm/overcommit_memory", &c, 1) == 1 && c == '2';
 }
 
 /* The page descriptors of a range of `size` bytes: one per 64 KiB of the

@@ -69,6 +69,10 @@
 #define HH_BINNED_MAX 8192
 #define HH_SMALL_MAX 16384
 #define HH_CLASSES 61 /* 0 is unused: classes 1 .. 60 */
+/* The last four classes, above HH_BINNED_MAX: the largest multiple of 16
+ * that cuts a small page into `blocks` (7, 6, 5 or 4) blocks, and its class. */
+#define HH_SPLIT_SIZE(blocks) ((HH_SPAGE / (blocks)) & ~(size_t)15)
+#define HH_SPLIT_CLASS(blocks) (HH_CLASSES + 3u - (blocks))
 #define HH_DIRECT_MAX 1024 /* malloc finds the page of sizes up to this directly */
 #define HH_DIRECT_SLOTS (HH_DIRECT_MAX / 16 + 1)
 
@@ -376,7 +380,7 @@ typedef struct hh_large_usage {
     uint64_t blocks, requested_bytes, mapped_bytes, cached_bytes;
 } hh_large_usage;
 
-/* What a pointer or a size is (kind.h decides). */
+/* What a pointer or a size is (kind.h and pointer_kind.h decide). */
 typedef enum hh_kind {
     HH_KIND_FOREIGN = 0,  /* not ours (NULL among them) */
     HH_KIND_SMALL,        /* in a small page of a region */

@@ -1,4 +1,5 @@
-/* What the heap did, printed at exit (HUGEHEAP_STATS=1) or written as one
+/* The report of what the heap did (the counters it reads are counters.c's),
+ * printed at exit (HUGEHEAP_STATS=1) or written as one
  * JSON object per process (HUGEHEAP_STATS=json:PATH, appended; %p in PATH
  * becomes the process id).
  *
@@ -19,8 +20,6 @@
 
 #include "internal.h"
 #include "kind.h"
-
-hh_global_stats _hh_gstats;
 
 /* Where the memory held was at its peak (bytes). */
 typedef struct breakdown {
@@ -46,22 +45,7 @@ typedef struct breakdown {
 
 static breakdown peak_breakdown; /* global lock */
 static int64_t peak_looked_at;   /* the held value of peak_breakdown (global lock) */
-static _Atomic(uint64_t) medium_bytes, api_bytes;
 static int saved_stderr = -1; /* for HUGEHEAP_STATS=1 in programs that close stderr */
-
-/* Adds to a counter and raises its high-water mark. */
-static void counter_add(_Atomic(int64_t) *now, _Atomic(int64_t) *peak, int64_t delta) {
-    _hh_raise_to(peak, atomic_fetch_add_explicit(now, delta, memory_order_relaxed) + delta);
-}
-
-void _hh_stats_count_medium(intptr_t delta) {
-    atomic_fetch_add_explicit(&medium_bytes, (uint64_t)delta, memory_order_relaxed);
-}
-
-void _hh_stats_count_api(intptr_t delta) {
-    atomic_fetch_add_explicit(&api_bytes, (uint64_t)delta, memory_order_relaxed);
-    _hh_stats_count_mapped(delta, false);
-}
 
 /* The owner writes `used` without atomics; a reading that races with it is
  * off by the blocks handed out meanwhile, which a statistic can bear. */
@@ -93,7 +77,7 @@ static void look_locked(breakdown *b) {
     hh_region_usage usage;
     _hh_usage_regions_locked(&usage);
     memcpy(b->units_by_use, usage.units_by_use, sizeof b->units_by_use);
-    b->medium = atomic_load_explicit(&medium_bytes, memory_order_relaxed);
+    b->medium = _hh_stats_medium_bytes();
     uint64_t growth_written, growth_spans;
     _hh_growth_usage(&b->growth, &growth_written, &growth_spans);
     uint64_t growth_held = huge ? growth_spans : growth_written;
@@ -114,24 +98,18 @@ static void look_locked(breakdown *b) {
     b->large = large.requested_bytes;
     b->large_rounding = large.mapped_bytes - large.requested_bytes;
     b->large_cached = large.cached_bytes;
-    b->api = atomic_load_explicit(&api_bytes, memory_order_relaxed);
+    b->api = _hh_stats_api_bytes();
     b->held = b->blocks + b->small_free + b->unwritten + b->empty_pages + b->medium +
               b->growth + b->growth_free +
               b->free_kept + b->free_holes + b->untouched + b->headers + b->large +
               b->large_rounding + b->large_cached + b->api;
 }
 
-void _hh_stats_count_mapped(intptr_t delta, bool locked) {
-    counter_add(&_hh_gstats.mapped, &_hh_gstats.mapped_peak, delta);
-    if (!_hh_stats_on || delta <= 0) return;
-    int64_t now = atomic_load_explicit(&_hh_gstats.mapped, memory_order_relaxed);
-    if (now < atomic_load_explicit(&_hh_gstats.mapped_peak, memory_order_relaxed)) return;
-    if (!locked) _hh_lock();
-    if (now > peak_looked_at + peak_looked_at / 32) {
+void _hh_stats_peak_reached_locked(int64_t held) {
+    if (held > peak_looked_at + peak_looked_at / 32) {
         look_locked(&peak_breakdown);
-        peak_looked_at = now;
+        peak_looked_at = held;
     }
-    if (!locked) _hh_unlock();
 }
 
 int64_t _hh_stats_in_use(void) {
@@ -157,26 +135,31 @@ static uint64_t parse_kb(const char *line) {
 }
 
 /* Sums the Anonymous and AnonHugePages lines of an smaps-style file, read a
- * line at a time through a fixed buffer. */
-static bool read_smaps(const char *path, memory_reading *r) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
-    char buf[4096], line[256];
-    size_t ll = 0;
-    ssize_t n;
-    while ((n = read(fd, buf, sizeof buf)) > 0) {
-        for (ssize_t i = 0; i < n; i++) {
-            if (buf[i] != '\n') {
-                if (ll < sizeof line - 1) line[ll++] = buf[i];
-                continue;
-            }
-            line[ll] = '\0';
-            if (strncmp(line, "Anonymous:", 10) == 0) r->anonymous_kb += parse_kb(line + 10);
-            if (strncmp(line, "AnonHugePages:", 14) == 0) r->anon_huge_kb += parse_kb(line + 14);
-            ll = 0;
+ * piece at a time and put together a line at a time in a fixed buffer. */
+typedef struct smaps_reader {
+    memory_reading *reading;
+    char line[256];
+    size_t length;
+} smaps_reader;
+
+static void take_smaps_piece(void *arg, const char *piece, size_t n) {
+    smaps_reader *s = arg;
+    memory_reading *r = s->reading;
+    for (size_t i = 0; i < n; i++) {
+        if (piece[i] != '\n') {
+            if (s->length < sizeof s->line - 1) s->line[s->length++] = piece[i];
+            continue;
         }
+        s->line[s->length] = '\0';
+        if (strncmp(s->line, "Anonymous:", 10) == 0) r->anonymous_kb += parse_kb(s->line + 10);
+        if (strncmp(s->line, "AnonHugePages:", 14) == 0) r->anon_huge_kb += parse_kb(s->line + 14);
+        s->length = 0;
     }
-    close(fd);
+}
+
+static bool read_smaps(const char *path, memory_reading *r) {
+    smaps_reader reader = {.reading = r, .length = 0};
+    if (!_hh_os_read_file(path, take_smaps_piece, &reader)) return false;
     r->ok = true;
     return true;
 }
