@@ -95,6 +95,8 @@ def pack(directory: Path, into: Path, name: str, command: str) -> Packed:
     suite = CampaignFolder(directory).suite_copy
     if suite.is_file():
         write_whole(target / SUITE, suite.read_text())
+    else:  # the folder kept none: no older campaign's suite stays beside these runs
+        (target / SUITE).unlink(missing_ok=True)
     facts = {"format": FORMAT, **asdict(packed)}
     write_whole(target / FACTS, json.dumps(facts, indent=1, sort_keys=True) + "\n")
     return packed
