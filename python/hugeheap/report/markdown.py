@@ -73,7 +73,9 @@ def provenance(packed: Packed, analysis: Analysis, folder: str) -> str:
     libraries = "; ".join(f"{mode}: {lib.get('version') or 'version unknown'}, sha256 "
                           f"`{(lib.get('sha256') or 'unknown')[:16]}`"
                           for mode, lib in packed.libraries.items()) or "none of the modes"
-    return (f"Campaign `{packed.name}` (suite `{analysis.name}`, {len(analysis.runs)} runs), "
+    repetitions = max((c.repetitions for c in analysis.cells.values()), default=0)
+    return (f"Campaign `{packed.name}` (suite `{analysis.name}`, {len(analysis.runs)} runs, "
+            f"{repetitions} repetition{'' if repetitions == 1 else 's'} of each), "
             f"started {date}. Machine: {'; '.join(machines)}. libhugeheap ({libraries}). "
             f"Reproduce: `{packed.command}`. Data: `{folder}/`; these tables are made from it "
             "by `make results`: change the data, not the tables.")

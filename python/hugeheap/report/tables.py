@@ -19,8 +19,9 @@ def shown(value: float | None, pattern: str = "{:.2f}", missing: str = "-") -> s
 
 def summary_title(first: ModeSummary, cpu_limit: float, baseline: str) -> str:
     """The title of a tool's summary (first: the line of any of its modes)."""
-    return (f"{first.tool}: {first.instances} instances, {first.common} solved by every mode; "
-            f"CPU limit {cpu_limit:g} s; baseline {baseline}")
+    return (f"{first.tool}: {first.instances} instance{'' if first.instances == 1 else 's'}, "
+            f"{first.common} solved by every mode; CPU limit {cpu_limit:g} s; baseline "
+            f"{baseline}")
 
 
 def summary_row(s: ModeSummary, baseline: str) -> list[str]:
