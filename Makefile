@@ -9,7 +9,7 @@ PYTHON  ?= python3
 VENV    := .venv
 
 .PHONY: all deps build venv wheel test test-native test-asan test-tsan test-fuzz test-aarch64 fuzz \
-	test-python test-programs demo bench before paper-quick paper real-fetch real-quick real install clean
+	test-python test-programs demo bench results before paper-quick paper real-fetch real-quick real install clean
 
 all: build
 
@@ -104,6 +104,12 @@ bench: build
 	  status=$$?; if [ $$status -le 1 ]; then \
 	    $(VENV)/bin/hugeheap report $(BENCH_DIR) --html $(BENCH_DIR)/report.html || status=$$?; \
 	  fi; exit $$status
+
+# The tables of the docs made anew from the campaigns packed in published/
+# (`hugeheap results pack`; published/README.md): every block between a line
+# <!-- results:NAME --> and <!-- /results:NAME --> in docs/*.md and README.md.
+results: venv
+	@$(VENV)/bin/hugeheap results docs
 
 # libhugeheap as it was before libhugeheap 2 (commit 9766530), built beside
 # this checkout for the suites that compare with it (suites/experiments/, mode

@@ -322,26 +322,75 @@ def compare(modes: str | None, repetitions: int, cpu_limit: str | None, wall_lim
 @click.option("--csv", "csv_file", metavar="FILE", help="write one row per run here")
 @click.option("--benchexec", "benchexec_dir", metavar="OUTDIR",
               help="write BenchExec result XML (one file per tool and mode) here")
+@click.option("--markdown", "markdown_file", metavar="FILE", help="write the tables the docs "
+              "publish here (of packed results: `hugeheap results pack`)")
 @click.option("--ratio", "ratio_texts", metavar="A/B[:FIGURE]", multiple=True,
               help="per instance and mode, tool A's FIGURE over tool B's (cpu, wall, user, "
               "sys, peak, or a figure the tools measure of themselves, e.g. query_s; default "
               "cpu); repeatable")
 def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
            html_file: str | None, csv_file: str | None, benchexec_dir: str | None,
-           ratio_texts: tuple[str, ...]) -> None:
-    """Summarise campaigns: tables in the terminal, and HTML, CSV or BenchExec XML."""
-    from .report.analysis import analyse
+           markdown_file: str | None, ratio_texts: tuple[str, ...]) -> None:
+    """Summarise campaigns (folders, or packed in published/): tables in the terminal, and
+    HTML, CSV, BenchExec XML or Markdown."""
     from .report.figures import parse_ratio
+    from .report.markdown import check_markdown_source, write_markdown
+    from .report.packed import analyse_folder
     from .report.view import check_outputs, show
     try:
         asked = [parse_ratio(text) for text in ratio_texts]
         outputs = (Path(html_file) if html_file else None, Path(csv_file) if csv_file else None,
                    Path(benchexec_dir) if benchexec_dir else None)
-        check_outputs(*outputs)
-        analyses = [analyse(Path(directory)) for directory in directories]
+        check_outputs(*outputs, Path(markdown_file) if markdown_file else None)
+        if markdown_file:
+            check_markdown_source([Path(d) for d in directories])
+        analyses = [analyse_folder(Path(directory)) for directory in directories]
         show(analyses, *outputs, tables, pair, asked)
+        if markdown_file:
+            write_markdown(Path(directories[0]), Path(markdown_file))
     except HarnessError as error:
         _fail(str(error))
+
+
+@main.group()
+def results() -> None:
+    """The campaigns behind published figures, packed in published/, and the docs' tables."""
+
+
+@results.command("pack")
+@click.argument("directory", metavar="CAMPAIGN_DIR")
+@click.argument("name")
+@click.option("--command", "command", required=True, metavar="CMD",
+              help="the command that reproduces the campaign, as the tables will name it")
+@click.option("--into", default="published", show_default=True, metavar="DIR",
+              help="the folder of packed campaigns")
+def results_pack(directory: str, name: str, command: str, into: str) -> None:
+    """Pack a finished campaign into DIR/NAME: its runs, machine, library, suite, command."""
+    from .report.packed import pack
+    try:
+        packed = pack(Path(directory), Path(into), name, command)
+    except HarnessError as error:
+        _fail(str(error))
+    click.echo(f"packed {packed.campaign.suite_name} ({packed.date}) into {Path(into) / name}")
+
+
+@results.command("docs")
+@click.option("--check", is_flag=True, help="change nothing; exit 1 if a generated table "
+              "differs from its data")
+@click.option("--root", default=".", show_default=True, metavar="DIR", help="the checkout")
+def results_docs(check: bool, root: str) -> None:
+    """Make every block between <!-- results:NAME --> and <!-- /results:NAME --> in docs/*.md
+    and README.md anew from published/NAME."""
+    from .report.blocks import refresh, stale
+    try:
+        found = stale(Path(root)) if check else refresh(Path(root))
+    except HarnessError as error:
+        _fail(str(error))
+    for path in found:
+        click.echo(f"{'differs from its data' if check else 'made anew'}: {path}")
+    if not found:
+        click.echo("every generated table of the docs is what its data gives")
+    sys.exit(1 if check and found else 0)
 
 
 @main.group()

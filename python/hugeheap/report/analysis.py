@@ -93,6 +93,7 @@ class Analysis:
     missing_runs: int = 0  # to make every cell as repeated as the most repeated one
     directory: Path | None = None
     commands: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # argv, adapter
+    meta: CampaignMeta | None = None  # the campaign's facts as stored
 
 
 def _median(values: list[float]) -> float | None:
@@ -162,6 +163,15 @@ def analyse(directory: Path) -> Analysis:
         store.close()
     if not runs or meta is None:
         raise HarnessError(f"{directory}: the campaign has no finished runs yet")
+    return analyse_runs(meta, runs, folder.sessions(), directory)
+
+
+def analyse_runs(meta: CampaignMeta, runs: list[RunRecord], machine: list[dict[str, Any]],
+                 directory: Path | None) -> Analysis:
+    """The figures of a campaign's runs, wherever they were read from (its
+    folder, or its packed form: packed.py); machine: its sessions' machine
+    records; directory: the campaign folder holding the runs' outputs, if
+    there is one."""
     baseline, tools, modes, cpu_limit = meta.baseline, meta.tools, meta.modes, meta.cpu_limit_s
     planned = meta.identity.get("instances", [])
     commands = {name: (entry[0], entry[1])
@@ -184,13 +194,12 @@ def analyse(directory: Path) -> Analysis:
         summaries += [summarise(tool, mode, baseline, its_instances, common, cells,
                                 by_mode[(tool, mode)], cpu_limit)
                       for mode in modes if (tool, mode) in by_mode]
-    machine = folder.sessions()
     most = max((c.repetitions for c in cells.values()), default=0)
     missing = sum(most - (cells[(t, m, i)].repetitions if (t, m, i) in cells else 0)
                   for t in tools for m in modes for i in tool_instances.get(t, instances))
     return Analysis(meta.suite_name, baseline, tools, modes, cpu_limit, runs, cells, instances,
                     summaries, disagreements, machine, sum(1 for r in runs if not r.reliable),
-                    missing, directory, commands)
+                    missing, directory, commands, meta)
 
 
 def summarise(tool: str, mode: str, baseline: str, instances: list[str], common: list[str],

@@ -17,6 +17,13 @@ def shown(value: float | None, pattern: str = "{:.2f}", missing: str = "-") -> s
     return missing if value is None else pattern.format(value)
 
 
+def summary_title(first: ModeSummary, cpu_limit: float, baseline: str) -> str:
+    """The title of a tool's summary (first: the line of any of its modes)."""
+    return (f"{first.tool}: {first.instances} instance{'' if first.instances == 1 else 's'}, "
+            f"{first.common} solved by every mode; CPU limit {cpu_limit:g} s; baseline "
+            f"{baseline}")
+
+
 def summary_row(s: ModeSummary, baseline: str) -> list[str]:
     """The cells of one mode's line, as the terminal and the HTML page show them."""
     is_base = s.mode == baseline

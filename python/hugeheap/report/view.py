@@ -70,9 +70,8 @@ def print_summary(analysis: Analysis) -> None:
         rows = [s for s in analysis.summaries if s.tool == tool]
         if not rows:
             continue
-        out.print(_table(f"{tool}: {rows[0].instances} instances, {rows[0].common} solved by "
-                         f"every mode; CPU limit {analysis.cpu_limit:g} s; baseline "
-                         f"{analysis.baseline}", tables.SUMMARY_HEADERS,
+        out.print(_table(tables.summary_title(rows[0], analysis.cpu_limit, analysis.baseline),
+                         tables.SUMMARY_HEADERS,
                          [tables.summary_row(s, analysis.baseline) for s in rows]))
         line = tables.standing(rows, analysis.baseline)
         if line:
@@ -136,10 +135,11 @@ def print_paper_tables(pair: tuple[str, str], rows: list[PairRow]) -> None:
 
 
 def check_outputs(html_file: Path | None, csv_file: Path | None,
-                  benchexec_dir: Path | None) -> None:
+                  benchexec_dir: Path | None, markdown_file: Path | None = None) -> None:
     """HarnessError before anything is read if a file asked for could not be
     written (no folder is made for it, but --benchexec's own)."""
-    for path, option in ((html_file, "--html"), (csv_file, "--csv")):
+    for path, option in ((html_file, "--html"), (csv_file, "--csv"),
+                         (markdown_file, "--markdown")):
         if path is not None:
             check_writable(path, option)
     if benchexec_dir is not None:

@@ -1,0 +1,108 @@
+"""The generated blocks of the docs: between a line `<!-- results:NAME -->`
+and a line `<!-- /results:NAME -->` in docs/*.md or README.md stand the
+tables of the campaign packed in published/NAME (markdown.py makes them).
+`hugeheap results docs` (`make results`) writes them anew; --check, and the
+tests, say which differ from their data."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from ..errors import HarnessError
+from ..files import write_whole
+from .markdown import markdown
+from .packed import FACTS, check_name, load
+
+PUBLISHED = "published"  # the folder of packed campaigns, in the checkout
+_START = re.compile(r"<!--\s*results:(\S+)\s*-->")
+_END = re.compile(r"<!--\s*/results:(\S+)\s*-->")
+
+
+def documents(root: Path) -> list[Path]:
+    """The files whose blocks are generated: docs/*.md and README.md."""
+    found = sorted((root / "docs").glob("*.md"))
+    readme = root / "README.md"
+    return found + [readme] if readme.is_file() else found
+
+
+def rewrite(text: str, where: str, make: Callable[[str], str]) -> str:
+    """text with each block's lines made anew by make(NAME); where: the
+    file's name in errors. HarnessError naming the line of a marker without
+    its end, an end without its marker, or a block inside another."""
+    lines = text.split("\n")
+    result: list[str] = []
+    open_at: tuple[str, int] | None = None  # the name and line of the block we are in
+    for number, line in enumerate(lines, 1):
+        start, end = _START.fullmatch(line.strip()), _END.fullmatch(line.strip())
+        if start and open_at:
+            raise HarnessError(f"{where}:{number}: a results block begins inside the block "
+                               f"of {open_at[0]} (line {open_at[1]}); end that one first "
+                               f"with <!-- /results:{open_at[0]} -->")
+        if start:
+            name = start.group(1)
+            open_at = (name, number)
+            try:
+                result += [line, make(name)]
+            except HarnessError as error:
+                raise HarnessError(f"{where}:{number}: {error}") from None
+        elif end:
+            if open_at is None or end.group(1) != open_at[0]:
+                raise HarnessError(f"{where}:{number}: <!-- /results:{end.group(1)} --> ends "
+                                   f"no block: <!-- results:{end.group(1)} --> must come "
+                                   "before it")
+            open_at = None
+            result.append(line)
+        elif open_at is None:
+            result.append(line)
+    if open_at:
+        raise HarnessError(f"{where}:{open_at[1]}: <!-- results:{open_at[0]} --> has no end: "
+                           f"add a line <!-- /results:{open_at[0]} --> after its block")
+    return "\n".join(result)
+
+
+def _maker(root: Path) -> Callable[[str], str]:
+    """make(NAME) for rewrite(): the block of published/NAME, each read once."""
+    made: dict[str, str] = {}
+
+    def make(name: str) -> str:
+        if name not in made:
+            check_name(name)
+            folder = root / PUBLISHED / name
+            if not (folder / FACTS).is_file():
+                raise HarnessError(f"no packed campaign '{name}' ({PUBLISHED}/{name}/"
+                                   f"{FACTS} is missing); pack one with `hugeheap results "
+                                   f"pack CAMPAIGN_DIR {name}`")
+            made[name] = markdown(*load(folder), f"{PUBLISHED}/{name}")
+        return made[name]
+    return make
+
+
+def regenerated(root: Path) -> dict[Path, tuple[str, str]]:
+    """Each document of the checkout at root: (as it is, as the data of its
+    generated blocks makes it)."""
+    if not (root / "docs").is_dir():
+        raise HarnessError(f"{root}: not the top of a hugeheap checkout (no docs/ in it); run "
+                           "this there, or give --root")
+    make = _maker(root)
+    found = {}
+    for path in documents(root):
+        text = path.read_text()
+        found[path] = (text, rewrite(text, str(path.relative_to(root)), make))
+    return found
+
+
+def stale(root: Path) -> list[Path]:
+    """The documents whose generated blocks differ from their data."""
+    return [path for path, (now, made) in regenerated(root).items() if now != made]
+
+
+def refresh(root: Path) -> list[Path]:
+    """Writes every generated block anew; returns the documents changed."""
+    changed = []
+    for path, (now, made) in regenerated(root).items():
+        if now != made:
+            write_whole(path, made)
+            changed.append(path)
+    return changed

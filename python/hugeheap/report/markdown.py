@@ -1,0 +1,99 @@
+"""The tables of a packed campaign in Markdown, as the docs publish them: per
+tool, each mode against the baseline (solved, time on the instances every
+mode solved, the speed-up with its interval, peak memory, the huge-page
+share where it was recorded), the cells the terminal shows (tables.py), and
+under them where the figures come from: date, machine, library, command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..errors import HarnessError
+from ..files import write_whole
+from . import tables
+from .analysis import Analysis
+from .packed import Packed, is_packed, load
+
+# The terminal summary's columns the docs show (PAR-2 and the TLB ratio
+# only where it was measured are left to `hugeheap report`).
+_SHOWN = ["mode", "solved", "common s", "user/sys s", "saved", "speed-up [95% CI]",
+          "Wilcoxon p", "peak mem", "huge"]
+
+
+def _row(cells: list[str]) -> str:
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def _columns(analysis: Analysis) -> list[str]:
+    shown = list(_SHOWN)
+    if all(s.huge_share is None for s in analysis.summaries):
+        shown.remove("huge")
+    if any(s.tlb_ratio is not None for s in analysis.summaries):
+        shown.append("TLB")
+    return shown
+
+
+def summary_tables(analysis: Analysis) -> list[str]:
+    """One Markdown table per tool, its title above and its standing below."""
+    columns = _columns(analysis)
+    picks = [tables.SUMMARY_HEADERS.index(name) for name in columns]
+    lines: list[str] = []
+    for tool in analysis.tools:
+        rows = [s for s in analysis.summaries if s.tool == tool]
+        if not rows:
+            continue
+        lines += [f"**{tables.summary_title(rows[0], analysis.cpu_limit, analysis.baseline)}**",
+                  "", _row(columns),
+                  "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(columns))) + "|"]
+        for summary in rows:
+            cells = tables.summary_row(summary, analysis.baseline)
+            lines.append(_row([cells[i] for i in picks]))
+        line = tables.standing(rows, analysis.baseline)
+        lines += ["", line, ""] if line else [""]
+    return lines
+
+
+def machine_shown(record: dict[str, Any]) -> str:
+    """A session's machine in one phrase."""
+    memory = record.get("memory_bytes")
+    thp = record.get("thp") or {}
+    parts = [f"{record.get('cpu_count', '?')} CPUs ({record.get('cpu_model') or 'unknown'})",
+             f"{memory / 2**30:.0f} GiB" if memory else "memory unknown",
+             f"Linux {record.get('kernel', '?')}", f"glibc {record.get('glibc', '?')}",
+             f"THP enabled={thp.get('enabled', '?')} defrag={thp.get('defrag', '?')}"]
+    return f"{record.get('hostname', 'unknown host')}: " + ", ".join(parts)
+
+
+def provenance(packed: Packed, analysis: Analysis, folder: str) -> str:
+    """Where the tables come from, in one paragraph; folder: the packed
+    campaign's folder as the docs name it."""
+    date = packed.date.replace("T", " ")[:16] + " UTC"
+    machines = dict.fromkeys(machine_shown(m) for m in packed.machine) or {"not recorded": None}
+    libraries = "; ".join(f"{mode}: {lib.get('version') or 'version unknown'}, sha256 "
+                          f"`{(lib.get('sha256') or 'unknown')[:16]}`"
+                          for mode, lib in packed.libraries.items()) or "none of the modes"
+    repetitions = max((c.repetitions for c in analysis.cells.values()), default=0)
+    return (f"Campaign `{packed.name}` (suite `{analysis.name}`, {len(analysis.runs)} runs, "
+            f"{repetitions} repetition{'' if repetitions == 1 else 's'} of each), "
+            f"started {date}. Machine: {'; '.join(machines)}. libhugeheap ({libraries}). "
+            f"Reproduce: `{packed.command}`. Data: `{folder}/`; these tables are made from it "
+            "by `make results`: change the data, not the tables.")
+
+
+def markdown(packed: Packed, analysis: Analysis, folder: str) -> str:
+    """The whole block: tables, legend, provenance."""
+    return "\n".join([*summary_tables(analysis), tables.LEGEND, "",
+                      provenance(packed, analysis, folder)])
+
+
+def check_markdown_source(directories: list[Path]) -> None:
+    """HarnessError unless report --markdown has one packed campaign to write."""
+    if len(directories) != 1 or not is_packed(directories[0]):
+        raise HarnessError("--markdown writes the tables of one packed campaign: give one DIR "
+                           "that `hugeheap results pack` made")
+
+
+def write_markdown(folder: Path, path: Path) -> None:
+    """The block of the packed campaign in folder (report --markdown), to path."""
+    write_whole(path, markdown(*load(folder), folder.as_posix()) + "\n")
