@@ -55,7 +55,8 @@ def test_the_check_catches_a_drifted_figure(tmp_path: Path) -> None:
     assert refresh(root) == [page] and stale(root) == []
     made = page.read_text()
     assert "| fast | 4/5 | 35.00 |" in made and "2.000 [2.000, 2.000]" in made
-    assert made.startswith("# Page\n\nBefore.\n\n<!-- results:known -->\n**solver: 5 ")
+    assert made.startswith("# Page\n\nBefore.\n\n<!-- results:known -->\nBaseline base; ")
+    assert "| solver (3/5) | base | 3/5 | 70.00 |" in made
     assert made.endswith("\n<!-- /results:known -->\n\nAfter.\n")
     assert "Reproduce: `make known`" in made and "Data: `published/known/`" in made
     page.write_text(made.replace("| fast | 4/5 | 35.00 |", "| fast | 4/5 | 34.00 |"))

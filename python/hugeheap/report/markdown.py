@@ -1,5 +1,5 @@
-"""The tables of a packed campaign in Markdown, as the docs publish them: per
-tool, each mode against the baseline (solved, time on the instances every
+"""The table of a packed campaign in Markdown, as the docs publish it: for
+each tool, each mode against the baseline (solved, time on the instances every
 mode solved, the speed-up with its interval, peak memory, the huge-page
 share where it was recorded), the cells the terminal shows (tables.py), and
 under them where the figures come from: date, machine, library, command."""
@@ -35,23 +35,26 @@ def _columns(analysis: Analysis) -> list[str]:
 
 
 def summary_tables(analysis: Analysis) -> list[str]:
-    """One Markdown table per tool, its title above and its standing below."""
+    """One Markdown table for every tool, each mode against the baseline (the
+    tool named on its first line, with how many instances every mode
+    solved), what it compares above it and each tool's standing below."""
     columns = _columns(analysis)
     picks = [tables.SUMMARY_HEADERS.index(name) for name in columns]
-    lines: list[str] = []
+    lines = [f"Baseline {analysis.baseline}; CPU limit {analysis.cpu_limit:g} s; beside each "
+             "tool, of its instances those every mode solved, on which the times are.", "",
+             _row(["tool", *columns]),
+             "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(columns) + 1)) + "|"]
+    standings = []
     for tool in analysis.tools:
         rows = [s for s in analysis.summaries if s.tool == tool]
-        if not rows:
-            continue
-        lines += [f"**{tables.summary_title(rows[0], analysis.cpu_limit, analysis.baseline)}**",
-                  "", _row(columns),
-                  "|" + "|".join(":---" if i == 0 else "---:" for i in range(len(columns))) + "|"]
-        for summary in rows:
+        for k, summary in enumerate(rows):
             cells = tables.summary_row(summary, analysis.baseline)
-            lines.append(_row([cells[i] for i in picks]))
-        line = tables.standing(rows, analysis.baseline)
-        lines += ["", line, ""] if line else [""]
-    return lines
+            named = f"{tool} ({summary.common}/{summary.instances})" if k == 0 else ""
+            lines.append(_row([named, *(cells[i] for i in picks)]))
+        line = tables.standing(rows, analysis.baseline) if rows else None
+        if line:
+            standings.append(f"- {line}")
+    return [*lines, "", *standings, ""] if standings else [*lines, ""]
 
 
 def machine_shown(record: dict[str, Any]) -> str:
