@@ -16,7 +16,7 @@ from test_report import make_campaign as stored_campaign
 from hugeheap.errors import HarnessError
 from hugeheap.report.analysis import analyse
 from hugeheap.report.blocks import refresh, rewrite, stale
-from hugeheap.report.packed import RUNS, load, pack
+from hugeheap.report.packed import RUNS, inside_checkout, load, pack
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -128,3 +128,14 @@ def test_bad_input_to_the_commands(tmp_path: Path) -> None:
     assert "unknown columns: extra" in line
     line = fails_in_one_line("results", "docs", "--root", str(root / "empty"))
     assert "not the top of a hugeheap checkout" in line
+
+
+def test_packed_data_names_no_folder_of_the_machine() -> None:
+    checkout = Path("/home/someone/hugeheap")
+    text = ('{"library": "/home/someone/hugeheap/build/lib/libhugeheap.so", '
+            '"other": "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", '
+            '"near": "/home/someone/hugeheap-old/x"}')
+    assert inside_checkout(text, checkout) == (
+        '{"library": "build/lib/libhugeheap.so", '
+        '"other": "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", '
+        '"near": "/home/someone/hugeheap-old/x"}')

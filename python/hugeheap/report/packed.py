@@ -26,6 +26,7 @@ from ..campaign.folder import CampaignFolder, CampaignMeta
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
 from ..files import write_whole
+from ..measure.allocators import REPO_ROOT
 from .analysis import Analysis, analyse, analyse_runs
 from .export import write_csv
 
@@ -92,14 +93,23 @@ def pack(directory: Path, into: Path, name: str, command: str) -> Packed:
     except OSError as error:
         raise HarnessError(f"{target}: cannot make the folder ({error.strerror})") from None
     write_csv(analysis, target / RUNS)
+    write_whole(target / RUNS, inside_checkout((target / RUNS).read_text()))
     suite = CampaignFolder(directory).suite_copy
     if suite.is_file():
         write_whole(target / SUITE, suite.read_text())
     else:  # the folder kept none: no older campaign's suite stays beside these runs
         (target / SUITE).unlink(missing_ok=True)
     facts = {"format": FORMAT, **asdict(packed)}
-    write_whole(target / FACTS, json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    write_whole(target / FACTS,
+                inside_checkout(json.dumps(facts, indent=1, sort_keys=True) + "\n"))
     return packed
+
+
+def inside_checkout(text: str, checkout: Path = REPO_ROOT) -> str:
+    """text with the paths inside the checkout the campaign ran from made
+    relative to it (the library a mode preloaded, say): published data
+    names no folder of the machine that measured it."""
+    return text.replace(f"{checkout}/", "")
 
 
 def is_packed(folder: Path) -> bool:
