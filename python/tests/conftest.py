@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from cgroup_v2_machine import TEST_FILE, BackgroundMachine
@@ -106,3 +106,17 @@ def real_pool() -> Iterator[int]:
     finally:
         count_file.write_text(f"{before}\n")
         hugetlb.STATE_FILE.unlink(missing_ok=True)
+
+
+
+@pytest.fixture
+def grow_pool(real_pool: int) -> Callable[[int], None]:
+    """grow_pool(pages): that many more pages in the real pool than it had
+    (real_pool puts the count back); skips where the kernel grants fewer
+    (memory fragmented)."""
+    def grow(pages: int) -> None:
+        count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
+        count_file.write_text(f"{real_pool + pages}\n")
+        if int(count_file.read_text()) < real_pool + pages:
+            pytest.skip("the kernel granted fewer pool pages than asked (memory fragmented)")
+    return grow

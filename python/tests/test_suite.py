@@ -19,7 +19,6 @@ from hugeheap.campaign.compare import choose_modes
 from hugeheap.campaign.remote import read_set
 from hugeheap.campaign.suite_file import load
 from hugeheap.errors import HarnessError
-from hugeheap.measure import machine
 
 GOOD = """\
 [campaign]
@@ -358,8 +357,7 @@ def test_the_committed_suites_load(suite_file: Path, request: pytest.FixtureRequ
     root, given back after)."""
     text = suite_file.read_text()
     if "hugeheap-pool" in tomllib.loads(text).get("campaign", {}).get("modes", []):
-        before = request.getfixturevalue("real_pool")
-        (machine.hugetlb_pool_dir() / "nr_hugepages").write_text(f"{before + 1}\n")
+        request.getfixturevalue("grow_pool")(1)
     allocators = tomllib.loads(text).get("allocators", {})
     for allocator in allocators.values():
         library = (suite_file.parent / allocator.get("library", ".")).resolve()
