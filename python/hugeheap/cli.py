@@ -335,19 +335,22 @@ def report(directories: tuple[str, ...], tables: str | None, pair: str | None,
     HTML, CSV, BenchExec XML or Markdown."""
     from .report.figures import parse_ratio
     from .report.markdown import check_markdown_source, write_markdown
-    from .report.packed import analyse_folder
+    from .report.packed import analyse_folder, load
     from .report.view import check_outputs, show
     try:
         asked = [parse_ratio(text) for text in ratio_texts]
         outputs = (Path(html_file) if html_file else None, Path(csv_file) if csv_file else None,
                    Path(benchexec_dir) if benchexec_dir else None)
         check_outputs(*outputs, Path(markdown_file) if markdown_file else None)
-        if markdown_file:
+        if markdown_file:  # one packed campaign, read once for both
             check_markdown_source([Path(d) for d in directories])
-        analyses = [analyse_folder(Path(directory)) for directory in directories]
+            packed, analysis = load(Path(directories[0]))
+            analyses = [analysis]
+        else:
+            analyses = [analyse_folder(Path(directory)) for directory in directories]
         show(analyses, *outputs, tables, pair, asked)
         if markdown_file:
-            write_markdown(Path(directories[0]), Path(markdown_file))
+            write_markdown(packed, analysis, Path(directories[0]), Path(markdown_file))
     except HarnessError as error:
         _fail(str(error))
 

@@ -13,7 +13,7 @@ from ..errors import HarnessError
 from ..files import write_whole
 from . import tables
 from .analysis import Analysis
-from .packed import Packed, is_packed, load
+from .packed import Packed, is_packed
 
 # The terminal summary's columns the docs show (PAR-2 and the TLB ratio
 # only where it was measured are left to `hugeheap report`).
@@ -97,6 +97,7 @@ def check_markdown_source(directories: list[Path]) -> None:
                            "that `hugeheap results pack` made")
 
 
-def write_markdown(folder: Path, path: Path) -> None:
-    """The block of the packed campaign in folder (report --markdown), to path."""
-    write_whole(path, markdown(*load(folder), folder.as_posix()) + "\n")
+def write_markdown(packed: Packed, analysis: Analysis, folder: Path, path: Path) -> None:
+    """The block of the packed campaign read from folder (report --markdown),
+    to path."""
+    write_whole(path, markdown(packed, analysis, folder.as_posix()) + "\n")
