@@ -382,8 +382,8 @@ def results_pack(directory: str, name: str, command: str, into: str) -> None:
               "differs from its data")
 @click.option("--root", default=".", show_default=True, metavar="DIR", help="the checkout")
 def results_docs(check: bool, root: str) -> None:
-    """Make every block between <!-- results:NAME --> and <!-- /results:NAME --> in docs/*.md
-    and README.md anew from published/NAME."""
+    """Make the blocks <!-- results:NAME --> (of published/NAME) and <!-- results:families
+    NAME[=FAMILY]... --> (hugeheap on each family) in docs/*.md and README.md anew."""
     from .report.blocks import refresh, stale
     try:
         found = stale(Path(root)) if check else refresh(Path(root))

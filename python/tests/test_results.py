@@ -5,18 +5,26 @@ docs is what its data makes (a figure typed over, or data changed without
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
 from hugeheap_cli import cli
 from test_input_errors import fails_in_one_line
 from test_report import make_campaign as stored_campaign
+from test_report import record
 
+from hugeheap.campaign.folder import CampaignMeta
+from hugeheap.campaign.store import Store
 from hugeheap.errors import HarnessError
-from hugeheap.report.analysis import analyse
+from hugeheap.report.analysis import Analysis, analyse
 from hugeheap.report.blocks import refresh, rewrite, stale
-from hugeheap.report.packed import RUNS, inside_checkout, load, pack
+from hugeheap.report.families import family_block
+from hugeheap.report.packed import RUNS, Packed, inside_checkout, load, pack
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -139,3 +147,173 @@ def test_packed_data_names_no_folder_of_the_machine() -> None:
         '{"library": "build/lib/libhugeheap.so", '
         '"other": "/usr/lib/x86_64-linux-gnu/libmimalloc.so.2", '
         '"near": "/home/someone/hugeheap-old/x"}')
+
+
+# Two families' campaigns, CPU seconds per instance and mode (None: unsolved),
+# then hugeheap's peak MiB (glibc's and the others': 100) and huge-page share.
+# SAT: over glibc 2, 2, 1 on i0-i2 (mimalloc leaves i3 unsolved, so i3 stays
+# out); glibc-thp is the best peer (1.25 over glibc, mimalloc 1.0).
+SAT: dict[str, dict[str, float | None]] = {
+    "system": {"i0": 10.0, "i1": 20.0, "i2": 40.0, "i3": 30.0},
+    "glibc-thp": {"i0": 8.0, "i1": 16.0, "i2": 32.0, "i3": 30.0},
+    "hugeheap": {"i0": 5.0, "i1": 10.0, "i2": 40.0, "i3": 15.0},
+    "mimalloc": {"i0": 10.0, "i1": 20.0, "i2": 40.0, "i3": None}}
+SAT_PEAK = {"i0": 200, "i1": 100, "i2": 100, "i3": 100}
+SAT_HUGE = {"i0": 0.5, "i1": 0.7, "i2": 0.9, "i3": 0.8}
+# The other family: glibc and hugeheap alone, no huge-page share recorded.
+SMT = {"system": {"j0": 9.0, "j1": 4.0}, "hugeheap": {"j0": 3.0, "j1": 4.0}}
+
+
+def family_campaign(directory: Path, suite: str, tool: str,
+                    times: Mapping[str, Mapping[str, float | None]],
+                    peak: dict[str, int] | None = None,
+                    huge: dict[str, float] | None = None) -> Path:
+    """A finished campaign of one tool, 3 repetitions whose median is the
+    listed time (test_report's record, one run faster and one slower)."""
+    directory.mkdir(parents=True)
+    store = Store(directory / "results.sqlite")
+    CampaignMeta(identity={}, suite_name=suite, baseline=next(iter(times)), cpu_limit_s=100.0,
+                 tools=[tool], modes=list(times)).save(store)
+    store.add_many([dataclasses.replace(
+        record(mode, instance, rep, None if t is None else t * (1.0, 0.9, 1.2)[rep]), tool=tool,
+        memory_peak=(peak or {}).get(instance, 100) * 2**20 if mode == "hugeheap" else 100 * 2**20,
+        huge_share=(huge or {}).get(instance) if mode == "hugeheap" else None)
+        for mode, by_instance in times.items() for instance, t in by_instance.items()
+        for rep in range(3)])
+    store.close()
+    (directory / "machine.json").write_text(json.dumps([{
+        "hostname": "testhost", "kernel": "6.1", "cpu_model": "Test CPU", "cpu_count": 2,
+        "memory_bytes": 2**30, "started": f"2026-11-2{len(times)}T01:02:03+00:00",
+        "allocators": {"hugeheap": {"like": "hugeheap", "version": "0.1.0 (abc1234)"}}}]))
+    return directory
+
+
+def families_checkout(tmp_path: Path) -> Path:
+    """A checkout with the packed campaigns fam-sat and fam-smt and a README
+    whose families block is still empty."""
+    published = tmp_path / "published"
+    pack(family_campaign(tmp_path / "runs" / "fam-sat", "real-sat", "minisat", SAT, SAT_PEAK,
+                         SAT_HUGE), published, "fam-sat", "make fam-sat")
+    pack(family_campaign(tmp_path / "runs" / "fam-smt", "real-smt-quick", "z3", SMT),
+         published, "fam-smt", "make fam-smt")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "README.md").write_text("# hugeheap\n\n<!-- results:families fam-sat=SAT "
+                                        "fam-smt -->\n<!-- /results:families -->\nAfter.\n")
+    return tmp_path
+
+
+def figure(text: str) -> float:
+    return float(text.split()[0])
+
+
+def interval(text: str) -> tuple[float, float]:
+    low, high = text.split("[")[1].split("]")[0].split(", ")
+    return float(low), float(high)
+
+
+def test_the_families_table_on_known_data(tmp_path: Path) -> None:
+    root = families_checkout(tmp_path)
+    readme = root / "README.md"
+    assert stale(root) == [readme]  # README.md is among the pages, and its block is empty
+    assert refresh(root) == [readme] and stale(root) == []
+    text = readme.read_text()
+    assert text.startswith("# hugeheap\n\n<!-- results:families fam-sat=SAT fam-smt -->\n"
+                           "| family | tool | speed over glibc [95% CI] | over the best peer "
+                           "[95% CI] | peak over glibc | huge |\n")
+    assert text.endswith("by `make results`: change the data, not the table.\n"
+                         "<!-- /results:families -->\nAfter.\n")
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in text.splitlines()
+            if line.startswith("| ") and "family" not in line]
+    assert [row[:2] for row in rows] == [["SAT", "minisat (3/4)"], ["real-smt", "z3 (2/2)"]]
+    sat, smt = rows
+    # hugeheap over glibc: geometric mean of 10/5, 20/10, 40/40.
+    assert figure(sat[2]) == pytest.approx(4 ** (1 / 3), abs=5e-4)
+    low, high = interval(sat[2])
+    assert 1.0 <= low < figure(sat[2]) < high <= 2.0
+    # The best peer is glibc-thp (1.25 over glibc; mimalloc 1.0): 8/5, 16/10, 32/40.
+    assert sat[3].endswith("(glibc-thp)")
+    assert figure(sat[3]) == pytest.approx((1.6 * 1.6 * 0.8) ** (1 / 3), abs=5e-4)
+    assert 0.8 <= interval(sat[3])[0] < interval(sat[3])[1] <= 1.6
+    # Peaks: 200/100, 100/100, 100/100 on i0-i2; huge: median of all four runs' medians.
+    assert figure(sat[4]) == pytest.approx(2 ** (1 / 3), abs=5e-4) and sat[5] == "75%"
+    assert figure(smt[2]) == pytest.approx(math.sqrt(9 / 3 * 4 / 4), abs=5e-4)
+    assert smt[3:] == ["-", "1.000", "-"]  # no peer; no share recorded
+    assert "- SAT: `published/fam-sat/`, started 2026-11-24 01:02 UTC, libhugeheap 0.1.0 " \
+        "(abc1234); reproduce: `make fam-sat`" in text
+    assert "- real-smt: `published/fam-smt/`, started 2026-11-22 01:02 UTC" in text
+    assert "Machine: testhost: 2 CPUs (Test CPU), 1 GiB, Linux 6.1" in text
+    # A figure typed over, or data changed without the table: both caught.
+    readme.write_text(text.replace(sat[4], "1.000"))
+    assert stale(root) == [readme]
+    readme.write_text(text)
+    runs = root / "published" / "fam-smt" / RUNS
+    runs.write_text(runs.read_text().replace("z3,j0,hugeheap,0,ok,,unsat,,,20,,3.0,",
+                                             "z3,j0,hugeheap,0,ok,,unsat,,,20,,9.0,"))
+    assert stale(root) == [readme]
+
+
+def test_the_families_rows_follow_the_marker(tmp_path: Path) -> None:
+    """In the order of the marker's campaigns, each with its label, else its
+    suite's name."""
+    root = families_checkout(tmp_path)
+    asked = []
+
+    def campaign(name: str) -> tuple[Packed, Analysis]:
+        asked.append(name)
+        return load(root / "published" / name)
+    block = family_block(["fam-smt=SMT", "fam-sat"], campaign)
+    assert asked == ["fam-smt", "fam-sat"]
+    lines = block.splitlines()
+    assert lines[2].startswith("| SMT | z3 (2/2) |") and lines[3].startswith("| real-sat |")
+
+
+def test_the_families_commands(tmp_path: Path) -> None:
+    root = families_checkout(tmp_path)
+    done = cli("results", "docs", "--check", "--root", str(root))
+    assert done.returncode == 1 and f"differs from its data: {root / 'README.md'}" in done.stdout
+    assert cli("results", "docs", cwd=root).returncode == 0
+    assert cli("results", "docs", "--check", cwd=root).returncode == 0
+    readme = root / "README.md"
+    readme.write_text(readme.read_text().replace("fam-smt -->", "fam-smt real-asp -->"))
+    line = fails_in_one_line("results", "docs", "--check", cwd=root)
+    assert line.endswith("README.md:3: no packed campaign 'real-asp' (published/real-asp/"
+                         "campaign.json is missing); pack one with `hugeheap results pack "
+                         "CAMPAIGN_DIR real-asp`")
+    line = fails_in_one_line("results", "pack", "runs/fam-smt", "families", "--command", "c",
+                             cwd=root)
+    assert "'families' names the docs' table of several campaigns" in line
+
+
+@pytest.mark.parametrize("words, problem", [
+    ("", "<!-- results:families --> names no campaign"),
+    (" fam-sat fam-sat", "<!-- results:families -->: the campaign 'fam-sat' is named twice"),
+    (" fam-sat=", "<!-- results:families -->: 'fam-sat=' gives no family after '='"),
+    (" fam-sat ../x", "'../x' cannot name packed results"),
+    (" fam-sat nothp", "the campaign 'nothp' (family real-mcc) has no mode 'system' (its "
+     "modes: hugeheap-nothp, hugeheap); the families' table compares hugeheap ('hugeheap') "
+     "with glibc ('system')"),
+    (" glibc", "the campaign 'glibc' (family glibc) has no mode 'hugeheap' (its modes: "
+     "system, mimalloc)"),
+])
+def test_family_mistakes_are_named(tmp_path: Path, words: str, problem: str) -> None:
+    root = families_checkout(tmp_path)
+    for name, suite, times in [("nothp", "real-mcc", {"hugeheap-nothp": {"k": 2.0},
+                                                      "hugeheap": {"k": 1.0}}),
+                               ("glibc", "glibc", {"system": {"k": 2.0},
+                                                   "mimalloc": {"k": 1.0}})]:
+        pack(family_campaign(tmp_path / "runs" / name, suite, "t", times),
+             root / "published", name, "c")
+    (root / "README.md").write_text(f"<!-- results:families{words} -->\n"
+                                    "<!-- /results:families -->\n")
+    with pytest.raises(HarnessError) as caught:
+        stale(root)
+    assert str(caught.value).startswith(f"README.md:1: {problem}")
+
+
+def test_a_campaign_block_takes_one_name(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    (root / "docs" / "page.md").write_text("<!-- results:known more -->\n"
+                                           "<!-- /results:known -->\n")
+    with pytest.raises(HarnessError, match="docs/page.md:1: <!-- results:known --> takes no "
+                       "more words"):
+        stale(root)

@@ -188,9 +188,7 @@ def analyse_runs(meta: CampaignMeta, runs: list[RunRecord], machine: list[dict[s
     summaries = []
     for tool in tools:
         its_instances = tool_instances.get(tool, instances)
-        common = [i for i in its_instances
-                  if all((tool, m, i) in cells and cells[(tool, m, i)].solved_cputime is not None
-                         for m in modes)]
+        common = solved_by_every_mode(tool, its_instances, modes, cells)
         summaries += [summarise(tool, mode, baseline, its_instances, common, cells,
                                 by_mode[(tool, mode)], cpu_limit)
                       for mode in modes if (tool, mode) in by_mode]
@@ -200,6 +198,14 @@ def analyse_runs(meta: CampaignMeta, runs: list[RunRecord], machine: list[dict[s
     return Analysis(meta.suite_name, baseline, tools, modes, cpu_limit, runs, cells, instances,
                     summaries, disagreements, machine, sum(1 for r in runs if not r.reliable),
                     missing, directory, commands, meta)
+
+
+def solved_by_every_mode(tool: str, instances: list[str], modes: list[str],
+                         cells: dict[tuple[str, str, str], Cell]) -> list[str]:
+    """The instances every mode solved for the tool: where its comparisons are made."""
+    return [i for i in instances
+            if all((tool, m, i) in cells and cells[(tool, m, i)].solved_cputime is not None
+                   for m in modes)]
 
 
 def summarise(tool: str, mode: str, baseline: str, instances: list[str], common: list[str],

@@ -1,6 +1,9 @@
 """The generated blocks of the docs: between a line `<!-- results:NAME -->`
 and a line `<!-- /results:NAME -->` in docs/*.md or README.md stand the
-tables of the campaign packed in published/NAME (markdown.py makes them).
+tables of the campaign packed in published/NAME (markdown.py makes them);
+between `<!-- results:families NAME[=FAMILY] ... -->` and
+`<!-- /results:families -->`, one table of hugeheap on every family, each
+family's campaign packed in published/NAME (families.py makes it).
 `hugeheap results docs` (`make results`) writes them anew; --check, and the
 tests, say which differ from their data."""
 
@@ -12,11 +15,13 @@ from pathlib import Path
 
 from ..errors import HarnessError
 from ..files import write_whole
+from .analysis import Analysis
+from .families import family_block
 from .markdown import markdown
-from .packed import FACTS, check_name, load
+from .packed import FAMILIES, PUBLISHED, Packed, load, published
 
-PUBLISHED = "published"  # the folder of packed campaigns, in the checkout
-_START = re.compile(r"<!--\s*results:(\S+)\s*-->")
+# a block's first line: its name, and for a table of families the campaigns
+_START = re.compile(r"<!--\s*results:(\S+)((?:\s+(?!-->)\S+)*)\s*-->")
 _END = re.compile(r"<!--\s*/results:(\S+)\s*-->")
 
 
@@ -28,9 +33,11 @@ def documents(root: Path) -> list[Path]:
 
 
 def rewrite(text: str, where: str, make: Callable[[str], str]) -> str:
-    """text with each block's lines made anew by make(NAME); where: the
-    file's name in errors. HarnessError naming the line of a marker without
-    its end, an end without its marker, or a block inside another."""
+    """text with each block's lines made anew by make(WORDS), WORDS the
+    marker's words after `results:` (NAME, or `families` and its
+    campaigns), one space apart; where: the file's name in errors.
+    HarnessError naming the line of a marker without its end, an end without
+    its marker, or a block inside another."""
     lines = text.split("\n")
     result: list[str] = []
     open_at: tuple[str, int] | None = None  # the name and line of the block we are in
@@ -44,7 +51,7 @@ def rewrite(text: str, where: str, make: Callable[[str], str]) -> str:
             name = start.group(1)
             open_at = (name, number)
             try:
-                result += [line, make(name)]
+                result += [line, make(" ".join([name, *start.group(2).split()]))]
             except HarnessError as error:
                 raise HarnessError(f"{where}:{number}: {error}") from None
         elif end:
@@ -63,19 +70,24 @@ def rewrite(text: str, where: str, make: Callable[[str], str]) -> str:
 
 
 def _maker(root: Path) -> Callable[[str], str]:
-    """make(NAME) for rewrite(): the block of published/NAME, each read once."""
-    made: dict[str, str] = {}
+    """make(WORDS) for rewrite(): the block of published/NAME, or the table
+    of families; each campaign read once."""
+    loaded: dict[str, tuple[Packed, Analysis]] = {}
 
-    def make(name: str) -> str:
-        if name not in made:
-            check_name(name)
-            folder = root / PUBLISHED / name
-            if not (folder / FACTS).is_file():
-                raise HarnessError(f"no packed campaign '{name}' ({PUBLISHED}/{name}/"
-                                   f"{FACTS} is missing); pack one with `hugeheap results "
-                                   f"pack CAMPAIGN_DIR {name}`")
-            made[name] = markdown(*load(folder), f"{PUBLISHED}/{name}")
-        return made[name]
+    def campaign(name: str) -> tuple[Packed, Analysis]:
+        if name not in loaded:
+            loaded[name] = load(published(root, name))
+        return loaded[name]
+
+    def make(words: str) -> str:
+        name, *rest = words.split()
+        if name == FAMILIES:
+            return family_block(rest, campaign)
+        if rest:
+            raise HarnessError(f"<!-- results:{name} --> takes no more words (given: "
+                               f"{' '.join(rest)}); a table of several campaigns is "
+                               f"<!-- results:{FAMILIES} NAME NAME ... -->")
+        return markdown(*campaign(name), f"{PUBLISHED}/{name}")
     return make
 
 

@@ -21,7 +21,7 @@ _SHOWN = ["mode", "solved", "common s", "user/sys s", "saved", "speed-up [95% CI
           "Wilcoxon p", "peak mem", "huge"]
 
 
-def _row(cells: list[str]) -> str:
+def table_row(cells: list[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
@@ -42,7 +42,7 @@ def summary_tables(analysis: Analysis) -> list[str]:
     picks = [tables.SUMMARY_HEADERS.index(name) for name in columns]
     lines = [f"Baseline {analysis.baseline}; CPU limit {analysis.cpu_limit:g} s; beside each "
              "tool, of its instances those every mode solved, on which the times are.", "",
-             _row(["tool", *columns]),
+             table_row(["tool", *columns]),
              "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(columns) + 1)) + "|"]
     standings = []
     for tool in analysis.tools:
@@ -50,7 +50,7 @@ def summary_tables(analysis: Analysis) -> list[str]:
         for k, summary in enumerate(rows):
             cells = tables.summary_row(summary, analysis.baseline)
             named = f"{tool} ({summary.common}/{summary.instances})" if k == 0 else ""
-            lines.append(_row([named, *(cells[i] for i in picks)]))
+            lines.append(table_row([named, *(cells[i] for i in picks)]))
         line = tables.standing(rows, analysis.baseline) if rows else None
         if line:
             standings.append(f"- {line}")

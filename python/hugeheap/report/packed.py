@@ -33,6 +33,8 @@ from .export import write_csv
 RUNS = "runs.csv"
 FACTS = "campaign.json"
 SUITE = "suite.toml"
+PUBLISHED = "published"  # the folder of packed campaigns, in the checkout
+FAMILIES = "families"  # the docs' block of several campaigns: no campaign's name
 FORMAT = 1  # campaign.json's "format": raised when a change would mislead an older reader
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -74,6 +76,9 @@ def pack(directory: Path, into: Path, name: str, command: str) -> Packed:
     files replaced); HarnessError for a folder that is no campaign or a
     campaign with runs missing."""
     check_name(name)
+    if name == FAMILIES:
+        raise HarnessError(f"'{FAMILIES}' names the docs' table of several campaigns "
+                           "(<!-- results:families ... -->): give the campaign another name")
     if not command.strip():
         raise HarnessError("--command: give the command that reproduces the campaign")
     analysis = analyse(directory)
@@ -110,6 +115,18 @@ def inside_checkout(text: str, checkout: Path = REPO_ROOT) -> str:
     relative to it (the library a mode preloaded, say): published data
     names no folder of the machine that measured it."""
     return text.replace(f"{checkout}/", "")
+
+
+def published(root: Path, name: str) -> Path:
+    """The folder of the packed campaign name in the checkout at root;
+    HarnessError in one line if there is none."""
+    check_name(name)
+    folder = root / PUBLISHED / name
+    if not is_packed(folder):
+        raise HarnessError(f"no packed campaign '{name}' ({PUBLISHED}/{name}/{FACTS} is "
+                           f"missing); pack one with `hugeheap results pack CAMPAIGN_DIR "
+                           f"{name}`")
+    return folder
 
 
 def is_packed(folder: Path) -> bool:

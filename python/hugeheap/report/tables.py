@@ -10,6 +10,7 @@ from .categories import COLUMNS, CategoryCounts
 from .failures import OutcomeCounts
 from .figures import Ratio
 from .paper import PairRow
+from .stats import Speedup
 
 
 def shown(value: float | None, pattern: str = "{:.2f}", missing: str = "-") -> str:
@@ -24,12 +25,16 @@ def summary_title(first: ModeSummary, cpu_limit: float, baseline: str) -> str:
             f"{baseline}")
 
 
+def speedup_shown(speedup: Speedup | None) -> str:
+    """A speed-up with its 95% interval, as the tables show it."""
+    return "-" if speedup is None else \
+        f"{speedup.geomean:.3f} [{speedup.low:.3f}, {speedup.high:.3f}]"
+
+
 def summary_row(s: ModeSummary, baseline: str) -> list[str]:
     """The cells of one mode's line, as the terminal and the HTML page show them."""
     is_base = s.mode == baseline
-    speedup = "baseline" if is_base else (
-        "-" if s.speedup is None else
-        f"{s.speedup.geomean:.3f} [{s.speedup.low:.3f}, {s.speedup.high:.3f}]")
+    speedup = "baseline" if is_base else speedup_shown(s.speedup)
     return [
         s.mode, f"{s.solved}/{s.instances}" + (f" ({s.wrong} wrong)" if s.wrong else ""),
         shown(s.par2), shown(s.common_time),
