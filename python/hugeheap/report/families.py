@@ -34,7 +34,8 @@ LEGEND = (f"Per tool, on the instances every mode solved (beside the tool: how m
           f"instances): speed over glibc: geometric mean of glibc's CPU time / hugeheap's "
           f"(each the median of the repetitions), with a 95% bootstrap interval (instances "
           f"resampled); over the best peer: the same against the campaign's other mode "
-          f"(any but `{GLIBC}` and `{OURS}`) fastest over glibc, named after it; peak: "
+          f"(any but `{GLIBC}` and the library's own, `{OURS}*`) fastest over glibc, named "
+          f"after it; peak: "
           f"geometric mean of hugeheap's peak memory / glibc's; huge: median over hugeheap's "
           f"runs of the share of the heap in huge pages (runs.csv's huge_share).")
 
@@ -94,8 +95,11 @@ def tool_row(analysis: Analysis, family: str, tool: str) -> FamilyRow:
         runs = [r for r in analysis.runs if r.tool == tool and r.mode == mode]
         return summarise(tool, mode, baseline, instances, common, analysis.cells, runs,
                          analysis.cpu_limit)
+    # Peers are the other allocators and glibc with THP; the library's own
+    # other modes (hugeheap-nothp, hugeheap-pool) are its ablations and
+    # variants, not what a user would pick instead of it.
     peers = {mode: against(mode, GLIBC).speedup for mode in analysis.modes
-             if mode not in (GLIBC, OURS)}
+             if mode != GLIBC and not mode.startswith(OURS)}
     ranked = {mode: speedup.geomean for mode, speedup in peers.items() if speedup}
     peer = max(ranked, key=lambda mode: ranked[mode]) if ranked else None
     return FamilyRow(family, tool, len(instances), len(common), against(OURS, GLIBC), peer,
