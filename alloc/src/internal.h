@@ -160,6 +160,14 @@ HH_INTERNAL bool _hh_os_move(void *addr, size_t size, void *target, size_t new_s
 /* Grows the mapping at addr to new_size bytes where it is; false (errno
  * kept) if the addresses after it are taken. */
 HH_INTERNAL bool _hh_os_grow(void *addr, size_t size, size_t new_size);
+/* Grows a mapping of explicit huge pages (2 MiB-aligned, whole pages) to
+ * new_size where it is, by pool pages after it; false if that room is taken
+ * or the pool has too few. */
+HH_INTERNAL bool _hh_os_grow_hugetlb(void *addr, size_t size, size_t new_size);
+/* A fresh 2 MiB-aligned range of new_size whose part past size is new pool
+ * pages (held), the part before it reserved for a mapping of size bytes of
+ * pool pages to move to (_hh_os_move); NULL if the pool has too few. */
+HH_INTERNAL void *_hh_os_hugetlb_room(size_t size, size_t new_size);
 /* One read of at most cap bytes of a small kernel file (/proc, /sys): the
  * bytes read, 0 if it cannot be opened or read.  Nothing here allocates. */
 HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap);

@@ -369,6 +369,61 @@ void *_hh_large_realloc(hh_large *large, void *user, size_t size) {
     return result;
 }
 
+/* What a block that grew (where it was or moved) adds to the counts. */
+static void count_growth(hh_large *large, void *user, size_t size, size_t old_usable,
+                         size_t old_map_size, size_t old_requested) {
+    large->requested = size;
+    _hh_policy_count_demand((intptr_t)(large->usable - old_usable));
+    count_live(0, (int64_t)size - (int64_t)old_requested,
+               (int64_t)large->map_size - (int64_t)old_map_size);
+    /* One change, moved or not: the pages moved with the block. */
+    _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
+    HH_ASSERT(large_is_valid(large, user) && large->usable >= size);
+    (void)user; /* only the assert reads it */
+    _hh_policy_promote();
+}
+
+/* A block in explicit huge pages grows by pool pages, where it is or moved
+ * with its header to a fresh range (see _hh_os_grow_hugetlb); NULL when the
+ * pool has too few or the kernel cannot move hugetlb pages (before Linux
+ * 5.16), and the caller copies it into a new block. */
+static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
+    char *base = large->map_base;
+    size_t lead = (size_t)((char *)user - base);
+    size_t old_usable = large->usable, old_map_size = large->map_size;
+    size_t old_requested = large->requested, alignment = large->alignment;
+    size_t new_size = _hh_align_up(lead + size, HH_UNIT);
+    hh_heap *heap = _hh_heap;
+    if (_hh_os_grow_hugetlb(base, old_map_size, new_size)) {
+        large->map_size = new_size;
+        large->usable = new_size - lead;
+        if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
+    } else {
+        char *room = _hh_os_hugetlb_room(old_map_size, new_size);
+        if (room == NULL) return NULL;
+        if (!_hh_granule_reserve(room + lead, 1)) {
+            _hh_os_unmap_mapped(room + old_map_size, new_size - old_map_size, true);
+            _hh_os_unmap(room, old_map_size);
+            return NULL;
+        }
+        /* The old place's granule is let go before the move: another
+         * thread's mapping may land there the moment the pages leave. */
+        _hh_granule_set(user, HH_GRANULE_FOREIGN);
+        if (!_hh_os_move(base, old_map_size, room, old_map_size)) {
+            _hh_granule_set(user, HH_GRANULE_LARGE);
+            _hh_os_unmap_mapped(room + old_map_size, new_size - old_map_size, true);
+            _hh_os_unmap(room, old_map_size);
+            return NULL;
+        }
+        HH_TEST_POINT("large_moved", user);
+        user = install(room, new_size, lead, alignment, true, false, old_requested);
+        large = _hh_large_of(user);
+        if (heap->alive) _hh_count(&heap->stats.mremap_moves, 1);
+    }
+    count_growth(large, user, size, old_usable, old_map_size, old_requested);
+    return user;
+}
+
 static void *resize(hh_large *large, void *user, size_t size) {
     HH_ASSERT(large_is_valid(large, user));
     size_t lead = (size_t)((char *)user - large->map_base);
@@ -378,10 +433,11 @@ static void *resize(hh_large *large, void *user, size_t size) {
         count_live(0, (int64_t)size - (int64_t)large->requested, 0);
         large->requested = size;
         /* Shrink by whole 2 MiB units only, and only when that frees half. */
-        size_t keep = lead + _hh_align_up(size, HH_UNIT);
-        if (!large->hugetlb && keep <= large->map_size / 2) {
+        size_t keep = large->hugetlb ? _hh_align_up(lead + size, HH_UNIT)
+                                     : lead + _hh_align_up(size, HH_UNIT);
+        if (keep <= large->map_size / 2) {
             size_t cut = large->map_size - keep;
-            unmap_block(large->map_base + keep, cut, false);
+            unmap_block(large->map_base + keep, cut, large->hugetlb);
             large->map_size = keep;
             large->usable = keep - lead;
             _hh_policy_count_demand(-(intptr_t)cut);
@@ -390,10 +446,9 @@ static void *resize(hh_large *large, void *user, size_t size) {
         return user;
     }
     if (size > HH_MAX_ALLOC || size > _hh_cfg.memory_limit) return NULL;
-    /* hugetlb mappings, and blocks aligned beyond 2 MiB, are not remapped. */
-    if (large->hugetlb || lead != HH_OS_PAGE || ((uintptr_t)user & HH_UNIT_MASK) != 0) {
-        return NULL;
-    }
+    if (large->hugetlb) return grow_hugetlb(large, user, size);
+    /* Blocks aligned beyond 2 MiB are not remapped. */
+    if (lead != HH_OS_PAGE || ((uintptr_t)user & HH_UNIT_MASK) != 0) return NULL;
     /* The tail a growth leaves in 4 KiB pages is collapsed by the next one
      * (below), once the block covers its whole unit. */
     bool small_pages = atomic_load_explicit(&large->small_pages, memory_order_relaxed);
@@ -433,13 +488,6 @@ static void *resize(hh_large *large, void *user, size_t size) {
          * is in 4 KiB pages, and the block waits on the list for a collapse. */
         atomic_store_explicit(&large->small_pages, 1, memory_order_relaxed);
     }
-    large->requested = size;
-    _hh_policy_count_demand((intptr_t)(large->usable - old_usable));
-    count_live(0, (int64_t)size - (int64_t)old_requested,
-               (int64_t)large->map_size - (int64_t)old_map_size);
-    /* One change, moved or not: the pages moved with the block. */
-    _hh_stats_count_mapped((intptr_t)large->map_size - (intptr_t)old_map_size, false);
-    HH_ASSERT(large_is_valid(large, user) && large->usable >= size);
-    _hh_policy_promote();
+    count_growth(large, user, size, old_usable, old_map_size, old_requested);
     return user;
 }

@@ -28,6 +28,12 @@
  *                           huge pages after the filling and at the end, and
  *                           the CPU time (the budget for huge pages grows
  *                           with it)
+ *   alloc_probe realloc FROM TO
+ *                           grow one block by realloc from FROM MiB to TO MiB
+ *                           in steps of 4 MiB (as MiniSat's clause arena
+ *                           grows), then shrink it to a quarter of FROM,
+ *                           checking every byte kept at each step; keep it
+ *                           to the end (the library's exit statistics see it)
  *   alloc_probe holes MIB [PAUSE_MS [KIB]]
  *                           allocate and fill MIB MiB in blocks of 256 KiB,
  *                           free three in four, then allocate (and free) a
@@ -218,6 +224,44 @@ static int grow(size_t mib) {
     return 0;
 }
 
+/* The byte at i of a block grown by realloc: a pattern no shift of the
+ * block's contents keeps. */
+static unsigned char pattern_at(size_t i) { return (unsigned char)(i * 7 + (i >> 12)); }
+
+static int grown_block_holds(const unsigned char *block, size_t size) {
+    for (size_t i = 0; i < size; i++) {
+        if (block[i] != pattern_at(i)) {
+            fprintf(stderr, "alloc_probe: byte %zu of the grown block changed\n", i);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int grow_by_realloc(size_t from_mib, size_t to_mib) {
+    size_t size = from_mib << 20;
+    unsigned char *block = malloc(size);
+    if (block == NULL) return 1;
+    for (size_t i = 0; i < size; i++) block[i] = pattern_at(i);
+    while (size + ((size_t)4 << 20) <= to_mib << 20) {
+        size_t bigger = size + ((size_t)4 << 20);
+        unsigned char *grown = realloc(block, bigger);
+        if (grown == NULL) {
+            fprintf(stderr, "alloc_probe: realloc(%zu) failed\n", bigger);
+            return 1;
+        }
+        block = grown;
+        if (!grown_block_holds(block, size)) return 1;
+        for (size_t i = size; i < bigger; i++) block[i] = pattern_at(i);
+        size = bigger;
+    }
+    size_t quarter = (from_mib << 20) / 4;
+    block = realloc(block, quarter);
+    if (block == NULL || !grown_block_holds(block, quarter)) return 1;
+    printf("size_kb=%zu\n", quarter >> 10);
+    return 0; /* the block is kept */
+}
+
 static int early(size_t mib) {
     char *blocks[2];
     for (int i = 0; i < 2; i++) {
@@ -331,6 +375,9 @@ int main(int argc, char **argv) {
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "scatter") == 0) return scatter(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
+    if (argc >= 4 && strcmp(argv[1], "realloc") == 0) {
+        return grow_by_realloc(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10));
+    }
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "sparse") == 0) {
         return fill_blocks(strtoul(argv[2], NULL, 10), 400000, 40000);

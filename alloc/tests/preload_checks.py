@@ -400,12 +400,12 @@ def reserved_pool(pages: int) -> Iterator[None]:
         total.write_text(f"{before}\n")
 
 
-def hugetlb_run(args: argparse.Namespace, mib: int, **env: str) -> dict[str, object]:
-    """The statistics of alloc_probe touching mib MiB (and keeping them) in
-    hugetlb mode."""
+def hugetlb_run(args: argparse.Namespace, mib: int, *probe: str, **env: str) -> dict[str, object]:
+    """The statistics of alloc_probe touching mib MiB (and keeping them), or
+    of the probe's other commands, in hugetlb mode."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
-        result = run([args.probe, "touch", str(mib)], env={
+        result = run([args.probe, *(probe or ("touch", str(mib)))], env={
             "LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb", "HUGEHEAP_STATS": f"json:{stats}",
             **env})
         expect(result.returncode == 0, f"probe failed under hugetlb: {result.stderr}")
@@ -441,6 +441,20 @@ def check_hugetlb(args: argparse.Namespace) -> None:
                "the cap held the heap back but no capped fallback was counted")
         print(f"64 MiB heap: {big['hugetlb_bytes']} bytes of the pool; capped at 8 MiB: "
               f"{held} bytes, {capped['hugetlb_capped']} fallbacks")
+        # A block of pool pages grown by realloc from 34 to 42 MiB (2 steps)
+        # takes new pool pages after it or moves its pages: copied into a new
+        # block instead, the old and new blocks would need 38 pages at the
+        # last step, more than the 24 the pool has: it would fall back to THP.
+        grown = hugetlb_run(args, 0, "realloc", "34", "42")
+        copies = int(grown["large_allocs"]) - 1  # type: ignore[call-overload]
+        expect(copies == 0, f"a pool block grown twice by realloc was copied {copies} times "
+               "into a new block")
+        expect(int(grown["hugetlb_fallbacks"]) == 0,  # type: ignore[call-overload]
+               f"{grown['hugetlb_fallbacks']} fallbacks to THP growing a pool block")
+        held = int(grown["hugetlb_bytes"])  # type: ignore[call-overload]
+        expect(0 < held <= 10 << 20, f"shrunk to 8.5 MiB, the block still holds {held} bytes "
+               "of the pool")
+        print(f"pool block grown 34 -> 42 MiB without a copy; shrunk: {held} bytes held")
 
 
 def check_environment(args: argparse.Namespace) -> None:
