@@ -14,7 +14,8 @@
  * stops calling the allocator keeps what it had: a timer thread inside
  * malloc would cost more than it saves).
  *
- * Freed big blocks follow glibc's mmap threshold instead (below). */
+ * Freed big blocks follow glibc's mmap threshold instead (below).  policy.c
+ * decides what goes back and when; this file gives it back. */
 #include <string.h>
 
 #include "internal.h"
@@ -344,42 +345,17 @@ size_t _hh_release_pages(bool everything) {
 
 /* ------------------------------------ freed big blocks: glibc's threshold */
 
-/* While the heap is small, a medium block allocated at glibc's mmap
- * threshold (128 KiB) or above gives its memory back at once when it is
- * freed, as glibc unmaps a block it mapped on its own; as glibc's, the
- * choice is made when the block is allocated, and a realloc that moves such
- * a block keeps it (glibc remaps it).  The bar rises as glibc's mmap
- * threshold does, to the size of such a block the program frees (not a
- * realloc's old copy), so a program that frees and allocates big blocks
- * again gives memory back once per size at most, not at every free: the
- * system calls are rare enough to make under the lock.  What the program
- * then no longer holds is a growing vector's old copies (a new one twice as
- * large, the old one freed): they never fit the next copy, and kept for the
- * release delay they would add up to the vector's size again; and the big
- * blocks made early and freed together later (the arrays of minisat's
- * simplifier, when its preprocessing ends).  Judged at the free instead,
- * where a vector's move to a large block had raised the bar to 2 MiB, those
- * stayed: holes too small for the next big block, and a minisat process of
- * 12 MiB peaked 1.6 MiB higher.  Such a block is shut: its memory goes
- * back, its pages become PROT_NONE and are held out of the page heap (the
- * last SHUT_SLOTS such blocks; all of them at the promotion), so a use
- * after free of it faults and the next allocation gets other pages.
- *
- * Once the heap is huge, only a freed block bigger than every one given
- * back before (the bar at the free, which every such block raises) goes
- * back into the page heap with the 2 MiB units it leaves free as a whole
- * given back to the kernel (never part of a huge page: that would split
- * it), until the heap is seen to fault in again what it gives back.  There
- * a unit given back costs a fresh huge page when the program takes the room
- * again (milliseconds on a host that backs memory lazily), where memory a
- * small heap gives back costs 4 KiB faults, as glibc's unmapped blocks do.
- * A program that replaces big blocks by others of about their size (not a
- * vector's doubling copies) reuses the room at once, and giving it back
- * lowers no peak. */
-#define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
+/* policy.c decides which freed medium blocks give their memory back (a bar
+ * at glibc's mmap threshold, rising as glibc's does); here they do.  A small
+ * heap's such block is shut: its memory goes back, its pages become
+ * PROT_NONE and are held out of the page heap (the last SHUT_SLOTS such
+ * blocks; all of them at the promotion), so a use after free of it faults
+ * and the next allocation gets other pages.  Otherwise (a huge heap, or
+ * explicit huge pages) it goes back into the page heap, and the 2 MiB units
+ * it leaves free as a whole go back to the kernel (never part of a huge
+ * page: that would split it) unless giving back churns. */
 #define SHUT_SLOTS 8
 
-static _Atomic(int64_t) big_free_min_pages = BIG_FREE_MIN_PAGES;
 static hh_purge_run shut[SHUT_SLOTS]; /* oldest first */
 static size_t shut_count;
 
@@ -412,10 +388,9 @@ static void unshut_oldest_locked(void) {
     }
 }
 
-/* Shuts the freed block [idx, idx + n) of r if the heap is small; false:
+/* Shuts the freed block [idx, idx + n) of r; false (the kernel refused):
  * it is to be freed as usual. */
 static bool shut_locked(hh_region *r, size_t idx, size_t n) {
-    if (_hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
     char *addr = (char *)r + (idx << HH_OS_PAGE_SHIFT);
     size_t size = n << HH_OS_PAGE_SHIFT;
     if (!_hh_os_close(addr, size)) {
@@ -448,25 +423,17 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     _hh_usage_changed_locked();
 }
 
-bool _hh_release_block_gives_back(size_t pages) {
-    return (int64_t)pages >= atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
-}
-
 /* A medium block freed: shut, or freed and its free units given back, if
- * it passes the bar; freed as usual otherwise.  With the lock held. */
+ * policy.c says it goes back; freed as usual otherwise.  With the lock held. */
 void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back, bool moved) {
-    int64_t bar = atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
-    bool huge = _hh_policy_heap_is_huge();
-    if (huge ? (int64_t)n < bar : !gives_back) {
+    if (!_hh_policy_freed_block_goes_back(n, gives_back, moved)) {
         _hh_pages_free_locked(r, idx, n, n);
         return;
     }
-    if (huge || !moved) _hh_raise_to(&big_free_min_pages, (int64_t)n + 1);
-    if (shut_locked(r, idx, n)) return;
+    if (_hh_policy_freed_block_shut() && shut_locked(r, idx, n)) return;
     _hh_pages_free_locked(r, idx, n, n);
     if (!_hh_policy_giving_back_churns()) give_back_free_units_locked(r, idx, n);
 }
-
 
 void _hh_release_unshut_all_locked(void) {
     while (shut_count > 0) unshut_oldest_locked();
