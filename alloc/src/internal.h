@@ -307,9 +307,14 @@ HH_INTERNAL bool _hh_policy_freed_block_goes_back(size_t pages, bool gives_back,
 /* Whether such a block is shut (release.c): a small heap's, but for explicit
  * huge pages; otherwise it is freed and the units it leaves free go back. */
 HH_INTERNAL bool _hh_policy_freed_block_shut(void);
-/* Whether the huge page of unit u of r may be split to give back its free
- * pages (the dense policy, which makes it huge again once it is dense). */
-HH_INTERNAL bool _hh_policy_unit_splittable(const hh_region *r, size_t u);
+/* Whether the free memory beyond the slack bound goes back now (not while
+ * giving back churns): how many free pages that hold memory the heap keeps
+ * (*bound_pages), and how long a unit must have been quiet to give back its
+ * own (*quiet_ms).  With the lock held. */
+HH_INTERNAL bool _hh_policy_slack_goes_back_locked(uint64_t *bound_pages, uint64_t *quiet_ms);
+/* Whether unit u of r, a huge page, is to be split to give back its free
+ * pages beyond the slack bound. */
+HH_INTERNAL bool _hh_policy_unit_worth_splitting(const hh_region *r, size_t u);
 /* Unit u of r is in 4 KiB pages from now on: its huge page is split. */
 HH_INTERNAL void _hh_policy_unit_split_locked(hh_region *r, size_t u);
 /* Under the dense policy, the units a run of 2 MiB or more covers whole that

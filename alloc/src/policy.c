@@ -37,8 +37,9 @@
  * Giving back: this file decides when memory goes back to the kernel, for
  * all three kinds of it; release.c and large.c give it back.  A region's
  * unit gives back its free memory once the unit was quiet for the release
- * delay (a unit that may be a huge page only whole); a freed medium block at
- * glibc's mmap threshold or above gives its memory back at once, the bar
+ * delay (a unit that may be a huge page only whole), and the free memory
+ * beyond a sixteenth of the demand sooner (the slack); a freed medium block
+ * at glibc's mmap threshold or above gives its memory back at once, the bar
  * rising as glibc's does; a freed large block is unmapped at once, or, where
  * the program churns blocks of its size, waits in large.c's cache for the
  * release delay.  One churn detector, with two inputs (units faulted in
@@ -239,12 +240,14 @@ bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
     return _hh_policy_heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
 }
 
-bool _hh_policy_unit_splittable(const hh_region *r, size_t u) {
+/* Whether the huge page of unit u of r may be split to give back its free
+ * pages (the dense policy, which makes it huge again once it is dense). */
+static bool unit_splittable(const hh_region *r, size_t u) {
     return dense_policy_in_force() && (r->huge_units >> u & 1) && !(r->hugetlb_units >> u & 1);
 }
 
 void _hh_policy_unit_split_locked(hh_region *r, size_t u) {
-    HH_ASSERT(_hh_policy_unit_splittable(r, u));
+    HH_ASSERT(unit_splittable(r, u));
     r->huge_units &= ~((uint32_t)1 << u);
     r->unit_checked_at[u] = 0; /* collapsed again once dense, as the budget allows */
     atomic_fetch_add_explicit(&_hh_gstats.units_split, 1, memory_order_relaxed);
@@ -663,6 +666,54 @@ void _hh_policy_promote(void) {
  * release delay, or everything is to go. */
 bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
     return everything || now - r->unit_used_ms[u] >= _hh_cfg.release_delay_ms;
+}
+
+/* The slack: the release delay keeps what a program frees for 10 s, so that
+ * nothing it frees and allocates again is faulted in twice; but a run of a
+ * few seconds whose freed memory is not taken again (a growing array's old
+ * copies, medium blocks freed among others in use) then peaks at all it ever
+ * held, where glibc's heap and mimalloc's give such memory back within
+ * milliseconds.  So the free memory a heap holds beyond a sixteenth of its
+ * demand (and beyond one unit) goes back as soon as its unit has been quiet
+ * for SLACK_QUIET_MS (nothing handed out from it), from the top down: units
+ * free as a whole, runs of written free pages in units of 4 KiB pages, and
+ * the free pages of a huge page at most half in use whose program freed a
+ * quarter of it or more: the huge page is split for it (the kernel frees no
+ * part of a huge page until it is split), and the dense policy makes it a
+ * huge page again once it is dense, as the budget allows.  A huge page more
+ * than half in use keeps its free pages, and the units the library has just
+ * made huge and the program has not reached yet (their free pages unwritten)
+ * are left alone.  Not while the heap is seen to fault in again what it
+ * gives back.
+ *
+ * A heap still in 4 KiB pages (not promoted) keeps less: a page it gives
+ * back and takes again costs one 4 KiB fault, as glibc pays when it trims
+ * its heap, not the milliseconds of a huge page; so beyond 256 KiB (not one
+ * unit) and from units quiet for 50 ms.  A process of a few MiB otherwise
+ * holds a whole unit of free memory, a third of its heap. */
+#define SLACK_SHARE 16
+#define SLACK_MIN_PAGES HH_UNIT_PAGES
+#define SLACK_QUIET_MS 250
+#define SMALL_HEAP_SLACK_MIN_PAGES 64 /* 256 KiB */
+#define SMALL_HEAP_SLACK_QUIET_MS 50
+
+bool _hh_policy_slack_goes_back_locked(uint64_t *bound_pages, uint64_t *quiet_ms) {
+    if (_hh_policy_giving_back_churns()) return false;
+    bool huge = _hh_policy_heap_is_huge();
+    uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
+    uint64_t least = huge ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
+    *bound_pages = bound < least ? least : bound;
+    *quiet_ms = huge ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
+    return true;
+}
+
+/* Whether unit u of r, a huge page, is to be split to give back its free
+ * pages: at most half of it in use, and a quarter of it or more freed by the
+ * program (written and free). */
+bool _hh_policy_unit_worth_splitting(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    return unit_splittable(r, u) && _hh_count_bits(r->used, from, to) <= HH_UNIT_PAGES / 2 &&
+           _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
 }
 
 /* The churn detector: memory given back that the program wants again soon

@@ -6,7 +6,8 @@
  * addresses down: units free as a whole where a unit may be a huge page,
  * runs of free 4 KiB pages elsewhere (policy.c decides which units are
  * which, and when they are quiet); the free memory beyond a sixteenth of
- * the demand goes sooner, splitting huge pages for it (below).  A program
+ * the demand goes sooner, splitting huge pages for it (below, as policy.c
+ * decides).  A program
  * that frees and allocates again within the delay (even blocks that do not
  * fit the holes they left, so that the heap keeps more than its demand)
  * faults nothing in twice; memory it stopped using goes back one delay
@@ -179,34 +180,12 @@ static void purge_locked(const hh_purge_run *runs, size_t count) {
 
 /* --------------------------------- free memory beyond the slack bound */
 
-/* The release delay keeps what a program frees for 10 s, so that nothing
- * it frees and allocates again is faulted in twice; but a run of a few
- * seconds whose freed memory is not taken again (a growing array's old
- * copies, medium blocks freed among others in use) then peaks at all it
- * ever held, where glibc's heap and mimalloc's give such memory back within
- * milliseconds.  So the free memory a heap holds beyond a sixteenth of its
- * demand (and beyond one unit) goes back as soon as its unit has been quiet
- * for SLACK_QUIET_MS (nothing handed out from it), from the top down: units
- * free as a whole, runs of written free pages in units of 4 KiB pages, and
- * the free pages of a huge page at most half in use whose program freed a
- * quarter of it or more: the huge page is split for it (the kernel frees no
- * part of a huge page until it is split), and the dense policy makes it a
- * huge page again once it is dense, as the budget allows.  A huge page more
- * than half in use keeps its free pages, and the units the library has
- * just made huge and the program has not reached yet (their free pages
- * unwritten) are left alone.  Not while the heap is seen to fault in again
- * what it gives back.
- *
- * A heap still in 4 KiB pages (not promoted) keeps less: a page it gives
- * back and takes again costs one 4 KiB fault, as glibc pays when it trims
- * its heap, not the milliseconds of a huge page; so beyond 256 KiB (not one
- * unit) and from units quiet for 50 ms.  A process of a few MiB otherwise
- * holds a whole unit of free memory, a third of its heap. */
-#define SLACK_SHARE 16
-#define SLACK_MIN_PAGES HH_UNIT_PAGES
-#define SLACK_QUIET_MS 250
-#define SMALL_HEAP_SLACK_MIN_PAGES 64 /* 256 KiB */
-#define SMALL_HEAP_SLACK_QUIET_MS 50
+/* policy.c decides how much free memory a heap keeps for the release delay
+ * (the slack bound), and how quiet a unit must be for the rest to go back
+ * sooner; here it goes back, from the top down: units free as a whole, runs
+ * of written free pages in units of 4 KiB pages, and the free pages of a
+ * huge page policy.c finds worth splitting (the kernel frees no part of a
+ * huge page until it is split). */
 #define SLACK_RUNS 128 /* runs given back per pass */
 #define SLACK_SPLITS 16 /* huge pages split per pass */
 
@@ -241,16 +220,6 @@ static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
     return runs;
 }
 
-/* Whether unit u of r, a huge page, is to be split to give back its free
- * pages: at most half of it in use, and a quarter of it or more freed by the
- * program (written and free). */
-static bool worth_splitting(const hh_region *r, size_t u) {
-    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-    return _hh_policy_unit_splittable(r, u) &&
-           _hh_count_bits(r->used, from, to) <= HH_UNIT_PAGES / 2 &&
-           _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
-}
-
 /* Picks (and holds) up to `excess` pages of free memory of units quiet for
  * `quiet_ms` to give back, from the top down; the huge pages to split for
  * it, a page in use of each, in split[]. */
@@ -274,7 +243,7 @@ static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess
                 _hh_pages_hold_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (hh_purge_run){r, from, HH_UNIT_PAGES};
                 picked += HH_UNIT_PAGES;
-            } else if (*n_split < SLACK_SPLITS && worth_splitting(r, u)) {
+            } else if (*n_split < SLACK_SPLITS && _hh_policy_unit_worth_splitting(r, u)) {
                 if (count + free_runs_in(r, from, to) > SLACK_RUNS) return count; /* at the next pass */
                 /* A page in use (mapped: a block's or the header's), found
                  * before the free ones are held. */
@@ -292,17 +261,13 @@ static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess
 /* Gives back the free memory beyond the slack bound, one pass.  Pages
  * given back. */
 static size_t give_back_slack_locked(uint64_t now) {
-    if (_hh_policy_giving_back_churns()) return 0;
-    bool huge = _hh_policy_heap_is_huge();
-    uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
-    uint64_t least = huge ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
-    if (bound < least) bound = least;
+    uint64_t bound, quiet_ms;
+    if (!_hh_policy_slack_goes_back_locked(&bound, &quiet_ms)) return 0;
     uint64_t slack = slack_pages_locked();
     if (slack <= bound) return 0;
     hh_purge_run runs[SLACK_RUNS];
     char *split[SLACK_SPLITS];
     size_t n_split = 0;
-    uint64_t quiet_ms = huge ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
     size_t count = pick_slack_locked(now, quiet_ms, slack - bound, runs, split, &n_split);
     if (count == 0) return 0;
     purge_and_split_locked(runs, count, split, n_split);
