@@ -246,14 +246,9 @@ HH_INTERNAL bool _hh_pages_valid_locked(void);
  * on entry, and on return (it is let go while the kernel takes the memory). */
 HH_INTERNAL size_t _hh_release_pages(bool everything);
 HH_INTERNAL size_t _hh_release_locked(bool everything);
-/* Whether a medium block of `pages` allocated now is to give its memory back
- * when freed while the heap is small: as big as glibc's mmap threshold
- * (risen as glibc's does). */
-HH_INTERNAL bool _hh_release_block_gives_back(size_t pages);
 /* A medium block freed (`moved`: the old copy of a block realloc moved):
- * shut, or freed and its free units given back, if it passes the bar (a
- * small heap: it `gives_back`; a huge one: it is bigger than every block
- * given back before); freed as usual otherwise. */
+ * shut, or freed and its free units given back, if policy.c's
+ * _hh_policy_freed_block_goes_back says so; freed as usual otherwise. */
 HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back,
                                           bool moved);
 /* Every shut block goes back into the page heap (at the promotion). */
@@ -288,12 +283,46 @@ HH_INTERNAL size_t _hh_policy_open_step(void);
  * release delay, or everything is to go. */
 HH_INTERNAL bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now,
                                        bool everything);
-/* Whether giving memory back is seen to be faulted in again: big frees then
- * give nothing back. */
+/* The churn detector's first input: whether the 2 MiB units the page heap
+ * gives back are seen to be faulted in again; it then gives back no units
+ * (a big free's, the slack's). */
 HH_INTERNAL bool _hh_policy_giving_back_churns(void);
-/* Whether the huge page of unit u of r may be split to give back its free
- * pages (the dense policy, which makes it huge again once it is dense). */
-HH_INTERNAL bool _hh_policy_unit_splittable(const hh_region *r, size_t u);
+/* The churn detector's second input, with the lock held: a large block of
+ * `size` bytes mapped anew (the cache had none); if the program freed one
+ * of about that size within the release delay, the size churns. */
+HH_INTERNAL void _hh_policy_large_mapped_locked(size_t size);
+/* Whether a freed large block of `size` bytes (one the cache may hold)
+ * waits in large.c's cache: its size churns.  Otherwise its free is
+ * remembered, for the allocations that come after.  With the lock held. */
+HH_INTERNAL bool _hh_policy_large_free_cached_locked(size_t size);
+/* Whether a cached large block freed at `freed_at_ms` is due to be unmapped
+ * at `now`: the release delay has passed, or everything is to go. */
+HH_INTERNAL bool _hh_policy_cached_block_due(uint64_t freed_at_ms, uint64_t now, bool everything);
+/* large.c's cache now holds these `count` blocks (with the lock held): when
+ * the oldest is due. */
+HH_INTERNAL void _hh_policy_cache_changed_locked(const hh_cached_mapping *cache, size_t count);
+/* Whether a cached large block is due now (cheap when the cache is empty). */
+HH_INTERNAL bool _hh_policy_cache_due(void);
+/* Whether a medium block of `pages` allocated now is to give its memory back
+ * when freed while the heap is small: as big as glibc's mmap threshold
+ * (risen as glibc's does). */
+HH_INTERNAL bool _hh_policy_block_gives_back(size_t pages);
+/* Whether a medium block of `pages` freed now gives its memory back: a small
+ * heap's that `gives_back` (chosen at its allocation), a huge heap's bigger
+ * than every one given back before.  The bar rises to it, but for a small
+ * heap's realloc's old copy (`moved`). */
+HH_INTERNAL bool _hh_policy_freed_block_goes_back(size_t pages, bool gives_back, bool moved);
+/* Whether such a block is shut (release.c): a small heap's, but for explicit
+ * huge pages; otherwise it is freed and the units it leaves free go back. */
+HH_INTERNAL bool _hh_policy_freed_block_shut(void);
+/* Whether the free memory beyond the slack bound goes back now (not while
+ * giving back churns): how many free pages that hold memory the heap keeps
+ * (*bound_pages), and how long a unit must have been quiet to give back its
+ * own (*quiet_ms).  With the lock held. */
+HH_INTERNAL bool _hh_policy_slack_goes_back_locked(uint64_t *bound_pages, uint64_t *quiet_ms);
+/* Whether unit u of r, a huge page, is to be split to give back its free
+ * pages beyond the slack bound. */
+HH_INTERNAL bool _hh_policy_unit_worth_splitting(const hh_region *r, size_t u);
 /* Unit u of r is in 4 KiB pages from now on: its huge page is split. */
 HH_INTERNAL void _hh_policy_unit_split_locked(hh_region *r, size_t u);
 /* Under the dense policy, the units a run of 2 MiB or more covers whole that

@@ -18,21 +18,17 @@
 #include "internal.h"
 #include "kind.h"
 
-/* Freed blocks are unmapped at once, as glibc does, unless the program is
- * seen to churn blocks of that size (it allocated one of about the same size
- * soon after freeing one): only then do freed blocks of that size wait in a
- * small cache.  Keeping every freed block would raise the peak for the many
- * programs that free one big array and then allocate another.  The cache
- * holds at most a sixteenth of the memory in use (CACHE_SHARE): what it
- * keeps stays resident, and a program that grows its arrays by realloc on a
- * small heap (musx: 180,000 reallocs, 12 MiB in use) had twice its heap
- * waiting there at its peak. */
+/* Freed blocks are unmapped at once, as glibc does, unless policy.c sees the
+ * program churn blocks of that size: only then do freed blocks of that size
+ * wait in a small cache, until policy.c says they are due.  The cache holds
+ * at most a sixteenth of the memory in use (CACHE_SHARE): what it keeps
+ * stays resident, and a program that grows its arrays by realloc on a small
+ * heap (musx: 180,000 reallocs, 12 MiB in use) had twice its heap waiting
+ * there at its peak. */
 #define CACHE_BLOCK_MAX ((size_t)32 << 20)
 #define CACHE_BYTES_MAX ((size_t)64 << 20)
 #define CACHE_SHARE 16
 #define CACHE_SLOTS 16
-#define RECENT_FREES 8
-#define CHURN_SIZES 4
 
 static void unmap_block(char *base, size_t size, bool hugetlb) {
     _hh_os_unmap_mapped(base, size, hugetlb);
@@ -43,12 +39,6 @@ static void unmap_block(char *base, size_t size, bool hugetlb) {
 static hh_cached_mapping cache[CACHE_SLOTS];
 static size_t cache_count, cache_bytes;
 static _Atomic(uint64_t) cached_bytes_seen; /* cache_bytes, for the statistics */
-static hh_cached_mapping recent_frees[RECENT_FREES]; /* base unused: sizes and times */
-static unsigned recent_next;
-static size_t churn_sizes[CHURN_SIZES];
-static unsigned churn_next;
-/* When the oldest cached block is due; UINT64_MAX: the cache is empty. */
-static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
 
 #if defined(HH_DEBUG) && HH_DEBUG >= 2
 /* The cache's books: cache_bytes is the sum of its blocks, each no larger
@@ -63,39 +53,13 @@ static bool cache_is_valid_locked(void) {
 }
 #endif
 
-static void set_cache_due_locked(void) {
+/* The cache changed: the statistics, and policy.c's time its oldest block
+ * is due. */
+static void cache_changed_locked(void) {
     HH_ASSERT(cache_count <= CACHE_SLOTS && cache_bytes <= CACHE_BYTES_MAX);
     HH_ASSERT_EXPENSIVE(cache_is_valid_locked());
     atomic_store_explicit(&cached_bytes_seen, cache_bytes, memory_order_relaxed);
-    uint64_t due = UINT64_MAX;
-    for (size_t i = 0; i < cache_count; i++) {
-        uint64_t at = cache[i].freed_at_ms + _hh_cfg.release_delay_ms;
-        if (at < due) due = at;
-    }
-    atomic_store_explicit(&cache_due_ms, due, memory_order_relaxed);
-}
-
-/* Within a quarter of each other. */
-static bool about_the_same(size_t a, size_t b) {
-    return a >= b ? a - b <= b / 4 : b - a <= a / 4;
-}
-
-static bool churning(size_t size) {
-    for (unsigned i = 0; i < CHURN_SIZES; i++) {
-        if (churn_sizes[i] && about_the_same(churn_sizes[i], size)) return true;
-    }
-    return false;
-}
-
-static void note_allocation_locked(size_t size) {
-    uint64_t now = _hh_clock_ms();
-    for (unsigned i = 0; i < RECENT_FREES; i++) {
-        if (recent_frees[i].size && about_the_same(recent_frees[i].size, size) &&
-            now - recent_frees[i].freed_at_ms < _hh_cfg.release_delay_ms && !churning(size)) {
-            churn_sizes[churn_next++ % CHURN_SIZES] = size;
-            return;
-        }
-    }
+    _hh_policy_cache_changed_locked(cache, cache_count);
 }
 
 /* Rounds the mapping up to whole 2 MiB units when that costs at most 1/64
@@ -114,7 +78,7 @@ static size_t purge_cache_locked(bool everything) {
     size_t released = 0;
     uint64_t now = _hh_clock_ms();
     for (size_t i = 0; i < cache_count;) {
-        if (everything || now - cache[i].freed_at_ms >= _hh_cfg.release_delay_ms) {
+        if (_hh_policy_cached_block_due(cache[i].freed_at_ms, now, everything)) {
             unmap_block(cache[i].base, cache[i].size, false);
             released += cache[i].size;
             cache_bytes -= cache[i].size;
@@ -123,14 +87,14 @@ static size_t purge_cache_locked(bool everything) {
             i++;
         }
     }
-    set_cache_due_locked();
+    cache_changed_locked();
     return released;
 }
 
-/* Unmaps cached blocks whose release delay has passed. */
+/* Unmaps the cached blocks policy.c says are due (their release delay has
+ * passed). */
 static void release_due(void) {
-    uint64_t due = atomic_load_explicit(&cache_due_ms, memory_order_relaxed);
-    if (HH_LIKELY(due == UINT64_MAX) || _hh_clock_ms() < due) return;
+    if (HH_LIKELY(!_hh_policy_cache_due())) return;
     _hh_large_purge(false);
 }
 
@@ -154,8 +118,8 @@ static char *cache_take(size_t size, size_t *taken_size) {
             break;
         }
     }
-    set_cache_due_locked();
-    if (base == NULL) note_allocation_locked(size);
+    cache_changed_locked();
+    if (base == NULL) _hh_policy_large_mapped_locked(size);
     _hh_unlock();
     return base;
 }
@@ -171,10 +135,7 @@ static bool cache_put(char *base, size_t size) {
     if (size > CACHE_BLOCK_MAX || size > limit) return false;
     _hh_lock();
     purge_cache_locked(false);
-    bool keep = churning(size);
-    if (!keep) {
-        recent_frees[recent_next++ % RECENT_FREES] = (hh_cached_mapping){NULL, size, _hh_clock_ms()};
-    }
+    bool keep = _hh_policy_large_free_cached_locked(size);
     while (keep && cache_count > 0 &&
            (cache_count == CACHE_SLOTS || cache_bytes + size > limit)) {
         size_t oldest = 0;
@@ -189,7 +150,7 @@ static bool cache_put(char *base, size_t size) {
         cache[cache_count++] = (hh_cached_mapping){base, size, _hh_clock_ms()};
         cache_bytes += size;
     }
-    set_cache_due_locked();
+    cache_changed_locked();
     _hh_unlock();
     return keep;
 }

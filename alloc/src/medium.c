@@ -71,7 +71,7 @@ static void *alloc_block(size_t size, size_t alignment, bool zero, bool back) {
         return NULL;
     }
     HH_ASSERT(((uintptr_t)p & ((align << HH_OS_PAGE_SHIFT) - 1)) == 0);
-    _hh_pages_set_span(p, pages, back || _hh_release_block_gives_back(pages));
+    _hh_pages_set_span(p, pages, back || _hh_policy_block_gives_back(pages));
     atomic_fetch_add_explicit(&_hh_gstats.medium_allocs, 1, memory_order_relaxed);
     return p;
 }

@@ -34,9 +34,17 @@
  * heap that proves dense is huge at the first touch, untimed, as before the
  * budget); `always` pays the whole cost from the budget.
  *
- * Giving back (release.c does it): a unit's free memory goes back once the
- * unit was quiet for the release delay, a unit that may be a huge page only
- * whole, and big frees give nothing back once giving back is seen to churn. */
+ * Giving back: this file decides when memory goes back to the kernel, for
+ * all three kinds of it; release.c and large.c give it back.  A region's
+ * unit gives back its free memory once the unit was quiet for the release
+ * delay (a unit that may be a huge page only whole), and the free memory
+ * beyond a sixteenth of the demand sooner (the slack); a freed medium block
+ * at glibc's mmap threshold or above gives its memory back at once, the bar
+ * rising as glibc's does; a freed large block is unmapped at once, or, where
+ * the program churns blocks of its size, waits in large.c's cache for the
+ * release delay.  One churn detector, with two inputs (units faulted in
+ * again, sizes of large blocks mapped again), keeps what the program would
+ * take again ("giving back", at the end). */
 #include <string.h>
 
 #include "internal.h"
@@ -232,12 +240,14 @@ bool _hh_policy_unit_whole_only(const hh_region *r, size_t u) {
     return _hh_policy_heap_is_huge() && (!units_by_density() || (r->huge_units >> u & 1));
 }
 
-bool _hh_policy_unit_splittable(const hh_region *r, size_t u) {
+/* Whether the huge page of unit u of r may be split to give back its free
+ * pages (the dense policy, which makes it huge again once it is dense). */
+static bool unit_splittable(const hh_region *r, size_t u) {
     return dense_policy_in_force() && (r->huge_units >> u & 1) && !(r->hugetlb_units >> u & 1);
 }
 
 void _hh_policy_unit_split_locked(hh_region *r, size_t u) {
-    HH_ASSERT(_hh_policy_unit_splittable(r, u));
+    HH_ASSERT(unit_splittable(r, u));
     r->huge_units &= ~((uint32_t)1 << u);
     r->unit_checked_at[u] = 0; /* collapsed again once dense, as the budget allows */
     atomic_fetch_add_explicit(&_hh_gstats.units_split, 1, memory_order_relaxed);
@@ -248,23 +258,6 @@ void _hh_policy_unit_split_locked(hh_region *r, size_t u) {
 size_t _hh_policy_open_step(void) {
     bool whole_units = _hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB;
     return whole_units ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
-}
-
-/* Whether unit u of r has been quiet (nothing handed out from it) for the
- * release delay, or everything is to go. */
-bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
-    return everything || now - r->unit_used_ms[u] >= _hh_cfg.release_delay_ms;
-}
-
-#define CHURN_MIN_UNITS 16 /* given back before the refaults are judged */
-
-/* Whether the heap has faulted in again three in four of the 2 MiB units it
- * gave back (once it has given back CHURN_MIN_UNITS): giving back more would
- * be churn. */
-bool _hh_policy_giving_back_churns(void) {
-    uint64_t released = atomic_load_explicit(&_hh_gstats.units_released, memory_order_relaxed);
-    uint64_t again = atomic_load_explicit(&_hh_gstats.units_refaulted, memory_order_relaxed);
-    return released >= CHURN_MIN_UNITS && again * 4 >= released * 3;
 }
 
 /* Units the library makes huge pages of itself before the program writes
@@ -667,3 +660,205 @@ void _hh_policy_promote(void) {
     }
 }
 
+/* ------------------------------------------------------- giving back */
+
+/* Whether unit u of r has been quiet (nothing handed out from it) for the
+ * release delay, or everything is to go. */
+bool _hh_policy_unit_quiet(const hh_region *r, size_t u, uint64_t now, bool everything) {
+    return everything || now - r->unit_used_ms[u] >= _hh_cfg.release_delay_ms;
+}
+
+/* The slack: the release delay keeps what a program frees for 10 s, so that
+ * nothing it frees and allocates again is faulted in twice; but a run of a
+ * few seconds whose freed memory is not taken again (a growing array's old
+ * copies, medium blocks freed among others in use) then peaks at all it ever
+ * held, where glibc's heap and mimalloc's give such memory back within
+ * milliseconds.  So the free memory a heap holds beyond a sixteenth of its
+ * demand (and beyond one unit) goes back as soon as its unit has been quiet
+ * for SLACK_QUIET_MS (nothing handed out from it), from the top down: units
+ * free as a whole, runs of written free pages in units of 4 KiB pages, and
+ * the free pages of a huge page at most half in use whose program freed a
+ * quarter of it or more: the huge page is split for it (the kernel frees no
+ * part of a huge page until it is split), and the dense policy makes it a
+ * huge page again once it is dense, as the budget allows.  A huge page more
+ * than half in use keeps its free pages, and the units the library has just
+ * made huge and the program has not reached yet (their free pages unwritten)
+ * are left alone.  Not while the heap is seen to fault in again what it
+ * gives back.
+ *
+ * A heap still in 4 KiB pages (not promoted) keeps less: a page it gives
+ * back and takes again costs one 4 KiB fault, as glibc pays when it trims
+ * its heap, not the milliseconds of a huge page; so beyond 256 KiB (not one
+ * unit) and from units quiet for 50 ms.  A process of a few MiB otherwise
+ * holds a whole unit of free memory, a third of its heap. */
+#define SLACK_SHARE 16
+#define SLACK_MIN_PAGES HH_UNIT_PAGES
+#define SLACK_QUIET_MS 250
+#define SMALL_HEAP_SLACK_MIN_PAGES 64 /* 256 KiB */
+#define SMALL_HEAP_SLACK_QUIET_MS 50
+
+bool _hh_policy_slack_goes_back_locked(uint64_t *bound_pages, uint64_t *quiet_ms) {
+    if (_hh_policy_giving_back_churns()) return false;
+    bool huge = _hh_policy_heap_is_huge();
+    uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
+    uint64_t least = huge ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
+    *bound_pages = bound < least ? least : bound;
+    *quiet_ms = huge ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
+    return true;
+}
+
+/* Whether unit u of r, a huge page, is to be split to give back its free
+ * pages: at most half of it in use, and a quarter of it or more freed by the
+ * program (written and free). */
+bool _hh_policy_unit_worth_splitting(const hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+    return unit_splittable(r, u) && _hh_count_bits(r->used, from, to) <= HH_UNIT_PAGES / 2 &&
+           _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
+}
+
+/* The churn detector: memory given back that the program wants again soon
+ * after, so that giving it back lowered no peak and costs a fault or a
+ * mapping again.  One detector with two inputs, kept apart because they
+ * measure different things:
+ *
+ * - units refaulted: of the 2 MiB units the page heap gave back, how many it
+ *   faulted in again (pages.c counts them).  A unit has no size: what comes
+ *   back is any memory at its address, so only the share of units faulted
+ *   in again says whether giving them back pays.  It stops the page heap's
+ *   giving back of units (a big free's, the slack's).
+ * - sizes allocated again: a large block is a mapping of its own, unmapped
+ *   when freed; nothing of it is faulted in again, a new mapping is made.
+ *   What repeats is a size: a program that maps a block of about the size of
+ *   one it freed within the release delay churns that size, and freed blocks
+ *   of it then wait in large.c's cache.
+ *
+ * One signal for both would change what each decides: a large block mapped
+ * again, counted as a unit faulted in again, would stop the page heap's
+ * giving back for a churn of large blocks, and a share of units has no size
+ * to keep blocks of. */
+#define CHURN_MIN_UNITS 16 /* given back before the refaults are judged */
+#define RECENT_FREES 8     /* large frees remembered, to be matched by allocations */
+#define CHURN_SIZES 4      /* sizes of large blocks seen to churn, the last ones */
+
+/* Units: whether the heap has faulted in again three in four of the 2 MiB
+ * units it gave back (once it has given back CHURN_MIN_UNITS): giving back
+ * more would be churn. */
+bool _hh_policy_giving_back_churns(void) {
+    uint64_t released = atomic_load_explicit(&_hh_gstats.units_released, memory_order_relaxed);
+    uint64_t again = atomic_load_explicit(&_hh_gstats.units_refaulted, memory_order_relaxed);
+    return released >= CHURN_MIN_UNITS && again * 4 >= released * 3;
+}
+
+/* Sizes: the last large frees the cache could have kept and did not (sizes
+ * and times), and the sizes seen to churn.  Guarded by the global lock. */
+typedef struct {
+    size_t size;
+    uint64_t freed_at_ms;
+} large_free;
+static large_free recent_frees[RECENT_FREES];
+static unsigned recent_next;
+static size_t churn_sizes[CHURN_SIZES];
+static unsigned churn_next;
+
+/* Within a quarter of each other. */
+static bool about_the_same(size_t a, size_t b) {
+    return a >= b ? a - b <= b / 4 : b - a <= a / 4;
+}
+
+static bool size_churns(size_t size) {
+    for (unsigned i = 0; i < CHURN_SIZES; i++) {
+        if (churn_sizes[i] && about_the_same(churn_sizes[i], size)) return true;
+    }
+    return false;
+}
+
+bool _hh_policy_large_free_cached_locked(size_t size) {
+    if (size_churns(size)) return true;
+    recent_frees[recent_next++ % RECENT_FREES] = (large_free){size, _hh_clock_ms()};
+    return false;
+}
+
+void _hh_policy_large_mapped_locked(size_t size) {
+    uint64_t now = _hh_clock_ms();
+    for (unsigned i = 0; i < RECENT_FREES; i++) {
+        if (recent_frees[i].size && about_the_same(recent_frees[i].size, size) &&
+            now - recent_frees[i].freed_at_ms < _hh_cfg.release_delay_ms && !size_churns(size)) {
+            churn_sizes[churn_next++ % CHURN_SIZES] = size;
+            return;
+        }
+    }
+}
+
+/* Freed big blocks: glibc's threshold.  While the heap is small, a medium
+ * block allocated at glibc's mmap threshold (128 KiB) or above gives its
+ * memory back at once when it is freed, as glibc unmaps a block it mapped on
+ * its own; as glibc's, the choice is made when the block is allocated, and a
+ * realloc that moves such a block keeps it (glibc remaps it).  The bar rises
+ * as glibc's mmap threshold does, to the size of such a block the program
+ * frees (not a realloc's old copy), so a program that frees and allocates
+ * big blocks again gives memory back once per size at most, not at every
+ * free: the system calls are rare enough to make under the lock.  What the
+ * program then no longer holds is a growing vector's old copies (a new one
+ * twice as large, the old one freed): they never fit the next copy, and kept
+ * for the release delay they would add up to the vector's size again; and
+ * the big blocks made early and freed together later (the arrays of
+ * minisat's simplifier, when its preprocessing ends).  Judged at the free
+ * instead, where a vector's move to a large block had raised the bar to
+ * 2 MiB, those stayed: holes too small for the next big block, and a minisat
+ * process of 12 MiB peaked 1.6 MiB higher.  Such a block is shut (release.c)
+ * unless its pages are explicit huge pages.
+ *
+ * Once the heap is huge, only a freed block bigger than every one given
+ * back before (the bar at the free, which every such block raises) goes
+ * back into the page heap with the 2 MiB units it leaves free as a whole
+ * given back to the kernel (never part of a huge page: that would split
+ * it), until the heap is seen to fault in again what it gives back.  There
+ * a unit given back costs a fresh huge page when the program takes the room
+ * again (milliseconds on a host that backs memory lazily), where memory a
+ * small heap gives back costs 4 KiB faults, as glibc's unmapped blocks do.
+ * A program that replaces big blocks by others of about their size (not a
+ * vector's doubling copies) reuses the room at once, and giving it back
+ * lowers no peak. */
+#define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
+
+static _Atomic(int64_t) big_free_min_pages = BIG_FREE_MIN_PAGES;
+
+bool _hh_policy_block_gives_back(size_t pages) {
+    return (int64_t)pages >= atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
+}
+
+bool _hh_policy_freed_block_goes_back(size_t pages, bool gives_back, bool moved) {
+    int64_t bar = atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
+    bool huge = _hh_policy_heap_is_huge();
+    if (huge ? (int64_t)pages < bar : !gives_back) return false;
+    if (huge || !moved) _hh_raise_to(&big_free_min_pages, (int64_t)pages + 1);
+    return true;
+}
+
+bool _hh_policy_freed_block_shut(void) {
+    return !_hh_policy_heap_is_huge() && _hh_cfg.thp != HH_THP_HUGETLB;
+}
+
+/* The cache of freed large blocks: a block waits there (sizes that churn,
+ * above) for the release delay, then is unmapped.  When the oldest cached
+ * block is due; UINT64_MAX: the cache is empty. */
+static _Atomic(uint64_t) cache_due_ms = UINT64_MAX;
+
+bool _hh_policy_cached_block_due(uint64_t freed_at_ms, uint64_t now, bool everything) {
+    return everything || now - freed_at_ms >= _hh_cfg.release_delay_ms;
+}
+
+void _hh_policy_cache_changed_locked(const hh_cached_mapping *cache, size_t count) {
+    uint64_t due = UINT64_MAX;
+    for (size_t i = 0; i < count; i++) {
+        uint64_t at = cache[i].freed_at_ms + _hh_cfg.release_delay_ms;
+        if (at < due) due = at;
+    }
+    atomic_store_explicit(&cache_due_ms, due, memory_order_relaxed);
+}
+
+bool _hh_policy_cache_due(void) {
+    uint64_t due = atomic_load_explicit(&cache_due_ms, memory_order_relaxed);
+    if (HH_LIKELY(due == UINT64_MAX)) return false;
+    return _hh_clock_ms() >= due;
+}

@@ -6,7 +6,8 @@
  * addresses down: units free as a whole where a unit may be a huge page,
  * runs of free 4 KiB pages elsewhere (policy.c decides which units are
  * which, and when they are quiet); the free memory beyond a sixteenth of
- * the demand goes sooner, splitting huge pages for it (below).  A program
+ * the demand goes sooner, splitting huge pages for it (below, as policy.c
+ * decides).  A program
  * that frees and allocates again within the delay (even blocks that do not
  * fit the holes they left, so that the heap keeps more than its demand)
  * faults nothing in twice; memory it stopped using goes back one delay
@@ -14,7 +15,8 @@
  * stops calling the allocator keeps what it had: a timer thread inside
  * malloc would cost more than it saves).
  *
- * Freed big blocks follow glibc's mmap threshold instead (below). */
+ * Freed big blocks follow glibc's mmap threshold instead (below).  policy.c
+ * decides what goes back and when; this file gives it back. */
 #include <string.h>
 
 #include "internal.h"
@@ -178,34 +180,12 @@ static void purge_locked(const hh_purge_run *runs, size_t count) {
 
 /* --------------------------------- free memory beyond the slack bound */
 
-/* The release delay keeps what a program frees for 10 s, so that nothing
- * it frees and allocates again is faulted in twice; but a run of a few
- * seconds whose freed memory is not taken again (a growing array's old
- * copies, medium blocks freed among others in use) then peaks at all it
- * ever held, where glibc's heap and mimalloc's give such memory back within
- * milliseconds.  So the free memory a heap holds beyond a sixteenth of its
- * demand (and beyond one unit) goes back as soon as its unit has been quiet
- * for SLACK_QUIET_MS (nothing handed out from it), from the top down: units
- * free as a whole, runs of written free pages in units of 4 KiB pages, and
- * the free pages of a huge page at most half in use whose program freed a
- * quarter of it or more: the huge page is split for it (the kernel frees no
- * part of a huge page until it is split), and the dense policy makes it a
- * huge page again once it is dense, as the budget allows.  A huge page more
- * than half in use keeps its free pages, and the units the library has
- * just made huge and the program has not reached yet (their free pages
- * unwritten) are left alone.  Not while the heap is seen to fault in again
- * what it gives back.
- *
- * A heap still in 4 KiB pages (not promoted) keeps less: a page it gives
- * back and takes again costs one 4 KiB fault, as glibc pays when it trims
- * its heap, not the milliseconds of a huge page; so beyond 256 KiB (not one
- * unit) and from units quiet for 50 ms.  A process of a few MiB otherwise
- * holds a whole unit of free memory, a third of its heap. */
-#define SLACK_SHARE 16
-#define SLACK_MIN_PAGES HH_UNIT_PAGES
-#define SLACK_QUIET_MS 250
-#define SMALL_HEAP_SLACK_MIN_PAGES 64 /* 256 KiB */
-#define SMALL_HEAP_SLACK_QUIET_MS 50
+/* policy.c decides how much free memory a heap keeps for the release delay
+ * (the slack bound), and how quiet a unit must be for the rest to go back
+ * sooner; here it goes back, from the top down: units free as a whole, runs
+ * of written free pages in units of 4 KiB pages, and the free pages of a
+ * huge page policy.c finds worth splitting (the kernel frees no part of a
+ * huge page until it is split). */
 #define SLACK_RUNS 128 /* runs given back per pass */
 #define SLACK_SPLITS 16 /* huge pages split per pass */
 
@@ -240,16 +220,6 @@ static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
     return runs;
 }
 
-/* Whether unit u of r, a huge page, is to be split to give back its free
- * pages: at most half of it in use, and a quarter of it or more freed by the
- * program (written and free). */
-static bool worth_splitting(const hh_region *r, size_t u) {
-    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
-    return _hh_policy_unit_splittable(r, u) &&
-           _hh_count_bits(r->used, from, to) <= HH_UNIT_PAGES / 2 &&
-           _hh_count_dirty_free(r, from, to) >= HH_UNIT_PAGES / 4;
-}
-
 /* Picks (and holds) up to `excess` pages of free memory of units quiet for
  * `quiet_ms` to give back, from the top down; the huge pages to split for
  * it, a page in use of each, in split[]. */
@@ -273,7 +243,7 @@ static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess
                 _hh_pages_hold_locked(r, from, HH_UNIT_PAGES);
                 runs[count++] = (hh_purge_run){r, from, HH_UNIT_PAGES};
                 picked += HH_UNIT_PAGES;
-            } else if (*n_split < SLACK_SPLITS && worth_splitting(r, u)) {
+            } else if (*n_split < SLACK_SPLITS && _hh_policy_unit_worth_splitting(r, u)) {
                 if (count + free_runs_in(r, from, to) > SLACK_RUNS) return count; /* at the next pass */
                 /* A page in use (mapped: a block's or the header's), found
                  * before the free ones are held. */
@@ -291,17 +261,13 @@ static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess
 /* Gives back the free memory beyond the slack bound, one pass.  Pages
  * given back. */
 static size_t give_back_slack_locked(uint64_t now) {
-    if (_hh_policy_giving_back_churns()) return 0;
-    bool huge = _hh_policy_heap_is_huge();
-    uint64_t bound = _hh_pageheap.demand_pages / SLACK_SHARE;
-    uint64_t least = huge ? SLACK_MIN_PAGES : SMALL_HEAP_SLACK_MIN_PAGES;
-    if (bound < least) bound = least;
+    uint64_t bound, quiet_ms;
+    if (!_hh_policy_slack_goes_back_locked(&bound, &quiet_ms)) return 0;
     uint64_t slack = slack_pages_locked();
     if (slack <= bound) return 0;
     hh_purge_run runs[SLACK_RUNS];
     char *split[SLACK_SPLITS];
     size_t n_split = 0;
-    uint64_t quiet_ms = huge ? SLACK_QUIET_MS : SMALL_HEAP_SLACK_QUIET_MS;
     size_t count = pick_slack_locked(now, quiet_ms, slack - bound, runs, split, &n_split);
     if (count == 0) return 0;
     purge_and_split_locked(runs, count, split, n_split);
@@ -344,42 +310,17 @@ size_t _hh_release_pages(bool everything) {
 
 /* ------------------------------------ freed big blocks: glibc's threshold */
 
-/* While the heap is small, a medium block allocated at glibc's mmap
- * threshold (128 KiB) or above gives its memory back at once when it is
- * freed, as glibc unmaps a block it mapped on its own; as glibc's, the
- * choice is made when the block is allocated, and a realloc that moves such
- * a block keeps it (glibc remaps it).  The bar rises as glibc's mmap
- * threshold does, to the size of such a block the program frees (not a
- * realloc's old copy), so a program that frees and allocates big blocks
- * again gives memory back once per size at most, not at every free: the
- * system calls are rare enough to make under the lock.  What the program
- * then no longer holds is a growing vector's old copies (a new one twice as
- * large, the old one freed): they never fit the next copy, and kept for the
- * release delay they would add up to the vector's size again; and the big
- * blocks made early and freed together later (the arrays of minisat's
- * simplifier, when its preprocessing ends).  Judged at the free instead,
- * where a vector's move to a large block had raised the bar to 2 MiB, those
- * stayed: holes too small for the next big block, and a minisat process of
- * 12 MiB peaked 1.6 MiB higher.  Such a block is shut: its memory goes
- * back, its pages become PROT_NONE and are held out of the page heap (the
- * last SHUT_SLOTS such blocks; all of them at the promotion), so a use
- * after free of it faults and the next allocation gets other pages.
- *
- * Once the heap is huge, only a freed block bigger than every one given
- * back before (the bar at the free, which every such block raises) goes
- * back into the page heap with the 2 MiB units it leaves free as a whole
- * given back to the kernel (never part of a huge page: that would split
- * it), until the heap is seen to fault in again what it gives back.  There
- * a unit given back costs a fresh huge page when the program takes the room
- * again (milliseconds on a host that backs memory lazily), where memory a
- * small heap gives back costs 4 KiB faults, as glibc's unmapped blocks do.
- * A program that replaces big blocks by others of about their size (not a
- * vector's doubling copies) reuses the room at once, and giving it back
- * lowers no peak. */
-#define BIG_FREE_MIN_PAGES 32 /* 128 KiB */
+/* policy.c decides which freed medium blocks give their memory back (a bar
+ * at glibc's mmap threshold, rising as glibc's does); here they do.  A small
+ * heap's such block is shut: its memory goes back, its pages become
+ * PROT_NONE and are held out of the page heap (the last SHUT_SLOTS such
+ * blocks; all of them at the promotion), so a use after free of it faults
+ * and the next allocation gets other pages.  Otherwise (a huge heap, or
+ * explicit huge pages) it goes back into the page heap, and the 2 MiB units
+ * it leaves free as a whole go back to the kernel (never part of a huge
+ * page: that would split it) unless giving back churns. */
 #define SHUT_SLOTS 8
 
-static _Atomic(int64_t) big_free_min_pages = BIG_FREE_MIN_PAGES;
 static hh_purge_run shut[SHUT_SLOTS]; /* oldest first */
 static size_t shut_count;
 
@@ -412,10 +353,9 @@ static void unshut_oldest_locked(void) {
     }
 }
 
-/* Shuts the freed block [idx, idx + n) of r if the heap is small; false:
+/* Shuts the freed block [idx, idx + n) of r; false (the kernel refused):
  * it is to be freed as usual. */
 static bool shut_locked(hh_region *r, size_t idx, size_t n) {
-    if (_hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB) return false;
     char *addr = (char *)r + (idx << HH_OS_PAGE_SHIFT);
     size_t size = n << HH_OS_PAGE_SHIFT;
     if (!_hh_os_close(addr, size)) {
@@ -448,25 +388,17 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     _hh_usage_changed_locked();
 }
 
-bool _hh_release_block_gives_back(size_t pages) {
-    return (int64_t)pages >= atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
-}
-
 /* A medium block freed: shut, or freed and its free units given back, if
- * it passes the bar; freed as usual otherwise.  With the lock held. */
+ * policy.c says it goes back; freed as usual otherwise.  With the lock held. */
 void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back, bool moved) {
-    int64_t bar = atomic_load_explicit(&big_free_min_pages, memory_order_relaxed);
-    bool huge = _hh_policy_heap_is_huge();
-    if (huge ? (int64_t)n < bar : !gives_back) {
+    if (!_hh_policy_freed_block_goes_back(n, gives_back, moved)) {
         _hh_pages_free_locked(r, idx, n, n);
         return;
     }
-    if (huge || !moved) _hh_raise_to(&big_free_min_pages, (int64_t)n + 1);
-    if (shut_locked(r, idx, n)) return;
+    if (_hh_policy_freed_block_shut() && shut_locked(r, idx, n)) return;
     _hh_pages_free_locked(r, idx, n, n);
     if (!_hh_policy_giving_back_churns()) give_back_free_units_locked(r, idx, n);
 }
-
 
 void _hh_release_unshut_all_locked(void) {
     while (shut_count > 0) unshut_oldest_locked();

@@ -355,8 +355,7 @@ typedef struct hh_purge_run {
     size_t idx, n; /* pages [idx, idx + n) of the region */
 } hh_purge_run;
 
-/* A freed large block's mapping kept for reuse (large.c's cache), or the
- * size and time of a recent free (base NULL) by which churn is seen. */
+/* A freed large block's mapping kept for reuse (large.c's cache). */
 typedef struct hh_cached_mapping {
     char *base;           /* the mapping, header page first */
     size_t size;          /* bytes mapped */
