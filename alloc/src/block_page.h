@@ -87,18 +87,23 @@ static inline uintptr_t _hh_blocks_push_remote(_Atomic(uintptr_t) *remote, hh_bl
     return word;
 }
 
-/* The owner takes the page's remote list (its state stays) and puts it in
- * front of *list; the number of blocks it held (0: none).  At most `limit`
- * blocks can have come back: a longer list is a cycle or a stray write, and
- * walking on would loop or wander off the page, so the program stops. */
-static inline uint32_t _hh_blocks_collect_remote(_Atomic(uintptr_t) *remote, hh_block_area a,
-                                                 uint32_t limit, hh_block **list) {
+/* The owner takes the page's remote list (its state stays): its first
+ * block, NULL if it was empty. */
+static inline hh_block *_hh_blocks_take_remote(_Atomic(uintptr_t) *remote) {
     uintptr_t word = atomic_load_explicit(remote, memory_order_relaxed);
-    if ((word & ~HH_PAGE_STATE_MASK) == 0) return 0;
+    if ((word & ~HH_PAGE_STATE_MASK) == 0) return NULL;
     while (!atomic_compare_exchange_weak_explicit(remote, &word, word & HH_PAGE_STATE_MASK,
                                                   memory_order_acquire, memory_order_relaxed)) {
     }
-    hh_block *head = (hh_block *)(word & ~HH_PAGE_STATE_MASK);
+    return (hh_block *)(word & ~HH_PAGE_STATE_MASK);
+}
+
+/* Puts the list `head` (not empty), taken off the remote list, in front of
+ * *list; the number of blocks it held.  At most `limit` blocks can have come
+ * back: a longer list is a cycle or a stray write, and walking on would
+ * loop or wander off the page, so the program stops. */
+static inline uint32_t _hh_blocks_splice(hh_block *head, hh_block_area a, uint32_t limit,
+                                         hh_block **list) {
     hh_block *tail = head;
     uint32_t count = 1;
     for (hh_block *next; (next = _hh_decode(tail->next)) != NULL; tail = next) {

@@ -207,10 +207,10 @@ void _hh_free_check_double(hh_page *page, hh_block *block, bool owner) {
 
 /* Moves the blocks other threads freed into the free list; true if any. */
 static bool collect_thread_free(hh_page *page) {
+    hh_block *head = _hh_blocks_take_remote(&page->thread_free);
+    if (head == NULL) return false;
     /* At most `used` blocks can have come back. */
-    uint32_t count = _hh_blocks_collect_remote(&page->thread_free, page_blocks(page), page->used,
-                                               &page->free);
-    if (count == 0) return false;
+    uint32_t count = _hh_blocks_splice(head, page_blocks(page), page->used, &page->free);
     page->free_is_zero = false;
     page->used -= count;
     HH_ASSERT_EXPENSIVE(_hh_page_is_valid(page));

@@ -198,9 +198,10 @@ static hh_block_area page_blocks(const pool_page *page) {
 /* Moves other threads' frees onto the free list: at most `carved` objects
  * can have come back. */
 static void collect_remote(pool_page *page) {
-    _hh_blocks_collect_remote(&page->remote, page_blocks(page),
-                              atomic_load_explicit(&page->carved, memory_order_relaxed),
-                              &page->free);
+    hh_block *head = _hh_blocks_take_remote(&page->remote);
+    if (head == NULL) return;
+    _hh_blocks_splice(head, page_blocks(page),
+                      atomic_load_explicit(&page->carved, memory_order_relaxed), &page->free);
 }
 
 #if defined(HH_DEBUG) && HH_DEBUG >= 2
