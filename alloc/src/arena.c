@@ -2,7 +2,16 @@
  * for huge pages like the regions; the arena's own header lives at the
  * start of its first chunk, so creating one costs one mmap.  Chunks double in
  * size (2 MiB to 64 MiB) so that big arenas need few of them; reset keeps
- * them all and fills them again in order. */
+ * them all and fills them again in order.
+ *
+ * Invariants (_hh_arena_is_valid): the arena's header is at the start of its
+ * first chunk; the chunks, linked in allocation order from `first`, end at
+ * `last`, number `chunks` and add up to `reserved` bytes, each a whole
+ * number of 2 MiB units on a 2 MiB boundary; the cursor's chunk is one of
+ * them, and the cursor lies within it, past the chunk's headers; no more
+ * bytes are handed out than the chunks hold.  The program moves the cursor
+ * itself (hh_arena_alloc_inline, hh_arena_release: hugeheap.h), so every
+ * call checks it again. */
 #include <errno.h>
 #include <string.h>
 
@@ -36,6 +45,7 @@ static arena_chunk *chunk_map(size_t size) {
     arena_chunk *chunk = _hh_os_map_aligned(size, HH_UNIT, 0, &hugetlb,
                                              _hh_cfg.thp != HH_THP_OFF);
     if (chunk == NULL) return NULL;
+    HH_ASSERT(((uintptr_t)chunk & HH_UNIT_MASK) == 0 && (size & HH_UNIT_MASK) == 0);
     _hh_stats_count_api((intptr_t)size);
     chunk->next = NULL;
     chunk->size = size;
@@ -49,15 +59,43 @@ static void chunk_unmap(arena_chunk *chunk) {
     _hh_stats_count_api(-(intptr_t)size);
 }
 
-static char *chunk_start(const hh_arena *arena, arena_chunk *chunk) {
+static char *chunk_start(const hh_arena *arena, const arena_chunk *chunk) {
     char *start = (char *)chunk + CHUNK_HEADER;
     return chunk == arena->first ? start + ARENA_HEADER : start;
+}
+
+/* The cursor lies within its chunk (cheap: no walk). */
+static bool cursor_in_chunk(const hh_arena *arena) {
+    const arena_chunk *chunk = arena->cursor.chunk_;
+    return chunk != NULL && arena->cursor.next_ >= chunk_start(arena, chunk) &&
+           arena->cursor.next_ <= arena->cursor.end_ &&
+           arena->cursor.end_ == (char *)chunk + chunk->size;
+}
+
+bool _hh_arena_is_valid(const hh_arena *arena) {
+    const arena_chunk *first = arena->first;
+    if (first == NULL || (const char *)arena != (const char *)first + CHUNK_HEADER) return false;
+    size_t n = 0, bytes = 0;
+    bool cursor_seen = false;
+    const arena_chunk *c = first;
+    for (;; c = c->next) {
+        if (++n > arena->chunks || ((uintptr_t)c & HH_UNIT_MASK) || c->size < FIRST_CHUNK ||
+            (c->size & HH_UNIT_MASK) || c->size > SIZE_MAX - bytes) {
+            return false;
+        }
+        bytes += c->size;
+        if (c == arena->cursor.chunk_) cursor_seen = true;
+        if (c->next == NULL) break;
+    }
+    return c == arena->last && n == arena->chunks && bytes == arena->reserved && cursor_seen &&
+           cursor_in_chunk(arena) && arena->cursor.allocated_ <= arena->reserved;
 }
 
 static void enter(hh_arena *arena, arena_chunk *chunk) {
     arena->cursor.chunk_ = chunk;
     arena->cursor.next_ = chunk_start(arena, chunk);
     arena->cursor.end_ = (char *)chunk + chunk->size;
+    HH_ASSERT(cursor_in_chunk(arena));
 }
 
 HH_API hh_arena *hh_arena_create(void) {
@@ -73,6 +111,7 @@ HH_API hh_arena *hh_arena_create(void) {
     arena->reserved = chunk->size;
     arena->chunks = 1;
     enter(arena, chunk);
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
     return arena;
 }
 
@@ -86,6 +125,7 @@ static bool next_chunk(hh_arena *arena, size_t need) {
             return true;
         }
     }
+    HH_ASSERT(arena->last->next == NULL);
     size_t size = arena->last->size * 2;
     if (size > MAX_GROWN_CHUNK) size = MAX_GROWN_CHUNK;
     if (need > SIZE_MAX - CHUNK_HEADER - HH_UNIT) return false;
@@ -98,6 +138,8 @@ static bool next_chunk(hh_arena *arena, size_t need) {
     arena->reserved += size;
     arena->chunks++;
     enter(arena, chunk);
+    HH_ASSERT((size_t)(arena->cursor.end_ - arena->cursor.next_) >= need);
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
     return true;
 }
 
@@ -111,11 +153,15 @@ HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
         errno = ENOMEM;
         return NULL;
     }
+    HH_ASSERT(cursor_in_chunk(arena));
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
     for (;;) {
         uintptr_t at = _hh_align_up((uintptr_t)arena->cursor.next_, alignment);
         if (at <= (uintptr_t)arena->cursor.end_ && size <= (uintptr_t)arena->cursor.end_ - at) {
             arena->cursor.next_ = (char *)(at + size);
             arena->cursor.allocated_ += size;
+            /* Aligned, within the chunk, after what was handed out before. */
+            HH_ASSERT((at & (alignment - 1)) == 0 && cursor_in_chunk(arena));
             return (void *)at;
         }
         if (!next_chunk(arena, size + alignment)) {
@@ -128,20 +174,31 @@ HH_API void *hh_arena_alloc(hh_arena *arena, size_t size, size_t alignment) {
 HH_API void hh_arena_reset(hh_arena *arena) {
     arena->cursor.allocated_ = 0;
     enter(arena, arena->first);
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
 }
 
 HH_API void hh_arena_destroy(hh_arena *arena) {
     if (arena == NULL) return;
-    arena_chunk *chunk = arena->first->next; /* the first holds the arena: last */
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
+    /* Every chunk is unmapped, and nothing else: as many as the arena
+     * counts, as many bytes as it holds. */
+    size_t chunks = arena->chunks, reserved = arena->reserved;
+    arena_chunk *first = arena->first;
+    arena_chunk *chunk = first->next; /* the first holds the arena: last */
     while (chunk != NULL) {
         arena_chunk *next = chunk->next;
+        HH_ASSERT(chunks > 1 && chunk->size < reserved);
+        chunks--;
+        reserved -= chunk->size;
         chunk_unmap(chunk);
         chunk = next;
     }
-    chunk_unmap(arena->first);
+    HH_ASSERT(chunks == 1 && reserved == first->size);
+    chunk_unmap(first);
 }
 
 HH_API void hh_arena_get_stats(const hh_arena *arena, hh_arena_stats *stats) {
+    HH_ASSERT_EXPENSIVE(_hh_arena_is_valid(arena));
     stats->allocated = arena->cursor.allocated_;
     stats->reserved = arena->reserved;
     stats->chunks = arena->chunks;

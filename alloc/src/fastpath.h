@@ -19,6 +19,7 @@
 #ifndef HUGEHEAP_FASTPATH_H
 #define HUGEHEAP_FASTPATH_H
 
+#include "block_page.h"
 #include "internal.h"
 #include "kind.h"
 #include "page_pop.h"
@@ -83,9 +84,7 @@ static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr, size_
             if (HH_LIKELY(offset < page->carved_end && (uint32_t)(offset * magic) < magic &&
                           block->mark != _hh_free_mark)) {
                 if (HH_UNLIKELY(size > page->block_size)) _hh_free_size_mismatch(ptr);
-                block->mark = _hh_free_mark;
-                block->next = _hh_encode(page->local_free);
-                page->local_free = block;
+                _hh_blocks_push(&page->local_free, block);
                 if (HH_LIKELY(--page->used != 0)) return;
                 _hh_page_after_local_free(_hh_heap, page);
                 return;

@@ -30,6 +30,7 @@
 #include <sched.h>
 #include <string.h>
 
+#include "block_page.h"
 #include "internal.h"
 #include "kind.h"
 #include "page_pop.h"
@@ -137,22 +138,9 @@ static void owned_remove(hh_heap *heap, hh_page *page) {
 
 /* ------------------------------------------------------- page checks */
 
-/* Whether p is the start of a block of the page's carved part (any thread). */
-static bool block_in_page(const hh_page *page, const void *p) {
-    size_t offset = (size_t)((const char *)p - page->area);
-    return offset < HH_SHARED_LOAD(page->carved_end) && offset % page->block_size == 0;
-}
-
-/* Length of an encoded list, or UINT32_MAX if it is longer than the page's
- * capacity or leaves the page (for assertions and the double-free check). */
-static uint32_t list_length(const hh_page *page, hh_block *list, const hh_block *find,
-                            bool *found) {
-    uint32_t n = 0;
-    for (hh_block *b = list; b != NULL; b = _hh_decode(b->next)) {
-        if (n++ >= page->capacity || !block_in_page(page, b)) return UINT32_MAX;
-        if (b == find) *found = true;
-    }
-    return n;
+/* The page's carved blocks, for the checks of block_page.h (any thread). */
+static hh_block_area page_blocks(const hh_page *page) {
+    return (hh_block_area){page->area, HH_SHARED_LOAD(page->carved_end), page->block_size};
 }
 
 /* The page's invariants (see hh_page in types.h): the owner's view. */
@@ -161,8 +149,9 @@ bool _hh_page_is_valid(const hh_page *page) {
     if (HH_SHARED_LOAD(page->span) != (uint32_t)page->capacity * page->block_size) return false;
     if ((uintptr_t)page->area & (HH_SPAGE - 1)) return false;
     bool unused = false;
-    uint32_t free_n = list_length(page, page->free, NULL, &unused);
-    uint32_t local_n = list_length(page, page->local_free, NULL, &unused);
+    uint32_t free_n = _hh_blocks_count(page_blocks(page), page->capacity, page->free, NULL, &unused);
+    uint32_t local_n =
+        _hh_blocks_count(page_blocks(page), page->capacity, page->local_free, NULL, &unused);
     if (free_n == UINT32_MAX || local_n == UINT32_MAX) return false;
     return page->used + free_n + local_n == page->reserved;
 }
@@ -210,39 +199,18 @@ hh_block *_hh_page_checked_block(hh_page *page, void *ptr, const char *what) {
 }
 
 void _hh_free_check_double(hh_page *page, hh_block *block, bool owner) {
-    bool found = false;
-    if (owner) {
-        list_length(page, page->free, block, &found);
-        list_length(page, page->local_free, block, &found);
-    }
-    /* The thread-free list below its head only grows at the head while the
-     * owner has not collected it; a bounded walk over blocks of this page. */
-    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_acquire);
-    list_length(page, (hh_block *)(tf & ~HH_PAGE_STATE_MASK), block, &found);
-    if (found || !owner) _hh_fatal("free(): double free detected of", block);
+    _hh_blocks_check_double(page_blocks(page), page->capacity, page->free, page->local_free,
+                            &page->thread_free, block, owner, "free(): double free detected of");
 }
 
 /* ----------------------------------------------------- free lists */
 
 /* Moves the blocks other threads freed into the free list; true if any. */
 static bool collect_thread_free(hh_page *page) {
-    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-    if ((tf & ~HH_PAGE_STATE_MASK) == 0) return false;
-    while (!atomic_compare_exchange_weak_explicit(&page->thread_free, &tf, tf & HH_PAGE_STATE_MASK,
-                                                  memory_order_acquire, memory_order_relaxed)) {
-    }
-    hh_block *list = (hh_block *)(tf & ~HH_PAGE_STATE_MASK);
-    hh_block *tail = list;
-    uint32_t count = 1;
-    /* At most `used` blocks can have come back: a longer list is a cycle or a
-     * stray write, and walking on would loop or wander off the page. */
-    for (hh_block *next; (next = _hh_decode(tail->next)) != NULL; tail = next) {
-        if (HH_UNLIKELY(++count > page->used || !block_in_page(page, next))) {
-            _hh_free_list_corrupted(next);
-        }
-    }
-    tail->next = _hh_encode(page->free);
-    page->free = list;
+    hh_block *head = _hh_blocks_take_remote(&page->thread_free);
+    if (head == NULL) return false;
+    /* At most `used` blocks can have come back. */
+    uint32_t count = _hh_blocks_splice(head, page_blocks(page), page->used, &page->free);
     page->free_is_zero = false;
     page->used -= count;
     HH_ASSERT_EXPENSIVE(_hh_page_is_valid(page));
@@ -256,15 +224,8 @@ static uint32_t carve(hh_page *page) {
     uint32_t left = (uint32_t)page->capacity - page->reserved;
     uint32_t batch = page->block_size >= 4096 ? 1 : 4096 / page->block_size;
     if (batch > left) batch = left;
-    char *first = page->area + (size_t)page->reserved * page->block_size;
-    char *p = first;
-    for (uint32_t i = 1; i < batch; i++, p += page->block_size) {
-        ((hh_block *)p)->next = _hh_encode((hh_block *)(p + page->block_size));
-        ((hh_block *)p)->mark = _hh_free_mark;
-    }
-    ((hh_block *)p)->next = _hh_encode(NULL);
-    ((hh_block *)p)->mark = _hh_free_mark;
-    page->free = (hh_block *)first;
+    page->free = _hh_blocks_carve(page->area + (size_t)page->reserved * page->block_size, batch,
+                                  page->block_size);
     page->free_is_zero = page->fresh; /* but for link and mark, which the pop clears */
     page->reserved = (uint16_t)(page->reserved + batch);
     HH_SHARED_STORE(page->carved_end, (uint32_t)page->reserved * page->block_size);
@@ -530,26 +491,15 @@ void _hh_page_after_local_free(hh_heap *heap, hh_page *page) {
  * blocks, one out of its queue, a block whose mark is set). */
 void _hh_free_local_slow(hh_heap *heap, hh_page *page, hh_block *block) {
     if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, true);
-    block->mark = _hh_free_mark;
-    block->next = _hh_encode(page->local_free);
-    page->local_free = block;
+    _hh_blocks_push(&page->local_free, block);
     if (--page->used == 0 || !in_queue(page)) _hh_page_after_local_free(heap, page);
 }
 
 static void free_remote(hh_page *page, hh_block *block) {
     if (HH_UNLIKELY(block->mark == _hh_free_mark)) _hh_free_check_double(page, block, false);
-    block->mark = _hh_free_mark;
-    uintptr_t tf = atomic_load_explicit(&page->thread_free, memory_order_relaxed);
-    uintptr_t state;
-    do {
-        state = tf & HH_PAGE_STATE_MASK;
-        block->next = _hh_encode((hh_block *)(tf & ~HH_PAGE_STATE_MASK));
-    } while (!atomic_compare_exchange_weak_explicit(
-        &page->thread_free, &tf,
-        (uintptr_t)block | (state == HH_PAGE_FULL ? HH_PAGE_PENDING : state),
-        memory_order_acq_rel, memory_order_relaxed));
+    uintptr_t before = _hh_blocks_push_remote(&page->thread_free, block);
     HH_TEST_POINT("remote_free_published", page);
-    if (state == HH_PAGE_FULL) {
+    if ((before & HH_PAGE_STATE_MASK) == HH_PAGE_FULL) {
         /* The owner cannot go away while the page is PENDING (see abandon). */
         hh_heap *owner = _hh_page_heap(page);
         HH_ASSERT(owner != NULL);

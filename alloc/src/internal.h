@@ -453,6 +453,12 @@ HH_INTERNAL size_t _hh_large_purge(bool everything);
 /* Takes no lock (the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
 
+/* ---------------------------------------------------------- arena.c */
+/* The arena's invariants (the comment at the top of arena.c); a walk over
+ * its chunks. */
+struct hh_arena;
+HH_INTERNAL bool _hh_arena_is_valid(const struct hh_arena *arena);
+
 /* ----------------------------------------------------------- pool.c */
 HH_INTERNAL void _hh_pools_before_fork(void);
 HH_INTERNAL void _hh_pools_after_fork(bool child);

@@ -9,12 +9,15 @@
  * its full pages again (as the owner's own frees into them do).  Pages with room and no owner sit on the pool's global
  * list under the pool's lock: a thread whose pages are all full takes one from
  * there before carving a new page, and a thread that exits puts all of its
- * pages there. */
+ * pages there.  A page's lists are those of a small page of the heap, kept
+ * and checked by the same code (block_page.h): encoded links, the free mark,
+ * the same double-free check. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
 
+#include "block_page.h"
 #include "hugeheap.h"
 #include "internal.h"
 #include "pthread_compat.h"
@@ -31,8 +34,8 @@ typedef struct pool_local pool_local;
 typedef struct pool_page {
     hh_pool *pool;
     _Atomic(pool_local *) owner; /* NULL while on the global list */
-    hh_block *free;              /* the owner's */
-    _Atomic(hh_block *) remote;  /* frees by other threads */
+    hh_block *free;              /* the owner's (links encoded, as all below: block_page.h) */
+    _Atomic(uintptr_t) remote;   /* frees by other threads (the state bits stay NORMAL) */
     _Atomic(uint32_t) carved; /* objects handed out at least once (read by any thread) */
     uint32_t capacity;
     struct pool_page *next;        /* in the owner's list or the global list */
@@ -184,47 +187,21 @@ static inline pool_local *local_for(hh_pool *pool) {
     return make_local(pool);
 }
 
-/* Whether object is the start of an object of the page's carved part. */
-static bool object_in_page(const pool_page *page, const void *object) {
-    size_t offset = (size_t)((const char *)object - page->area);
+/* The page's carved objects, for the checks of block_page.h (any thread). */
+static hh_block_area page_blocks(const pool_page *page) {
     size_t size = page->pool->object_size;
-    uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
-    return (const char *)object >= page->area && offset < (size_t)carved * size &&
-           offset % size == 0;
+    return (hh_block_area){page->area,
+                           (size_t)atomic_load_explicit(&page->carved, memory_order_relaxed) * size,
+                           size};
 }
 
-/* Moves other threads' frees onto the free list.  At most `carved` objects
- * can have come back: a longer list is a cycle or a stray write, and walking
- * on would loop or wander off the page. */
+/* Moves other threads' frees onto the free list: at most `carved` objects
+ * can have come back. */
 static void collect_remote(pool_page *page) {
-    if (atomic_load_explicit(&page->remote, memory_order_relaxed) == NULL) return;
-    hh_block *list = atomic_exchange_explicit(&page->remote, NULL, memory_order_acquire);
-    uint32_t count = 0;
-    while (list != NULL) {
-        if (HH_UNLIKELY(++count > atomic_load_explicit(&page->carved, memory_order_relaxed) ||
-                        !object_in_page(page, list))) {
-            _hh_fatal("hh_pool: corrupted free list (an object written after free?) at", list);
-        }
-        hh_block *next = list->next;
-        list->next = page->free;
-        page->free = list;
-        list = next;
-    }
-}
-
-/* A free that found the free mark: a double free if the object is on one of
- * the page's lists (bounded walks); otherwise the mark was the program's. */
-static void check_double_free(pool_page *page, hh_block *object, bool owner) {
-    hh_block *lists[2] = {owner ? page->free : NULL,
-                          atomic_load_explicit(&page->remote, memory_order_acquire)};
-    for (int i = 0; i < 2; i++) {
-        uint32_t n = 0;
-        uint32_t carved = atomic_load_explicit(&page->carved, memory_order_relaxed);
-        for (hh_block *b = lists[i]; b != NULL && n++ <= carved; b = b->next) {
-            if (b == object) _hh_fatal("hh_pool_free(): double free detected of", object);
-            if (!object_in_page(page, b)) break;
-        }
-    }
+    hh_block *head = _hh_blocks_take_remote(&page->remote);
+    if (head == NULL) return;
+    _hh_blocks_splice(head, page_blocks(page),
+                      atomic_load_explicit(&page->carved, memory_order_relaxed), &page->free);
 }
 
 #if defined(HH_DEBUG) && HH_DEBUG >= 2
@@ -235,11 +212,8 @@ static bool page_is_valid(const pool_page *page) {
     if (carved > page->capacity || page->area != (const char *)page + _hh_align_up(sizeof *page, 64)) {
         return false;
     }
-    uint32_t n = 0;
-    for (const hh_block *b = page->free; b != NULL; b = b->next) {
-        if (++n > carved || !object_in_page(page, b)) return false;
-    }
-    return true;
+    bool unused = false;
+    return _hh_blocks_count(page_blocks(page), carved, page->free, NULL, &unused) != UINT32_MAX;
 }
 
 /* The pool's page count is the pages carved from its regions (pool lock
@@ -267,12 +241,7 @@ static bool refill(pool_page *page) {
         uint32_t n = page->capacity - carved;
         if (n > CARVE_BATCH) n = CARVE_BATCH;
         size_t size = page->pool->object_size;
-        char *first = page->area + (size_t)carved * size;
-        for (uint32_t i = 0; i + 1 < n; i++) {
-            ((hh_block *)(first + i * size))->next = (hh_block *)(first + (i + 1) * size);
-        }
-        ((hh_block *)(first + (n - 1) * size))->next = NULL;
-        page->free = (hh_block *)first;
+        page->free = _hh_blocks_carve(page->area + (size_t)carved * size, n, size);
         atomic_store_explicit(&page->carved, carved + n, memory_order_relaxed);
         return true;
     }
@@ -315,10 +284,8 @@ static pool_page *carve_page(hh_pool *pool) {
 
 static void *pop(pool_local *local, pool_page *page) {
     hh_block *block = page->free;
-    page->free = block->next;
-    block->mark = 0;
-    atomic_store_explicit(&local->allocs, atomic_load_explicit(&local->allocs, memory_order_relaxed) + 1,
-                          memory_order_relaxed);
+    if (HH_UNLIKELY(!_hh_blocks_take(&page->free, block))) _hh_free_list_corrupted(block);
+    _hh_count(&local->allocs, 1);
     return block;
 }
 
@@ -383,37 +350,29 @@ HH_API void hh_pool_free(hh_pool *pool, void *object) {
     if (_hh_granule_kind(object) != HH_GRANULE_POOL || page->pool != pool) {
         _hh_fatal("hh_pool_free(): object not from this pool", object);
     }
-    if (!object_in_page(page, object)) {
+    if (!_hh_blocks_hold(page_blocks(page), object)) {
         _hh_fatal("hh_pool_free(): invalid pointer (not the start of an object)", object);
     }
     pool_local *local = local_for(pool);
     hh_block *block = object;
     bool owner = local != NULL && atomic_load_explicit(&page->owner, memory_order_relaxed) == local;
-    if (HH_UNLIKELY(block->mark == _hh_free_mark)) check_double_free(page, block, owner);
-    block->mark = _hh_free_mark;
+    if (HH_UNLIKELY(block->mark == _hh_free_mark)) {
+        _hh_blocks_check_double(page_blocks(page), page->capacity, page->free, NULL, &page->remote,
+                                block, owner, "hh_pool_free(): double free detected of");
+    }
     if (owner) {
-        block->next = page->free;
-        page->free = block;
+        _hh_blocks_push(&page->free, block);
         if (page != local->current) {
             atomic_store_explicit(&local->others_have_room, true, memory_order_relaxed);
         }
     } else {
-        hh_block *head = atomic_load_explicit(&page->remote, memory_order_relaxed);
-        do {
-            block->next = head;
-        } while (!atomic_compare_exchange_weak_explicit(&page->remote, &head, block,
-                                                        memory_order_release,
-                                                        memory_order_relaxed));
+        uintptr_t before = _hh_blocks_push_remote(&page->remote, block);
         pool_local *owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
-        if (head == NULL && owner != NULL) {
+        if ((before & ~HH_PAGE_STATE_MASK) == 0 && owner != NULL) {
             atomic_store_explicit(&owner->others_have_room, true, memory_order_relaxed);
         }
     }
-    if (local != NULL) {
-        atomic_store_explicit(&local->frees,
-                              atomic_load_explicit(&local->frees, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
-    }
+    if (local != NULL) _hh_count(&local->frees, 1);
 }
 
 HH_API void hh_pool_destroy(hh_pool *pool) {

@@ -98,6 +98,14 @@ typedef struct hh_block {
     uintptr_t mark;
 } hh_block;
 
+/* A page of fixed-size blocks as its checks see it (block_page.h): the heap's
+ * small pages and hh_pool's pages each describe theirs so. */
+typedef struct hh_block_area {
+    const char *area; /* the first block */
+    size_t end;        /* bytes carved from area on: blocks past it were never handed out */
+    size_t block_size;
+} hh_block_area;
+
 struct hh_heap;
 
 /* Flags in the low bits of a page's owner word: a local free compares the

@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "hugeheap.h"
+#include "internal.h" /* _hh_arena_is_valid */
 
 #define MiB ((size_t)1 << 20)
 
@@ -141,6 +142,79 @@ static void test_arena_mark(void) {
     hh_arena_get_stats(arena, &st);
     CHECK(st.reserved == reserved && st.chunks == 2);
     hh_arena_destroy(arena);
+}
+
+/* The arena's invariants (_hh_arena_is_valid) after every step of a random
+ * sequence: objects of every size and alignment, by the call and inline,
+ * objects bigger than a chunk, marks saved and released, resets. */
+static void test_arena_invariants(void) {
+    hh_arena *arena = hh_arena_create();
+    CHECK(arena != NULL && _hh_arena_is_valid(arena));
+    uint64_t seed = 0x9E3779B97F4A7C15ull;
+    hh_arena_mark marks[8];
+    int depth = 0, valid = 1, placed = 1, resets = 0, releases = 0;
+    for (int step = 0; step < 20000; step++) {
+        uint64_t r = check_random(&seed);
+        if (r % 97 == 0) {
+            hh_arena_reset(arena);
+            depth = 0;
+            resets++;
+        } else if (r % 13 == 0 && depth < 8) {
+            marks[depth++] = hh_arena_save(arena);
+        } else if (r % 13 == 1 && depth > 0) {
+            hh_arena_release(arena, marks[--depth]);
+            releases++;
+        } else {
+            size_t size = r % 251 == 0 ? (size_t)(r >> 40) % (9 * MiB) : (size_t)(r >> 8) % 4096;
+            size_t alignment = (size_t)1 << ((r >> 20) % 22); /* 1 .. 2 MiB */
+            char *p = (r >> 30) & 1 ? hh_arena_alloc_inline(arena, size, alignment)
+                                    : hh_arena_alloc(arena, size, alignment);
+            placed &= p != NULL && ((uintptr_t)p & (alignment - 1)) == 0;
+            if (p != NULL && size > 0) p[0] = p[size - 1] = (char)step;
+        }
+        valid &= _hh_arena_is_valid(arena);
+    }
+    CHECK(valid);
+    CHECK(placed);
+    CHECK(resets > 0 && releases > 0);
+    hh_arena_stats st;
+    hh_arena_get_stats(arena, &st);
+    CHECK(st.chunks >= 2 && st.allocated <= st.reserved);
+    hh_arena_destroy(arena);
+}
+
+/* A broken invariant stops the program: a mark of another arena released
+ * into this one leaves its cursor in a chunk it does not have, and its next
+ * allocation stops with the library's line (the test library checks its
+ * invariants). */
+static void test_arena_foreign_mark_caught(void) {
+    hh_arena *arena = hh_arena_create(), *other = hh_arena_create();
+    CHECK(arena != NULL && other != NULL);
+    hh_arena_mark foreign = hh_arena_save(other);
+    int fds[2];
+    CHECK(pipe(fds) == 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(fds[1], STDERR_FILENO);
+        hh_arena_release(arena, foreign);
+        hh_arena_alloc(arena, 64, 16);
+        _exit(0);
+    }
+    close(fds[1]);
+    char text[512] = "";
+    size_t len = 0;
+    ssize_t n;
+    while ((n = read(fds[0], text + len, sizeof text - 1 - len)) > 0) len += (size_t)n;
+    text[len] = '\0';
+    close(fds[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    int stopped = WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT &&
+                  strstr(text, "hugeheap: internal assertion failed: _hh_arena_is_valid") != NULL;
+    if (!stopped) fprintf(stderr, "foreign mark: status %d, stderr: %s\n", status, text);
+    CHECK(stopped);
+    hh_arena_destroy(arena);
+    hh_arena_destroy(other);
 }
 
 static void test_pool_basics(void) {
@@ -306,6 +380,8 @@ int main(void) {
     test_arena();
     test_arena_mark();
     test_arena_inline();
+    test_arena_invariants();
+    test_arena_foreign_mark_caught();
     test_pool_basics();
     test_pool_rejects_foreign_objects();
     test_pool_cross_thread();

@@ -259,22 +259,79 @@ static void beyond_the_carved(void) {
     hh_free(p + 16384);
 }
 
-static void pool_double_free(void) {
+static void *pool_free_argument(void *arg) {
+    void **pool_and_object = arg;
+    hh_pool_free(pool_and_object[0], pool_and_object[1]);
+    return NULL;
+}
+
+/* hh_pool_free by a thread of its own. */
+static void pool_free_elsewhere(hh_pool *pool, void *object) {
+    void *args[2] = {pool, object};
+    pthread_t t;
+    pthread_create(&t, NULL, pool_free_argument, args);
+    pthread_join(t, NULL);
+}
+
+/* Freed by its owner, then again by the owner or by another thread. */
+static void pool_free_twice(bool second_elsewhere) {
     hh_pool *pool = hh_pool_create(48);
     void *keep = hh_pool_alloc(pool);
     void *p = hh_pool_alloc(pool);
     say_pointer(p);
     hh_pool_free(pool, p);
     hh_pool_free(pool, keep);
+    if (second_elsewhere) {
+        pool_free_elsewhere(pool, p);
+    } else {
+        hh_pool_free(pool, p);
+    }
+}
+
+static void pool_double_free(void) { pool_free_twice(false); }
+
+/* Another thread cannot look at the owner's list: its free of a marked
+ * object stops, as malloc's does. */
+static void pool_double_free_remote_second(void) { pool_free_twice(true); }
+
+/* Freed by another thread, then again by the owner: the second free finds
+ * the object on the page's remote list. */
+static void pool_double_free_remote_first(void) {
+    hh_pool *pool = hh_pool_create(48);
+    void *p = hh_pool_alloc(pool);
+    say_pointer(p);
+    pool_free_elsewhere(pool, p);
     hh_pool_free(pool, p);
 }
 
-static void pool_interior(void) {
+/* A free of `offset` bytes past a pool's first object (of 48 bytes). */
+static void pool_free_past_first(size_t offset) {
     hh_pool *pool = hh_pool_create(48);
     char *p = hh_pool_alloc(pool);
-    say_pointer(p + 16);
-    hh_pool_free(pool, p + 16);
+    say_pointer(p + offset);
+    hh_pool_free(pool, p + offset);
 }
+
+/* An object carved but never handed out (its neighbour's start): it carries
+ * the free mark from its carving. */
+static void pool_never_handed_out(void) { pool_free_past_first(48); }
+
+/* A use after free writes a plain pointer over a freed object's link: the
+ * allocation that would follow it stops instead of handing out the written
+ * address (the pool's links are encoded as malloc's are). */
+static void pool_corrupted_free_list(void) {
+    hh_pool *pool = hh_pool_create(32);
+    void *objects[3];
+    for (int i = 0; i < 3; i++) objects[i] = hh_pool_alloc(pool);
+    hh_pool_free(pool, objects[1]);
+    hh_pool_free(pool, objects[2]);
+    say_pointer(objects[2]);
+    uintptr_t stray = (uintptr_t)&pointer_fd;
+    memcpy(objects[2], &stray, sizeof stray);
+    for (int i = 0; i < 5000; i++) hh_pool_alloc(pool);
+}
+
+static void pool_interior(void) { pool_free_past_first(16); }
 
 static void foreign_pointer(void) {
     static char not_ours[64];
@@ -457,7 +514,14 @@ int main(void) {
     expect_abort("a block never handed out", never_handed_out, "double free");
     expect_abort("beyond the carved blocks", beyond_the_carved, "invalid pointer");
     expect_abort("pool double free", pool_double_free, "hh_pool_free(): double free");
+    expect_abort("pool double free, second by another thread", pool_double_free_remote_second,
+                 "hh_pool_free(): double free");
+    expect_abort("pool double free, first by another thread", pool_double_free_remote_first,
+                 "hh_pool_free(): double free");
+    expect_abort("pool object never handed out", pool_never_handed_out,
+                 "hh_pool_free(): double free");
     expect_abort("pool interior pointer", pool_interior, "not the start of an object");
+    expect_abort("pool corrupted free list", pool_corrupted_free_list, "corrupted free list");
     expect_abort("corrupted free list", corrupted_free_list, "corrupted free list");
     expect_fault("a write 8 MiB past the heap's top", write_past_the_top);
     expect_fault("a write 2 MiB before the heap", write_before_the_start);
