@@ -338,22 +338,31 @@ void *_hh_os_hugetlb_room(size_t size, size_t new_size) {
     return room;
 }
 
+/* The kernel's files are read inside malloc and at exit: errno is kept, as a
+ * malloc that succeeds must leave it (a missing /sys file is no error of the
+ * program's). */
 size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap) {
+    int saved = errno;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return 0;
-    ssize_t n = read(fd, buf, cap);
-    close(fd);
+    ssize_t n = fd < 0 ? 0 : read(fd, buf, cap);
+    if (fd >= 0) close(fd);
+    errno = saved;
     return n > 0 ? (size_t)n : 0;
 }
 
 bool _hh_os_read_file(const char *path, void (*take)(void *arg, const char *chunk, size_t n),
                       void *arg) {
+    int saved = errno;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    if (fd < 0) {
+        errno = saved;
+        return false;
+    }
     char buf[4096];
     ssize_t n;
     while ((n = read(fd, buf, sizeof buf)) > 0) take(arg, buf, (size_t)n);
     close(fd);
+    errno = saved;
     return true;
 }
 
