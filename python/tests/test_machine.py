@@ -80,3 +80,17 @@ def test_a_process_start_time_is_read_past_a_name_with_spaces(tmp_path: Path) ->
     assert machine.process_start_ticks(43, tmp_path) is None
     assert machine.process_start_ticks(44, tmp_path) is None  # no such process
     assert machine.process_start_ticks(os.getpid()) is not None
+
+
+def test_a_library_built_from_another_revision_is_named_by_it(tmp_path: Path) -> None:
+    """`make before` builds an older revision inside the checkout: the
+    checkout's HEAD says nothing of that library, the REVISION file the
+    build leaves beside its lib/ folder does."""
+    from hugeheap.campaign.versions import BUILT_REVISION, hugeheap_revision
+
+    library = tmp_path / "before" / "lib" / "libhugeheap.so"
+    library.parent.mkdir(parents=True)
+    library.write_bytes(b"")
+    assert "not built in a git checkout" in hugeheap_revision(str(library))
+    (tmp_path / "before" / BUILT_REVISION).write_text("c062d79\n")
+    assert hugeheap_revision(str(library)).endswith("(c062d79, built by make before)")

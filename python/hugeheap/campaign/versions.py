@@ -34,9 +34,20 @@ def debian_package(path: str) -> dict[str, Any] | None:
     return None
 
 
+BUILT_REVISION = "REVISION"  # beside lib/ in a build of another revision (make before)
+
+
 def hugeheap_revision(library: str | None = None) -> str:
-    """The commit of the checkout the library was built in (this one by
-    default), where it is one."""
+    """The commit the library was built from: the one `make before` wrote
+    beside its lib/ folder (an older revision built inside this checkout,
+    whose own HEAD says nothing of it), else the commit of the checkout the
+    library lies in (this one by default), where it is one."""
+    if library:
+        built = Path(library).resolve().parent.parent / BUILT_REVISION
+        try:
+            return f"{__version__} ({built.read_text().strip()}, built by make before)"
+        except OSError:
+            pass
     checkout = _checkout_of(Path(library)) if library else REPO_ROOT
     if checkout is None:
         return f"{__version__} (not built in a git checkout)"
