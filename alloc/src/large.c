@@ -362,16 +362,15 @@ static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
     } else {
         char *room = _hh_os_hugetlb_room(old_map_size, new_size);
         if (room == NULL) return NULL;
-        if (!_hh_granule_reserve(room + lead, 1)) {
-            _hh_os_unmap_mapped(room + old_map_size, new_size - old_map_size, true);
-            _hh_os_unmap(room, old_map_size);
-            return NULL;
-        }
         /* The old place's granule is let go before the move: another
          * thread's mapping may land there the moment the pages leave. */
-        _hh_granule_set(user, HH_GRANULE_FOREIGN);
-        if (!_hh_os_move(base, old_map_size, room, old_map_size)) {
-            _hh_granule_set(user, HH_GRANULE_LARGE);
+        bool moved = _hh_granule_reserve(room + lead, 1);
+        if (moved) {
+            _hh_granule_set(user, HH_GRANULE_FOREIGN);
+            moved = _hh_os_move(base, old_map_size, room, old_map_size);
+            if (!moved) _hh_granule_set(user, HH_GRANULE_LARGE);
+        }
+        if (!moved) { /* the room goes: its new pool pages and the reserved head */
             _hh_os_unmap_mapped(room + old_map_size, new_size - old_map_size, true);
             _hh_os_unmap(room, old_map_size);
             return NULL;
