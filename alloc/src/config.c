@@ -65,6 +65,8 @@ typedef struct env_values {
     char budget_share[32];
     char growth_heap[8];
     char pool_max[32];
+    char small_heaps[16];
+    bool small_heaps_set;
     bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
         share_set, growth_set, pool_max_set;
 } env_values;
@@ -100,6 +102,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->growth_heap), offsetof(env_values, growth_set)},
         {"HUGEHEAP_POOL_MAX_MB=", offsetof(env_values, pool_max),
          sizeof(((env_values *)0)->pool_max), offsetof(env_values, pool_max_set)},
+        {"HUGEHEAP_SMALL_HEAPS=", offsetof(env_values, small_heaps),
+         sizeof(((env_values *)0)->small_heaps), offsetof(env_values, small_heaps_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -195,6 +199,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->huge_units_dense = true;
     /* docs/notebook/2026-11-27-the-growth-heap-for-blocks-of-1-16-kib.md */
     cfg->growth_heap = HH_GROWTH_OFF;
+    cfg->small_heaps = HH_SMALL_CLASSES;
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     cfg->pool_max = UINT64_MAX; /* HUGEHEAP_POOL_MAX_MB: no cap unless asked */
@@ -271,6 +276,14 @@ void _hh_config_read(hh_config *cfg) {
         cfg->growth_heap = (enum hh_growth_heap)keyword_or_warn(
             v.growth_heap, KEYWORDS(takes), cfg->growth_heap,
             "hugeheap: unknown HUGEHEAP_GROWTH_HEAP value (expected off, big or on); using off\n");
+    }
+
+    if (v.small_heaps_set) {
+        static const keyword servers[] = {{"classes", HH_SMALL_CLASSES}, {"glibc", HH_SMALL_GLIBC}};
+        cfg->small_heaps = (enum hh_small_heaps)keyword_or_warn(
+            v.small_heaps, KEYWORDS(servers), cfg->small_heaps,
+            "hugeheap: unknown HUGEHEAP_SMALL_HEAPS value (expected classes or glibc); "
+            "using classes\n");
     }
 
     if (v.budget_set) {

@@ -105,6 +105,16 @@ static void thread_exit(void *arg) {
     _hh_unlock();
 }
 
+void _hh_heap_leave(void) {
+    hh_heap *heap = _hh_heap;
+    if (!heap->alive) return;
+    /* The key's destructor must not leave it again at the thread's exit. */
+    if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {
+        pthread_setspecific(thread_key, NULL);
+    }
+    thread_exit(heap);
+}
+
 void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
     memset(sum, 0, sizeof *sum);
     _hh_lock();

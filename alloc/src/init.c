@@ -79,6 +79,11 @@ void _hh_init(void) {
 __attribute__((constructor)) static void init_at_load(void) {
     _hh_init();
     _hh_late_init();
+    /* Where glibc is to serve the small heap, a heap this thread made before
+     * (libraries' constructors allocate) is left as at a thread's exit, so
+     * that its next malloc finds the empty heap and goes to glibc; its blocks
+     * stay ours until freed. */
+    if (_hh_glibc_heap_start() && _hh_heap->alive) _hh_heap_leave();
 }
 
 /* ------------------------------------------------------------------- fork */

@@ -76,6 +76,9 @@ HH_INTERNAL void *_hh_meta_alloc_locked(size_t size);
 /* The heap of the calling thread, made on its first allocation; NULL if no
  * memory for it. */
 HH_INTERNAL hh_heap *_hh_heap_for_thread(void);
+/* The thread leaves its heap as at its exit (its blocks stay valid; its
+ * next malloc finds the empty heap). */
+HH_INTERNAL void _hh_heap_leave(void);
 /* Creates the thread key whose destructor abandons a thread's heap (start-up). */
 HH_INTERNAL void _hh_heap_watch_exits_start(void);
 /* The calling thread's live heap is abandoned at its exit (once the key is). */
@@ -254,13 +257,38 @@ HH_INTERNAL void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bo
 /* Every shut block goes back into the page heap (at the promotion). */
 HH_INTERNAL void _hh_release_unshut_all_locked(void);
 
+/* ----------------------------------------------------- glibc_heap.c */
+/* Where HUGEHEAP_SMALL_HEAPS=glibc: glibc's functions found (from the
+ * constructor only); true if glibc is to serve the heap while it is small. */
+HH_INTERNAL bool _hh_glibc_heap_start(void);
+/* glibc serves new blocks still (read on slow paths only). */
+HH_INTERNAL extern atomic_bool _hh_glibc_serving;
+/* Whether glibc is to serve `size` bytes more: it serves and the demand
+ * with them stays under the threshold; false from the first request that
+ * would reach it on (the switch is one way). */
+HH_INTERNAL bool _hh_glibc_takes(size_t size);
+/* glibc's block (alignment > 16: memalign's; zero: zeroed), counted. */
+HH_INTERNAL void *_hh_glibc_alloc(size_t size, size_t alignment, bool zero);
+/* Whether a pointer that is none of ours may be one of glibc's blocks:
+ * glibc has served (ptr not NULL).  Its free, realloc and usable size: */
+HH_INTERNAL bool _hh_glibc_may_hold(const void *ptr);
+HH_INTERNAL void _hh_glibc_free(void *ptr);
+HH_INTERNAL void *_hh_glibc_realloc(void *ptr, size_t size);
+HH_INTERNAL size_t _hh_glibc_usable(void *ptr);
+/* glibc gives back the free memory it holds (malloc_trim). */
+HH_INTERNAL void _hh_glibc_trim(void);
+/* Bytes of glibc's blocks live (part of _hh_policy_demand), blocks served. */
+HH_INTERNAL size_t _hh_glibc_live_bytes(void);
+HH_INTERNAL uint64_t _hh_glibc_blocks_served(void);
+
 /* --------------------------------------------------------- policy.c */
 /* Whether memory mapped or handed out now, `adding` bytes more, is to be
  * advised huge: THP is on and the demand (pages and blocks in use) reached
  * the threshold.  The switch is one way. */
 HH_INTERNAL bool _hh_policy_huge_now(size_t adding);
 HH_INTERNAL void _hh_policy_count_demand(intptr_t delta);
-HH_INTERNAL size_t _hh_policy_demand(void); /* bytes of pages and blocks in use */
+/* Bytes of pages and blocks in use, glibc's blocks (glibc_heap.c) included. */
+HH_INTERNAL size_t _hh_policy_demand(void);
 /* The demand is under the huge threshold (whatever the THP mode): where the
  * growth heap is open and threads take the coarse size classes. */
 HH_INTERNAL bool _hh_policy_heap_small(void);

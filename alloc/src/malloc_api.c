@@ -26,6 +26,9 @@
 /* --------------------------------------------- malloc's and free's dispatch */
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
+    if (atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) && _hh_glibc_takes(size)) {
+        return _hh_glibc_alloc(size, alignment, zero);
+    }
     _hh_init(); /* a medium or large block may be the process's first */
     if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
@@ -63,6 +66,10 @@ void _hh_free_slow(void *ptr, size_t size) {
         break;
     }
     if (ptr == NULL) return;
+    if (_hh_glibc_may_hold(ptr)) { /* glibc served the heap while it was small */
+        _hh_glibc_free(ptr);
+        return;
+    }
     _hh_fatal("free(): invalid pointer (not allocated by hugeheap)", ptr);
 }
 
@@ -74,10 +81,12 @@ static inline size_t usable_in_page(hh_page *page, void *ptr) {
 }
 
 /* What a pointer handed to realloc or malloc_usable_size is: a block of
- * ours (small, medium or large), or a stop with one line naming the pointer
+ * ours (small, medium or large), glibc's (HH_KIND_FOREIGN, where glibc served
+ * the heap while it was small), or a stop with one line naming the pointer
  * (and what was called) for anything else. */
 static hh_pointer_kind block_kind(const void *ptr, const char *what) {
     hh_pointer_kind kind = _hh_pointer_kind(ptr);
+    if (kind.kind == HH_KIND_FOREIGN && _hh_glibc_may_hold(ptr)) return kind;
     if (HH_UNLIKELY(kind.kind != HH_KIND_SMALL && kind.kind != HH_KIND_MEDIUM &&
                     kind.kind != HH_KIND_GROWTH && kind.kind != HH_KIND_LARGE)) {
         _hh_fatal(what, ptr);
@@ -127,6 +136,10 @@ HH_API void *hh_realloc(void *ptr, size_t size) {
     if (heap->alive) _hh_count(&heap->stats.reallocs, 1);
     hh_pointer_kind kind =
         block_kind(ptr, "realloc(): invalid pointer (not allocated by hugeheap)");
+    if (kind.kind == HH_KIND_FOREIGN) { /* glibc's: it resizes it while it serves */
+        if (_hh_glibc_takes(size)) return _hh_glibc_realloc(ptr, size);
+        return move_block(ptr, _hh_glibc_usable(ptr), size);
+    }
     if (kind.kind == HH_KIND_LARGE) {
         size_t usable = kind.large->usable;
         void *resized = _hh_large_realloc(kind.large, ptr, size);
@@ -158,6 +171,9 @@ HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
 /* alignment: a power of two. */
 static void *alloc_aligned(size_t alignment, size_t size) {
     if (alignment <= 16) return _hh_alloc(size, false);
+    if (atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) && _hh_glibc_takes(size)) {
+        return _hh_glibc_alloc(size, alignment, false);
+    }
     _hh_init(); /* the class tables below */
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
         errno = ENOMEM;
@@ -232,6 +248,7 @@ HH_API void *hh_pvalloc(size_t size) {
 HH_API size_t hh_usable_size(void *ptr) {
     if (ptr == NULL) return 0;
     hh_pointer_kind kind = block_kind(ptr, "malloc_usable_size(): invalid pointer");
+    if (kind.kind == HH_KIND_FOREIGN) return _hh_glibc_usable(ptr);
     if (kind.kind == HH_KIND_LARGE) return kind.large->usable;
     if (kind.kind == HH_KIND_SMALL) return usable_in_page(kind.page, ptr);
     if (kind.kind == HH_KIND_GROWTH) {
@@ -252,6 +269,7 @@ HH_API int hh_trim(size_t pad) {
     _hh_init();
     _hh_heap_purge_local(_hh_heap);
     size_t released = _hh_release_pages(true) + _hh_large_purge(true);
+    _hh_glibc_trim();
     return released > 0;
 }
 
@@ -284,7 +302,7 @@ HH_API struct hh_mallinfo2 hh_mallinfo2(void) {
     int64_t in_use = _hh_stats_in_use();
     info.arena = (size_t)mapped;
     info.usmblks = (size_t)atomic_load_explicit(&_hh_gstats.mapped_peak, memory_order_relaxed);
-    info.uordblks = (size_t)(in_use > 0 ? in_use : 0);
+    info.uordblks = (size_t)(in_use > 0 ? in_use : 0) + _hh_glibc_live_bytes();
     info.fordblks = mapped > in_use ? (size_t)(mapped - in_use) : 0;
     return info;
 }

@@ -187,7 +187,7 @@ void _hh_policy_count_demand(intptr_t delta) {
 
 size_t _hh_policy_demand(void) {
     int64_t used = atomic_load_explicit(&demand, memory_order_relaxed);
-    return used > 0 ? (size_t)used : 0;
+    return (used > 0 ? (size_t)used : 0) + _hh_glibc_live_bytes();
 }
 
 bool _hh_policy_heap_small(void) { return _hh_policy_demand() < _hh_cfg.huge_threshold; }

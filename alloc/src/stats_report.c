@@ -267,6 +267,9 @@ static void take_snapshot(snapshot *s) {
     add(s, "mremap_in_place", NULL, COUNT,
         atomic_load_explicit(&heaps.mremap_in_place, memory_order_relaxed));
     add(s, "threads", "threads", COUNT, threads);
+    add(s, "glibc_blocks", "blocks glibc made while the heap was small", COUNT,
+        _hh_glibc_blocks_served());
+    add(s, "glibc_live_bytes", "  bytes of them live", BYTES, _hh_glibc_live_bytes());
     add(s, "regions_made", "regions", COUNT, LOAD(regions_made));
     add(s, "units_released", "2 MiB units given back", COUNT, LOAD(units_released));
     add(s, "units_refaulted", "  and needed again", COUNT, LOAD(units_refaulted));

@@ -276,6 +276,10 @@ enum hh_huge_budget { HH_BUDGET_AUTO = 0, HH_BUDGET_OFF = 1, HH_BUDGET_ALWAYS = 
  * or grows. */
 enum hh_growth_heap { HH_GROWTH_OFF = 0, HH_GROWTH_BIG = 1, HH_GROWTH_ALL = 2 };
 
+/* Who serves a heap under the huge threshold (glibc_heap.c): the size
+ * classes, or glibc's own allocator until the heap turns huge. */
+enum hh_small_heaps { HH_SMALL_CLASSES = 0, HH_SMALL_GLIBC = 1 };
+
 typedef struct hh_config {
     enum hh_thp_mode thp;
     bool stats_print;
@@ -283,6 +287,7 @@ typedef struct hh_config {
     uint64_t release_delay_ms; /* how long a unit nothing was taken from keeps its free memory */
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     enum hh_growth_heap growth_heap; /* which blocks the growth heap takes (growth.c) */
+    enum hh_small_heaps small_heaps; /* who serves a heap under the threshold (glibc_heap.c) */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
     enum hh_huge_budget huge_budget;

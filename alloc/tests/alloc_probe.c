@@ -34,6 +34,17 @@
  *                           grows), then shrink it to a quarter of FROM,
  *                           checking every byte kept at each step; keep it
  *                           to the end (the library's exit statistics see it)
+ *   alloc_probe handover MIB
+ *                           allocate a small heap (about 4 MiB of mixed
+ *                           sizes, aligned and zeroed blocks, some from a
+ *                           second thread), then MIB MiB more in blocks of
+ *                           256 KiB, then grow every block of the small heap
+ *                           by realloc, checking contents; free all, and
+ *                           allocate in a forked child.  Print how many of
+ *                           each group the preloaded library owns (hh_owns):
+ *                           "small=N small_ours=N big=N big_ours=N moved_ours=N"
+ *                           (where glibc serves a small heap, the small
+ *                           blocks are glibc's and the rest the library's)
  *   alloc_probe holes MIB [PAUSE_MS [KIB]]
  *                           allocate and fill MIB MiB in blocks of 256 KiB,
  *                           free three in four, then allocate (and free) a
@@ -44,13 +55,18 @@
  *                           and after, and the huge pages the kernel split
  *                           meanwhile (/proc/vmstat)
  */
+#include <dlfcn.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 static void smaps_totals(long *anon_kb, long *huge_kb) {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
@@ -370,6 +386,145 @@ static int threads(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- handover */
+
+#define SMALL_BLOCKS 6000
+
+typedef struct small_heap {
+    unsigned char *block[SMALL_BLOCKS];
+    size_t size[SMALL_BLOCKS];
+} small_heap;
+
+static unsigned char fill_of(size_t i) { return (unsigned char)(i * 131 + 7); }
+
+/* Blocks i = from, from + step, ... of mixed sizes (16 B to 20 KiB), every
+ * 97th calloc'd, every 89th aligned to 64 and every 401st to 4096. */
+static void *make_small(void *arg) {
+    small_heap *heap = arg;
+    for (size_t i = 1; i < SMALL_BLOCKS; i += 2) {
+        size_t size = 16 + (i * 2654435761u) % (i % 10 == 0 ? 20000 : 600);
+        unsigned char *p;
+        if (i % 97 == 0) {
+            p = calloc(1, size);
+            for (size_t k = 0; p != NULL && k < size; k++) {
+                if (p[k] != 0) return "calloc's block not zeroed";
+            }
+        } else if (i % 401 == 0) {
+            if (posix_memalign((void **)&p, 4096, size) != 0) p = NULL;
+        } else if (i % 89 == 0) {
+            p = aligned_alloc(64, (size + 63) & ~(size_t)63);
+        } else {
+            p = malloc(size);
+        }
+        if (p == NULL) return "out of memory";
+        if ((i % 401 == 0 && (uintptr_t)p % 4096 != 0) || (i % 89 == 0 && (uintptr_t)p % 64 != 0)) {
+            return "a block not aligned as asked";
+        }
+        if (malloc_usable_size(p) < size) return "malloc_usable_size below the size asked";
+        memset(p, fill_of(i), size);
+        heap->block[i] = p;
+        heap->size[i] = size;
+    }
+    return NULL;
+}
+
+typedef struct small_half {
+    small_heap *heap;
+    size_t from;
+} small_half;
+
+static void *make_small_half(void *arg) {
+    small_half *half = arg;
+    small_heap *heap = half->heap;
+    /* make_small's odd indices; this thread takes the even ones. */
+    for (size_t i = half->from; i < SMALL_BLOCKS; i += 2) {
+        size_t size = 16 + (i * 2654435761u) % 300;
+        heap->block[i] = malloc(size);
+        if (heap->block[i] == NULL) return "out of memory";
+        memset(heap->block[i], fill_of(i), size);
+        heap->size[i] = size;
+    }
+    return NULL;
+}
+
+static bool holds(const unsigned char *p, size_t size, unsigned char value) {
+    for (size_t k = 0; k < size; k++) {
+        if (p[k] != value) return false;
+    }
+    return true;
+}
+
+static int handover(size_t big_mib) {
+    bool (*owns)(const void *) = (bool (*)(const void *))dlsym(RTLD_DEFAULT, "hh_owns");
+    if (owns == NULL) {
+        fprintf(stderr, "handover: hh_owns not found (is the library preloaded?)\n");
+        return 1;
+    }
+    static small_heap heap;
+    pthread_t other;
+    small_half half = {&heap, 0};
+    pthread_create(&other, NULL, make_small_half, &half);
+    const char *problem = make_small(&heap);
+    void *other_problem;
+    pthread_join(other, &other_problem);
+    if (problem == NULL) problem = other_problem;
+    if (problem != NULL) {
+        fprintf(stderr, "handover: small heap: %s\n", problem);
+        return 1;
+    }
+    unsigned small_ours = 0;
+    for (size_t i = 0; i < SMALL_BLOCKS; i++) small_ours += owns(heap.block[i]);
+    /* A small block resized while the heap is small. */
+    heap.block[0] = realloc(heap.block[0], heap.size[0] + 100);
+    if (heap.block[0] == NULL || !holds(heap.block[0], heap.size[0], fill_of(0))) {
+        fprintf(stderr, "handover: realloc lost a small block's contents\n");
+        return 1;
+    }
+    memset(heap.block[0] + heap.size[0], fill_of(0), 100);
+    heap.size[0] += 100;
+
+    size_t big_count = big_mib * 4;
+    unsigned char **big = malloc(big_count * sizeof *big);
+    if (big == NULL) return 1;
+    unsigned big_ours = 0;
+    for (size_t i = 0; i < big_count; i++) {
+        big[i] = malloc(256 << 10);
+        if (big[i] == NULL) return 1;
+        memset(big[i], 3, 256 << 10);
+        big_ours += owns(big[i]);
+    }
+    /* Every small block grown (moved into the library once it serves). */
+    unsigned moved_ours = 0;
+    for (size_t i = 0; i < SMALL_BLOCKS; i++) {
+        unsigned char *grown = realloc(heap.block[i], heap.size[i] * 3 + 64);
+        if (grown == NULL || !holds(grown, heap.size[i], fill_of(i))) {
+            fprintf(stderr, "handover: realloc lost block %zu's contents\n", i);
+            return 1;
+        }
+        moved_ours += owns(grown);
+        heap.block[i] = grown;
+    }
+    for (size_t i = 0; i < SMALL_BLOCKS; i++) free(heap.block[i]);
+    for (size_t i = 0; i < big_count; i++) free(big[i]);
+    free(big);
+    pid_t child = fork();
+    if (child == 0) {
+        void *p = malloc(1000), *q = malloc(1 << 20);
+        free(p);
+        free(q);
+        _exit(p != NULL && q != NULL ? 0 : 1);
+    }
+    int status = 0;
+    if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        fprintf(stderr, "handover: the forked child failed\n");
+        return 1;
+    }
+    printf("small=%d small_ours=%u big=%zu big_ours=%u moved_ours=%u\n", SMALL_BLOCKS, small_ours,
+           big_count, big_ours, moved_ours);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
@@ -392,10 +547,11 @@ int main(int argc, char **argv) {
                      then_kib > 0 ? then_kib : 256);
     }
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
+    if (argc >= 3 && strcmp(argv[1], "handover") == 0) return handover(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
     }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | replace N | budget MIB MS\n");
+                    "arrays MIB | replace N | budget MIB MS | handover MIB\n");
     return 2;
 }

@@ -665,7 +665,49 @@ def check_real_z3(args: argparse.Namespace) -> None:
         compare_preloaded(args, [z3, str(smt)], lambda s: s)
 
 
+def check_glibc_small_heaps(args: argparse.Namespace) -> None:
+    """HUGEHEAP_SMALL_HEAPS=glibc: glibc serves the heap while it is small
+    (every block of a 4 MiB heap made from two threads, aligned and zeroed
+    ones too, is glibc's), the library once it passes the threshold (of 48
+    MiB more, the blocks after the first 32); glibc's blocks grown by realloc
+    move into the library with their contents, free and malloc_usable_size
+    take both, a forked child allocates.  The size classes serve every block
+    by default and where the value is unknown (with a warning)."""
+    def handover(env: dict[str, str]) -> tuple[dict[str, int], str]:
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = Path(tmp) / "stats.json"
+            result = run([args.probe, "handover", "48"],
+                         env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{stats}", **env})
+            expect(result.returncode == 0, f"alloc_probe handover failed: {result.stderr.strip()}")
+            values = {k: int(v) for k, v in (item.split("=") for item in result.stdout.split())}
+            record = read_stats(stats)[0]
+            values["glibc_blocks"] = int(str(record["glibc_blocks"]))
+            return values, result.stderr
+
+    glibc, _ = handover({"HUGEHEAP_SMALL_HEAPS": "glibc"})
+    print(f"glibc serves: {glibc}")
+    expect(glibc["small_ours"] == 0,
+           f"{glibc['small_ours']} of the small heap's {glibc['small']} blocks were the library's")
+    # Each thread tells its count in steps of 1024 blocks: the exited one's
+    # last step may be untold.
+    expect(glibc["small"] - 1024 <= glibc["glibc_blocks"] <= glibc["small"] + glibc["big"],
+           f"the statistics count {glibc['glibc_blocks']} blocks from glibc")
+    # 32 MiB of the 48 in blocks of 256 KiB go to glibc, less what the small heap holds.
+    expect(0 < glibc["big_ours"] < glibc["big"] and glibc["big"] - glibc["big_ours"] <= 128,
+           f"{glibc['big_ours']} of {glibc['big']} blocks past the threshold were the library's")
+    expect(glibc["moved_ours"] == glibc["small"],
+           f"{glibc['moved_ours']} of {glibc['small']} grown blocks moved into the library")
+    classes, _ = handover({})
+    expect(classes["small_ours"] == classes["small"] and classes["glibc_blocks"] == 0,
+           f"by default {classes['small_ours']} of {classes['small']} small blocks were the "
+           f"library's and {classes['glibc_blocks']} glibc's")
+    unknown, stderr = handover({"HUGEHEAP_SMALL_HEAPS": "both"})
+    expect("unknown HUGEHEAP_SMALL_HEAPS" in stderr and unknown["small_ours"] == unknown["small"],
+           f"an unknown value: {unknown}, stderr {stderr.strip()!r}")
+
+
 CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
+    "glibc-small-heaps": check_glibc_small_heaps,
     "symbols": check_symbols,
     "static": check_static,
     "thp-coverage": check_thp_coverage,
