@@ -14,12 +14,14 @@
  * the size classes serve.
  *
  * The switch is one way: once the demand (the library's, plus the bytes of
- * glibc's blocks live) with a request would reach the threshold, or glibc has
- * made SWITCH_BLOCKS blocks, every new block is the library's.  The second
- * bound is for speed: the size classes allocate faster than glibc, which a
- * program that allocates much gains more from than a few hundred KiB (cadical
+ * glibc's blocks live) with a request would reach the threshold, or the
+ * program allocates fast (FAST_BLOCKS blocks and more, at one or more per
+ * microsecond of CPU time), every new block is the library's.  The second
+ * bound is for speed: the size classes allocate at two to three times glibc's
+ * rate, worth more to a program that allocates fast than the memory (cadical
  * on a 47 MiB heap ran at 1.05 of glibc's speed with its first 32 MiB served
- * by glibc, at 1.64 by the size classes).  glibc's blocks stay where they
+ * by glibc, at 1.64 by the size classes); at a block per microsecond glibc's
+ * extra cost is a few percent of the CPU time.  glibc's blocks stay where they
  * are: free tells them from ours by the reserved range and the granule map (a
  * pointer that is none of ours goes to glibc), and realloc moves them into
  * the library once it serves.  Their bytes and number are counted (glibc's
@@ -59,7 +61,8 @@ __asm__(".symver first_dlsym, dlsym@" DLSYM_VERSION);
 
 #define COUNT_STEP ((int64_t)64 << 10)
 #define COUNT_BLOCKS 1024
-#define SWITCH_BLOCKS ((uint64_t)256 << 10)
+#define FAST_BLOCKS ((uint64_t)64 << 10)
+#define FAST_NS_PER_BLOCK 1000
 #define TRIM_STEP ((int64_t)2 << 20)
 
 static struct {
@@ -79,7 +82,8 @@ static struct {
     _Alignas(64) _Atomic(int64_t) live; /* bytes of glibc's blocks live, as told */
     _Atomic(int64_t) live_at_trim;       /* `live` when glibc last gave memory back */
     _Atomic(uint64_t) served;            /* blocks glibc made for the program, as told */
-    char pad[64 - 2 * sizeof(int64_t) - sizeof(uint64_t)];
+    atomic_bool fast;                    /* the program allocates fast: the library serves */
+    char pad[64 - 2 * sizeof(int64_t) - sizeof(uint64_t) - sizeof(atomic_bool)];
 } told;
 static __thread int64_t untold __attribute__((tls_model("initial-exec")));
 static __thread uint32_t untold_blocks __attribute__((tls_model("initial-exec")));
@@ -125,8 +129,13 @@ static void tell(int64_t bytes, uint32_t blocks) {
     untold_blocks += blocks;
     if (untold > -COUNT_STEP && untold < COUNT_STEP && untold_blocks < COUNT_BLOCKS) return;
     if (untold_blocks != 0) {
-        atomic_fetch_add_explicit(&told.served, untold_blocks, memory_order_relaxed);
+        uint64_t blocks =
+            atomic_fetch_add_explicit(&told.served, untold_blocks, memory_order_relaxed) +
+            untold_blocks;
         untold_blocks = 0;
+        if (blocks >= FAST_BLOCKS && _hh_clock_cpu_ns() <= blocks * FAST_NS_PER_BLOCK) {
+            atomic_store_explicit(&told.fast, true, memory_order_relaxed);
+        }
     }
     int64_t now = atomic_fetch_add_explicit(&told.live, untold, memory_order_relaxed) + untold;
     untold = 0;
@@ -155,9 +164,8 @@ uint64_t _hh_glibc_blocks_served(void) {
 bool _hh_glibc_takes(size_t size) {
     if (!atomic_load_explicit(&_hh_glibc_serving, memory_order_acquire)) return false;
     size_t demand = _hh_policy_demand() + (size_t)(untold > 0 ? untold : 0);
-    uint64_t blocks = atomic_load_explicit(&told.served, memory_order_relaxed) + untold_blocks;
     if (demand < _hh_cfg.huge_threshold && size < _hh_cfg.huge_threshold - demand &&
-        blocks < SWITCH_BLOCKS) {
+        !atomic_load_explicit(&told.fast, memory_order_relaxed)) {
         return true;
     }
     /* The heap turns huge, or the program allocates much: the library
