@@ -199,7 +199,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->huge_units_dense = true;
     /* docs/notebook/2026-11-27-the-growth-heap-for-blocks-of-1-16-kib.md */
     cfg->growth_heap = HH_GROWTH_OFF;
-    cfg->small_heaps = HH_SMALL_CLASSES;
+    cfg->small_heaps = HH_SMALL_CLASSES; /* glibc_heap.c says why */
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     cfg->pool_max = UINT64_MAX; /* HUGEHEAP_POOL_MAX_MB: no cap unless asked */

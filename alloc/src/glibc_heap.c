@@ -1,10 +1,19 @@
-/* A heap under the huge threshold served by glibc's own allocator
- * (HUGEHEAP_SMALL_HEAPS=glibc), the library taking over once it turns huge.
+/* A small heap served by glibc's own allocator (HUGEHEAP_SMALL_HEAPS=glibc),
+ * the library taking over once the heap passes 8 MiB or the program
+ * allocates fast.
  *
- * Why: under the threshold the library's pages are 4 KiB ones, so it gives
- * a small heap nothing glibc does not, while its size classes leave free room
- * glibc would fill with other sizes (processes of a few MiB held a tenth to a
- * third more).  Served by glibc, a small process is glibc's.
+ * Why: under the huge threshold the library's pages are 4 KiB ones, so it
+ * gives a small heap nothing glibc does not, while its size classes leave
+ * free room glibc would fill with other sizes (processes of a few MiB held a
+ * tenth to a third more).  Served by glibc, a small process is glibc's.
+ *
+ * Off by default: measured against the size classes (2026-11-29, the
+ * notebook's entry on it), small processes that allocate little peak at most
+ * at 1.01 of glibc's (the size classes: up to 1.39), and heaps of 30-480 MiB
+ * are level in speed and memory; but a small process that allocates fast
+ * holds glibc's memory and the library's (1.50-2.29 of glibc's peak, against
+ * 1.27-2.12), and glibc's blocks have glibc's checks, not the library's (a
+ * sized delete naming the wrong size passes).
  *
  * Only where the library is the process's malloc beside glibc (the shared
  * library); the static and named builds keep the size classes.  glibc's
@@ -15,23 +24,21 @@
  *
  * The switch is one way: once the demand (the library's, plus the bytes of
  * glibc's blocks live) with a request would reach GLIBC_HEAP_MAX (or the huge
- * threshold, if lower), or the
- * program allocates fast (FAST_BLOCKS blocks and more, at one or more per
- * microsecond of CPU time), every new block is the library's.  The second
- * bound is for speed: the size classes allocate at two to three times glibc's
- * rate, worth more to a program that allocates fast than the memory (cadical
- * on a 47 MiB heap ran at 1.05 of glibc's speed with its first 32 MiB served
- * by glibc, at 1.64 by the size classes); at a block per microsecond glibc's
- * extra cost is a few percent of the CPU time.  glibc's blocks stay where they
- * are: free tells them from ours by the reserved range and the granule map (a
- * pointer that is none of ours goes to glibc), and realloc moves them into
- * the library once it serves.  Their bytes and number are counted (glibc's
- * malloc_usable_size; each thread tells the process in steps of COUNT_STEP
- * bytes or COUNT_BLOCKS blocks, so that no shared line is written on every
- * call: when one was, four threads churning small blocks ran at a quarter of
- * glibc's speed), and the bytes are part of the demand policy.c sees.  After
- * the switch nothing reuses glibc's freed memory, so glibc is asked to give
- * it back (malloc_trim) each time its live bytes fell by TRIM_STEP. */
+ * threshold, if lower), or the program allocates fast (FAST_BLOCKS blocks
+ * and more, at one or more per microsecond of CPU time), every new block is
+ * the library's.  The second bound is for speed: the size classes allocate
+ * at two to three times glibc's rate, and at a block per microsecond glibc's
+ * extra cost is a few percent of the CPU time.  glibc's blocks stay where
+ * they are: free tells them from ours by the reserved range and the granule
+ * map (a pointer that is none of ours goes to glibc), and realloc moves them
+ * into the library once it serves.  Their bytes and number are counted
+ * (glibc's malloc_usable_size; each thread tells the process in steps of
+ * COUNT_STEP bytes or COUNT_BLOCKS blocks, so that no shared line is written
+ * on every call: when one was, four threads churning small blocks ran at a
+ * quarter of glibc's speed), and the bytes are part of the demand policy.c
+ * sees.  After the switch nothing reuses glibc's freed memory, so glibc is
+ * asked to give it back (malloc_trim) each time its live bytes fell by
+ * TRIM_STEP. */
 #include <stdatomic.h>
 #include <string.h>
 
