@@ -36,7 +36,8 @@
  * COUNT_STEP bytes or COUNT_BLOCKS blocks, so that no shared line is written
  * on every call: when one was, four threads churning small blocks ran at a
  * quarter of glibc's speed), and the bytes are part of the demand policy.c
- * sees.  After the switch nothing reuses glibc's freed memory, so glibc is
+ * sees.  The counts are estimates: a thread that exits takes what it has not
+ * told yet (less than a step) with it.  After the switch nothing reuses glibc's freed memory, so glibc is
  * asked to give it back (malloc_trim) each time its live bytes fell by
  * TRIM_STEP. */
 #include <stdatomic.h>
