@@ -382,7 +382,8 @@ def results_pack(directory: str, name: str, command: str, into: str) -> None:
               "differs from its data")
 @click.option("--root", default=".", show_default=True, metavar="DIR", help="the checkout")
 def results_docs(check: bool, root: str) -> None:
-    """Make the blocks <!-- results:NAME --> (of published/NAME) and <!-- results:families
+    """Make the blocks <!-- results:NAME --> (of published/NAME), <!-- results:NAME
+    by-instance --> (its figures per tool and instance) and <!-- results:families
     NAME[=FAMILY]... --> (hugeheap on each family) in docs/*.md and README.md anew."""
     from .report.blocks import refresh, stale
     try:

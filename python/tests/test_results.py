@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import statistics
 import subprocess
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,7 +20,7 @@ from test_report import make_campaign as stored_campaign
 from test_report import record
 
 from hugeheap.campaign.folder import CampaignMeta
-from hugeheap.campaign.store import Store
+from hugeheap.campaign.store import RunRecord, Store
 from hugeheap.errors import HarnessError
 from hugeheap.report.analysis import Analysis, analyse
 from hugeheap.report.blocks import refresh, rewrite, stale
@@ -170,20 +171,27 @@ def family_campaign(directory: Path, suite: str, tool: str,
                     huge: dict[str, float] | None = None) -> Path:
     """A finished campaign of one tool, 3 repetitions whose median is the
     listed time (test_report's record, one run faster and one slower)."""
-    directory.mkdir(parents=True)
-    store = Store(directory / "results.sqlite")
-    CampaignMeta(identity={}, suite_name=suite, baseline=next(iter(times)), cpu_limit_s=100.0,
-                 tools=[tool], modes=list(times)).save(store)
-    store.add_many([dataclasses.replace(
+    return stored(directory, suite, [tool], list(times), [dataclasses.replace(
         record(mode, instance, rep, None if t is None else t * (1.0, 0.9, 1.2)[rep]), tool=tool,
         memory_peak=(peak or {}).get(instance, 100) * 2**20 if mode == "hugeheap" else 100 * 2**20,
         huge_share=(huge or {}).get(instance) if mode == "hugeheap" else None)
         for mode, by_instance in times.items() for instance, t in by_instance.items()
         for rep in range(3)])
+
+
+def stored(directory: Path, suite: str, tools: list[str], modes: list[str],
+           runs: list[RunRecord]) -> Path:
+    """A finished campaign of runs in directory, the first mode its
+    baseline, with a machine record (started on the 2(number of modes)th)."""
+    directory.mkdir(parents=True)
+    store = Store(directory / "results.sqlite")
+    CampaignMeta(identity={}, suite_name=suite, baseline=modes[0], cpu_limit_s=100.0,
+                 tools=tools, modes=modes).save(store)
+    store.add_many(runs)
     store.close()
     (directory / "machine.json").write_text(json.dumps([{
         "hostname": "testhost", "kernel": "6.1", "cpu_model": "Test CPU", "cpu_count": 2,
-        "memory_bytes": 2**30, "started": f"2026-11-2{len(times)}T01:02:03+00:00",
+        "memory_bytes": 2**30, "started": f"2026-11-2{len(modes)}T01:02:03+00:00",
         "allocators": {"hugeheap": {"like": "hugeheap", "version": "0.1.0 (abc1234)"}}}]))
     return directory
 
@@ -310,10 +318,104 @@ def test_family_mistakes_are_named(tmp_path: Path, words: str, problem: str) -> 
     assert str(caught.value).startswith(f"README.md:1: {problem}")
 
 
-def test_a_campaign_block_takes_one_name(tmp_path: Path) -> None:
+# A campaign of two tools (in the campaign's order zeta, then alpha) on the
+# instances b and a, three repetitions each, every run with its own CPU time
+# and peak: the per-instance table's medians differ from any one run.
+BY_MODES = ["system", "hugeheap", "mimalloc"]
+
+
+def by_instance_run(tool: str, instance: str, mode: str, rep: int) -> RunRecord:
+    """One run; alpha under mimalloc never finishes on b, and zeta's third
+    repetition under hugeheap on a times out (with a peak no other run has,
+    so that counting it would show)."""
+    if (tool, instance, mode) == ("alpha", "b", "mimalloc") or \
+            (tool, instance, mode, rep) == ("zeta", "a", "hugeheap", 2):
+        return dataclasses.replace(record(mode, instance, rep, None), tool=tool,
+                                   memory_peak=999 * 2**20)
+    seconds = ({"zeta": 3.0, "alpha": 0.02}[tool] * {"a": 1, "b": 5}[instance] *
+               {"system": 1.0, "hugeheap": 0.8, "mimalloc": 1.1}[mode] * (1.0, 0.9, 1.3)[rep])
+    mib = {"system": 10, "hugeheap": 14, "mimalloc": 12}[mode] * {"a": 1, "b": 3}[instance]
+    return dataclasses.replace(record(mode, instance, rep, seconds), tool=tool,
+                               memory_peak=(mib + 7 * rep * {"zeta": 1, "alpha": 2}[tool]) * 2**20)
+
+
+BY_RUNS = [by_instance_run(tool, instance, mode, rep) for tool in ("zeta", "alpha")
+           for instance in ("b", "a") for mode in BY_MODES for rep in range(3)]
+
+
+def by_instance_checkout(tmp_path: Path) -> Path:
+    """A checkout with the packed campaign `small` (BY_RUNS) and a page with
+    its per-instance block, still empty."""
+    pack(stored(tmp_path / "runs" / "small", "small-suite", ["zeta", "alpha"], BY_MODES,
+                BY_RUNS), tmp_path / "published", "small", "make small")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "page.md").write_text("Before.\n<!-- results:small by-instance -->\n"
+                                               "<!-- /results:small -->\nAfter.\n")
+    return tmp_path
+
+
+def medians(tool: str, instance: str, mode: str) -> tuple[float, float] | None:
+    """The median CPU seconds and peak MiB of BY_RUNS's runs that ended ok."""
+    ok = [r for r in BY_RUNS if (r.tool, r.instance, r.mode) == (tool, instance, mode) and
+          r.status == "ok"]
+    if not ok:
+        return None
+    return (statistics.median(r.cputime or 0.0 for r in ok),
+            statistics.median((r.memory_peak or 0) / 2**20 for r in ok))
+
+
+def expected_row(tool: str, instance: str) -> list[str]:
+    base = medians(tool, instance, "system")
+    assert base is not None
+    others = [medians(tool, instance, mode) for mode in BY_MODES[1:]]
+    return [f"{tool}, {instance}", f"{base[0]:.3f}, {base[1]:.1f}",
+            ", ".join("-" if m is None else f"{base[0] / m[0]:.2f}" for m in others),
+            ", ".join("-" if m is None else f"{m[1] / base[1]:.2f}" for m in others)]
+
+
+def test_the_table_per_instance(tmp_path: Path) -> None:
+    root = by_instance_checkout(tmp_path)
+    page = root / "docs" / "page.md"
+    assert refresh(root) == [page] and stale(root) == []
+    text = page.read_text()
+    lines = text.splitlines()
+    assert lines[:4] == ["Before.", "<!-- results:small by-instance -->",
+                         "| tool, instance | system: CPU s, peak MiB | speed: hugeheap, mimalloc "
+                         "| peak / system: hugeheap, mimalloc |", "|:---|---:|---:|---:|"]
+    rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4:8]]
+    assert rows == [expected_row(tool, instance) for tool in ("zeta", "alpha")
+                    for instance in ("a", "b")]
+    # zeta on a under hugeheap: the two runs that finished, 2.4 and 2.16 s, 14 and 21 MiB
+    # (the timeout's 999 MiB left out), against system's 3 s and 17 MiB.
+    assert rows[0] == ["zeta, a", "3.000, 17.0", f"{3 / 2.28:.2f}, {3 / 3.3:.2f}",
+                       f"{17.5 / 17:.2f}, {19 / 17:.2f}"]
+    # alpha under mimalloc never finished on b: a dash, and the legend says why.
+    assert rows[3][2].endswith(", -") and rows[3][3].endswith(", -")
+    assert lines[8] == "" and lines[9].startswith("Per tool and instance, medians over the "
+                                                  "repetitions that finished correctly")
+    assert "-: the mode, or system, has no run on the instance that finished correctly." \
+        in lines[9]
+    assert "CPU time (user + system)" in lines[9] and "the peak of the run's cgroup" in lines[9]
+    assert lines[11].startswith("Campaign `small` (suite `small-suite`, 36 runs, 3 "
+                                "repetitions of each), started 2026-11-23 01:02 UTC. "
+                                "Machine: testhost: 2 CPUs (Test CPU)")
+    assert lines[11].endswith("Reproduce: `make small`. Data: `published/small/`; this table "
+                              "is made from it by `make results`: change the data, not the "
+                              "table.")
+    assert lines[12:] == ["<!-- /results:small -->", "After."]
+    # A figure typed over is caught.
+    page.write_text(text.replace(rows[1][1], "1.000, 1.0"))
+    assert stale(root) == [page]
+
+
+@pytest.mark.parametrize("words", ["more", "by-instance more", "by_instance", "families"])
+def test_a_campaign_block_takes_a_known_word(tmp_path: Path, words: str) -> None:
     root = checkout(tmp_path)
-    (root / "docs" / "page.md").write_text("<!-- results:known more -->\n"
+    (root / "docs" / "page.md").write_text(f"<!-- results:known {words} -->\n"
                                            "<!-- /results:known -->\n")
-    with pytest.raises(HarnessError, match="docs/page.md:1: <!-- results:known --> takes no "
-                       "more words"):
+    with pytest.raises(HarnessError) as caught:
         stale(root)
+    assert str(caught.value) == (
+        f"docs/page.md:1: <!-- results:known {words} -->: unknown words; a block is "
+        "<!-- results:NAME --> (a campaign's tables), <!-- results:NAME by-instance --> (its "
+        "table per instance) or <!-- results:families NAME NAME ... --> (several campaigns)")

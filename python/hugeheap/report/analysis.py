@@ -95,6 +95,11 @@ class Analysis:
     commands: dict[str, tuple[list[str], str]] = field(default_factory=dict)  # argv, adapter
     meta: CampaignMeta | None = None  # the campaign's facts as stored
 
+    def instances_of(self, tool: str) -> list[str]:
+        """The instances the tool was to run on: the campaign's own list for
+        it, else all of the campaign's."""
+        return (self.meta.tool_instances if self.meta else {}).get(tool, self.instances)
+
 
 def _median(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
@@ -124,6 +129,14 @@ def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell
         next((json.loads(r.benchexec) for r in records if r.benchexec and r.verdict == verdict),
              None),
         _median_metrics(records))
+
+
+def cells_of(runs: list[RunRecord]) -> dict[tuple[str, str, str], Cell]:
+    """Each (tool, mode, instance) of the runs over its repetitions among them."""
+    grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
+    for record in runs:
+        grouped[(record.tool, record.mode, record.instance)].append(record)
+    return {key: _cell(*key, records) for key, records in grouped.items()}
 
 
 def run_metrics(record: RunRecord) -> dict[str, float]:
@@ -178,12 +191,10 @@ def analyse_runs(meta: CampaignMeta, runs: list[RunRecord], machine: list[dict[s
                 for name, entry in meta.identity.get("tools", {}).items()}
     tool_instances = meta.tool_instances
     disagreements = judge(runs)
-    grouped: dict[tuple[str, str, str], list[RunRecord]] = defaultdict(list)
     by_mode: dict[tuple[str, str], list[RunRecord]] = defaultdict(list)
     for record in runs:
-        grouped[(record.tool, record.mode, record.instance)].append(record)
         by_mode[(record.tool, record.mode)].append(record)
-    cells = {key: _cell(*key, records) for key, records in grouped.items()}
+    cells = cells_of(runs)
     instances = sorted({r.instance for r in runs} | set(planned))
     summaries = []
     for tool in tools:

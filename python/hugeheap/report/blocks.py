@@ -1,6 +1,8 @@
 """The generated blocks of the docs: between a line `<!-- results:NAME -->`
 and a line `<!-- /results:NAME -->` in docs/*.md or README.md stand the
 tables of the campaign packed in published/NAME (markdown.py makes them);
+between `<!-- results:NAME by-instance -->` and `<!-- /results:NAME -->`,
+its table with a row per tool and instance (by_instance.py makes it);
 between `<!-- results:families NAME[=FAMILY] ... -->` and
 `<!-- /results:families -->`, one table of hugeheap on every family, each
 family's campaign packed in published/NAME (families.py makes it).
@@ -16,6 +18,7 @@ from pathlib import Path
 from ..errors import HarnessError
 from ..files import write_whole
 from .analysis import Analysis
+from .by_instance import BY_INSTANCE, instance_block
 from .families import family_block
 from .markdown import markdown
 from .packed import FAMILIES, PUBLISHED, Packed, load, published
@@ -83,10 +86,14 @@ def _maker(root: Path) -> Callable[[str], str]:
         name, *rest = words.split()
         if name == FAMILIES:
             return family_block(rest, campaign)
+        if rest == [BY_INSTANCE]:
+            return instance_block(*campaign(name), f"{PUBLISHED}/{name}")
         if rest:
-            raise HarnessError(f"<!-- results:{name} --> takes no more words (given: "
-                               f"{' '.join(rest)}); a table of several campaigns is "
-                               f"<!-- results:{FAMILIES} NAME NAME ... -->")
+            raise HarnessError(f"<!-- results:{name} {' '.join(rest)} -->: unknown words; a "
+                               f"block is <!-- results:NAME --> (a campaign's tables), "
+                               f"<!-- results:NAME {BY_INSTANCE} --> (its table per instance) "
+                               f"or <!-- results:{FAMILIES} NAME NAME ... --> (several "
+                               "campaigns)")
         return markdown(*campaign(name), f"{PUBLISHED}/{name}")
     return make
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..errors import HarnessError
 from . import tables
 from .analysis import Analysis, ModeSummary, solved_by_every_mode, summarise
-from .markdown import machine_shown, table_row
+from .markdown import machine_shown, table_head, table_row
 from .packed import FAMILIES, PUBLISHED, Packed, check_name
 from .paper import family_of
 from .stats import Speedup
@@ -87,8 +87,7 @@ def family_rows(name: str, family: str, analysis: Analysis) -> list[FamilyRow]:
 
 def tool_row(analysis: Analysis, family: str, tool: str) -> FamilyRow:
     """hugeheap against glibc and against its best peer for one tool."""
-    instances = (analysis.meta.tool_instances if analysis.meta else {}).get(
-        tool, analysis.instances)
+    instances = analysis.instances_of(tool)
     common = solved_by_every_mode(tool, instances, analysis.modes, analysis.cells)
 
     def against(mode: str, baseline: str) -> ModeSummary:
@@ -144,7 +143,5 @@ def family_block(words: list[str], campaign: Campaigns) -> str:
     if all(row.ours.huge_share is None for row in rows):
         headers.pop()
         cells = [line[:-1] for line in cells]
-    table = [table_row(headers),
-             "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(headers))) + "|",
-             *(table_row(line) for line in cells)]
+    table = [*table_head(headers, 2), *(table_row(line) for line in cells)]
     return "\n".join([*table, "", LEGEND, "", sources(loaded)])

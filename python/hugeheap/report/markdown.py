@@ -25,6 +25,13 @@ def table_row(cells: list[str]) -> str:
     return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
 
+def table_head(headers: list[str], left: int) -> list[str]:
+    """A Markdown table's first two lines: its headers, its first `left`
+    columns aligned left and the others (the figures) right."""
+    return [table_row(headers),
+            "|" + "|".join(":---" if i < left else "---:" for i in range(len(headers))) + "|"]
+
+
 def _columns(analysis: Analysis) -> list[str]:
     shown = list(_SHOWN)
     if all(s.huge_share is None for s in analysis.summaries):
@@ -42,8 +49,7 @@ def summary_tables(analysis: Analysis) -> list[str]:
     picks = [tables.SUMMARY_HEADERS.index(name) for name in columns]
     lines = [f"Baseline {analysis.baseline}; CPU limit {analysis.cpu_limit:g} s; beside each "
              "tool, of its instances those every mode solved, on which the times are.", "",
-             table_row(["tool", *columns]),
-             "|" + "|".join(":---" if i < 2 else "---:" for i in range(len(columns) + 1)) + "|"]
+             *table_head(["tool", *columns], 2)]
     standings = []
     for tool in analysis.tools:
         rows = [s for s in analysis.summaries if s.tool == tool]
@@ -68,20 +74,21 @@ def machine_shown(record: dict[str, Any]) -> str:
     return f"{record.get('hostname', 'unknown host')}: " + ", ".join(parts)
 
 
-def provenance(packed: Packed, analysis: Analysis, folder: str) -> str:
+def provenance(packed: Packed, analysis: Analysis, folder: str, one_table: bool = False) -> str:
     """Where the tables come from, in one paragraph; folder: the packed
-    campaign's folder as the docs name it."""
+    campaign's folder as the docs name it; one_table: the block has one."""
     date = packed.date.replace("T", " ")[:16] + " UTC"
     machines = dict.fromkeys(machine_shown(m) for m in packed.machine) or {"not recorded": None}
     libraries = "; ".join(f"{mode}: {lib.get('version') or 'version unknown'}, sha256 "
                           f"`{(lib.get('sha256') or 'unknown')[:16]}`"
                           for mode, lib in packed.libraries.items()) or "none of the modes"
+    made = "this table is" if one_table else "these tables are"
     repetitions = max((c.repetitions for c in analysis.cells.values()), default=0)
     return (f"Campaign `{packed.name}` (suite `{analysis.name}`, {len(analysis.runs)} runs, "
             f"{repetitions} repetition{'' if repetitions == 1 else 's'} of each), "
             f"started {date}. Machine: {'; '.join(machines)}. libhugeheap ({libraries}). "
-            f"Reproduce: `{packed.command}`. Data: `{folder}/`; these tables are made from it "
-            "by `make results`: change the data, not the tables.")
+            f"Reproduce: `{packed.command}`. Data: `{folder}/`; {made} made from it by `make "
+            f"results`: change the data, not the {'table' if one_table else 'tables'}.")
 
 
 def markdown(packed: Packed, analysis: Analysis, folder: str) -> str:

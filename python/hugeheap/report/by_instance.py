@@ -1,0 +1,77 @@
+"""The block `<!-- results:NAME by-instance -->`: the packed campaign NAME
+in one table with a row per tool and instance (the tools in the campaign's
+order, each one's instances sorted), what a reader needs where the
+per-tool tables average away what one instance costs (a small process's
+memory, say). Its columns: the baseline's CPU time and peak memory; the
+speed of every other mode (the baseline's CPU time over the mode's); the
+peak memory of every other mode over the baseline's. Each figure is the
+median over the repetitions that finished correctly (verdicts.solved: the
+runs the analysis counts as solving); a mode with none shows `-`. Under
+the table, its legend and the campaign's provenance (markdown.provenance)."""
+
+from __future__ import annotations
+
+from ..campaign.answers.verdicts import solved
+from . import tables
+from .analysis import Analysis, Cell, cells_of
+from .markdown import provenance, table_head, table_row
+from .packed import Packed
+
+BY_INSTANCE = "by-instance"  # the marker's word after NAME
+
+
+def _ratio(above: float | None, below: float | None) -> float | None:
+    return above / below if above is not None and below else None
+
+
+def _cpu(cell: Cell | None) -> float | None:
+    return cell.solved_cputime if cell else None
+
+
+def _peak(cell: Cell | None) -> float | None:
+    return None if cell is None or cell.memory_peak is None else float(cell.memory_peak)
+
+
+def headers(analysis: Analysis) -> list[str]:
+    others = ", ".join(m for m in analysis.modes if m != analysis.baseline)
+    return ["tool, instance", f"{analysis.baseline}: CPU s, peak MiB",
+            *([f"speed: {others}", f"peak / {analysis.baseline}: {others}"] if others else [])]
+
+
+def rows(analysis: Analysis) -> list[list[str]]:
+    """The table's cells, a row per tool and instance."""
+    cells = cells_of([r for r in analysis.runs if solved(r)])
+    others = [m for m in analysis.modes if m != analysis.baseline]
+    found = []
+    for tool in analysis.tools:
+        for instance in sorted(analysis.instances_of(tool)):
+            base = cells.get((tool, analysis.baseline, instance))
+            peak = _peak(base)
+            moded = [cells.get((tool, mode, instance)) for mode in others]
+            found.append([
+                f"{tool}, {instance}",
+                f"{tables.shown(_cpu(base), '{:.3f}')}, "
+                f"{tables.shown(None if peak is None else peak / 2**20, '{:.1f}')}",
+                *([", ".join(tables.shown(_ratio(_cpu(base), _cpu(cell))) for cell in moded),
+                   ", ".join(tables.shown(_ratio(_peak(cell), peak)) for cell in moded)]
+                  if others else [])])
+    return found
+
+
+def legend(baseline: str) -> str:
+    return (f"Per tool and instance, medians over the repetitions that finished correctly "
+            f"(ended ok, the answer not unknown, error or wrong): "
+            f"{baseline}: its CPU time (user + system) in seconds and its peak memory in MiB "
+            f"(the peak of the run's cgroup, as the campaign recorded it); speed: {baseline}'s "
+            f"CPU time / the mode's, for each other mode in the order named; peak / {baseline}: "
+            f"the mode's peak memory / {baseline}'s, in the same order; -: the mode, or "
+            f"{baseline}, has no run on the instance that finished correctly.")
+
+
+def instance_block(packed: Packed, analysis: Analysis, folder: str) -> str:
+    """The whole block: table, legend, provenance; folder: the packed
+    campaign's folder as the docs name it."""
+    head = headers(analysis)
+    return "\n".join([*table_head(head, 1), *(table_row(row) for row in rows(analysis)), "",
+                      legend(analysis.baseline), "",
+                      provenance(packed, analysis, folder, one_table=True)])
