@@ -260,6 +260,29 @@ def test_the_families_table_on_known_data(tmp_path: Path) -> None:
     assert stale(root) == [readme]
 
 
+def test_the_families_pool_column(tmp_path: Path) -> None:
+    """A campaign that ran the library from a pool (hugeheap-pool) gets its
+    speed over glibc in a column of its own; a campaign without it, '-'."""
+    root = families_checkout(tmp_path)
+    pool = {"system": {"p0": 8.0, "p1": 6.0}, "hugeheap": {"p0": 4.0, "p1": 6.0},
+            "hugeheap-pool": {"p0": 2.0, "p1": 3.0}, "mimalloc": {"p0": 8.0, "p1": 3.0}}
+    pack(family_campaign(tmp_path / "runs" / "fam-pool", "real-hwmc", "bmc3", pool),
+         root / "published", "fam-pool", "make fam-pool")
+
+    def campaign(name: str) -> tuple[Packed, Analysis]:
+        return load(root / "published" / name)
+    lines = family_block(["fam-pool=HWMC", "fam-smt=SMT"], campaign).splitlines()
+    assert lines[0] == ("| family | tool | speed over glibc [95% CI] | over the best peer [95% "
+                        "CI] | from a pool, over glibc [95% CI] | peak over glibc |")
+    hwmc, smt = ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:4])
+    # From the pool: 8/2, 6/3; hugeheap over the best peer (mimalloc): 4/8, 3/6 against 8/8, 6/6.
+    assert figure(hwmc[4]) == pytest.approx(math.sqrt(4 * 2), abs=5e-4)
+    assert hwmc[3].endswith("(mimalloc)") and figure(hwmc[3]) == pytest.approx(
+        math.sqrt((8 / 4) / (8 / 8) * (6 / 6) / (6 / 3)), abs=5e-4)
+    assert smt[4] == "-"
+    assert "from a pool: the same for the mode `hugeheap-pool`" in "\n".join(lines)
+
+
 def test_the_families_rows_follow_the_marker(tmp_path: Path) -> None:
     """In the order of the marker's campaigns, each with its label, else its
     suite's name."""

@@ -7,8 +7,10 @@ family and tool, each family's campaign packed in published/NAME. A block
 names the campaigns in the order of the rows, each with the family it
 stands for after `=` (without one, the campaign's suite name). Each row:
 hugeheap's speed over glibc's (the mode `system`) with its 95% interval,
-its speed over the fastest other mode of the campaign (named), its peak
-memory over glibc's and its share of the heap in huge pages; under the
+its speed over the fastest other mode of the campaign (named), where the
+campaign ran it the speed of the library drawing on a reserved pool of huge
+pages (the mode `hugeheap-pool`), its peak memory over glibc's and its
+share of the heap in huge pages; under the
 table, each campaign's date, library and command, and the machine.
 
 The figures are the per-campaign table's (analysis.summarise), on the same
@@ -27,15 +29,18 @@ from .packed import FAMILIES, PUBLISHED, Packed, check_name
 from .paper import family_of
 from .stats import Speedup
 
-GLIBC, OURS = "system", "hugeheap"
+GLIBC, OURS, POOL = "system", "hugeheap", "hugeheap-pool"
 HEADERS = ["family", "tool", "speed over glibc [95% CI]", "over the best peer [95% CI]",
-           "peak over glibc", "huge"]
+           "from a pool, over glibc [95% CI]", "peak over glibc", "huge"]
+POOL_COLUMN, HUGE_COLUMN = 4, 6
 LEGEND = (f"Per tool, on the instances every mode solved (beside the tool: how many, of its "
           f"instances): speed over glibc: geometric mean of glibc's CPU time / hugeheap's "
           f"(each the median of the repetitions), with a 95% bootstrap interval (instances "
           f"resampled); over the best peer: the same against the campaign's other mode "
           f"(any but `{GLIBC}` and the library's own, `{OURS}*`) fastest over glibc, named "
-          f"after it; peak: "
+          f"after it; from a pool: the same for the mode `{POOL}`, the library drawing on a "
+          f"reserved pool of huge pages (`hugeheap pool reserve`), where the campaign ran it; "
+          f"peak: "
           f"geometric mean of hugeheap's peak memory / glibc's; huge: median over hugeheap's "
           f"runs of the share of the heap in huge pages (runs.csv's huge_share).")
 
@@ -51,6 +56,7 @@ class FamilyRow:
     ours: ModeSummary  # hugeheap against glibc
     peer: str | None  # the fastest other mode over glibc
     over_peer: Speedup | None  # hugeheap against it
+    pool: Speedup | None  # hugeheap-pool against glibc, where the campaign ran it
 
 
 def chosen(words: list[str]) -> list[tuple[str, str | None]]:
@@ -102,13 +108,14 @@ def tool_row(analysis: Analysis, family: str, tool: str) -> FamilyRow:
     ranked = {mode: speedup.geomean for mode, speedup in peers.items() if speedup}
     peer = max(ranked, key=lambda mode: ranked[mode]) if ranked else None
     return FamilyRow(family, tool, len(instances), len(common), against(OURS, GLIBC), peer,
-                     against(OURS, peer).speedup if peer else None)
+                     against(OURS, peer).speedup if peer else None,
+                     against(POOL, GLIBC).speedup if POOL in analysis.modes else None)
 
 
 def row_cells(row: FamilyRow) -> list[str]:
     peer = "-" if row.peer is None else f"{tables.speedup_shown(row.over_peer)} ({row.peer})"
     return [row.family, f"{row.tool} ({row.common}/{row.instances})",
-            tables.speedup_shown(row.ours.speedup), peer,
+            tables.speedup_shown(row.ours.speedup), peer, tables.speedup_shown(row.pool),
             tables.shown(row.ours.memory_ratio, "{:.3f}"),
             tables.shown(row.ours.huge_share, "{:.0%}")]
 
@@ -138,10 +145,12 @@ def family_block(words: list[str], campaign: Campaigns) -> str:
         family = label or family_of(analysis)
         rows += family_rows(name, family, analysis)
         loaded.append((name, family, packed))
-    headers = list(HEADERS)
-    cells = [row_cells(row) for row in rows]
-    if all(row.ours.huge_share is None for row in rows):
-        headers.pop()
-        cells = [line[:-1] for line in cells]
+    # A column no campaign has figures for is left out.
+    dropped = [column for column, empty in ((HUGE_COLUMN, all(r.ours.huge_share is None
+                                                                for r in rows)),
+                                            (POOL_COLUMN, all(r.pool is None for r in rows)))
+               if empty]
+    headers = [h for i, h in enumerate(HEADERS) if i not in dropped]
+    cells = [[c for i, c in enumerate(row_cells(row)) if i not in dropped] for row in rows]
     table = [*table_head(headers, 2), *(table_row(line) for line in cells)]
     return "\n".join([*table, "", LEGEND, "", sources(loaded)])
