@@ -71,7 +71,7 @@ __asm__(".symver first_dlsym, dlsym@" DLSYM_VERSION);
 #define COUNT_STEP ((int64_t)64 << 10)
 #define COUNT_BLOCKS 1024
 #define FAST_BLOCKS ((uint64_t)64 << 10)
-/* Where the size classes cost small heaps most (1-6 MiB: 1.15-1.41 of
+/* Where the size classes cost small heaps most (1-6 MiB: 1.15-1.39 of
  * glibc's peak; 12-14 MiB: 0.86-0.98); a medium heap's first 32 MiB served
  * by glibc, in 4 KiB pages, cost it a few percent of its speed. */
 #define GLIBC_HEAP_MAX ((size_t)8 << 20)
@@ -142,11 +142,11 @@ static void tell(int64_t bytes, uint32_t blocks) {
     untold_blocks += blocks;
     if (untold > -COUNT_STEP && untold < COUNT_STEP && untold_blocks < COUNT_BLOCKS) return;
     if (untold_blocks != 0) {
-        uint64_t blocks =
+        uint64_t served =
             atomic_fetch_add_explicit(&told.served, untold_blocks, memory_order_relaxed) +
             untold_blocks;
         untold_blocks = 0;
-        if (blocks >= FAST_BLOCKS && _hh_clock_cpu_ns() <= blocks * FAST_NS_PER_BLOCK) {
+        if (served >= FAST_BLOCKS && _hh_clock_cpu_ns() <= served * FAST_NS_PER_BLOCK) {
             atomic_store_explicit(&told.fast, true, memory_order_relaxed);
         }
     }
@@ -182,8 +182,8 @@ bool _hh_glibc_takes(size_t size) {
         !atomic_load_explicit(&told.fast, memory_order_relaxed)) {
         return true;
     }
-    /* The heap turns huge, or the program allocates much: the library
-     * serves from now on. */
+    /* The heap passes GLIBC_HEAP_MAX, or the program allocates fast: the
+     * library serves from now on. */
     if (atomic_exchange_explicit(&_hh_glibc_serving, false, memory_order_acq_rel)) {
         atomic_store_explicit(&told.live_at_trim,
                               atomic_load_explicit(&told.live, memory_order_relaxed),
