@@ -543,10 +543,7 @@ void *_hh_alloc_slow(hh_heap *heap, size_t size, bool zero, bool may_grow) {
     if (HH_UNLIKELY(!heap->alive)) {
         /* While glibc serves the small heap, threads make no heap of ours
          * and every malloc comes here (glibc_heap.c). */
-        if (atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) &&
-            _hh_glibc_takes(size)) {
-            return _hh_glibc_alloc(size, 16, zero);
-        }
+        if (_hh_glibc_serves(size)) return _hh_glibc_alloc(size, 16, zero);
         heap = _hh_heap_for_thread();
         if (heap == NULL) {
             errno = ENOMEM;

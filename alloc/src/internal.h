@@ -263,10 +263,17 @@ HH_INTERNAL void _hh_release_unshut_all_locked(void);
 HH_INTERNAL bool _hh_glibc_heap_start(void);
 /* glibc serves new blocks still (read on slow paths only). */
 HH_INTERNAL extern atomic_bool _hh_glibc_serving;
-/* Whether glibc is to serve `size` bytes more: it serves and the demand
- * with them stays under the threshold; false from the first request that
- * would reach it on (the switch is one way). */
+/* Whether glibc is to serve `size` bytes more: it serves, the demand with
+ * them stays under 8 MiB (or the huge threshold) and the program does not
+ * allocate fast; false from the first request that fails that on (the
+ * switch is one way). */
 HH_INTERNAL bool _hh_glibc_takes(size_t size);
+/* _hh_glibc_takes, without a call where glibc does not serve (the common
+ * case): what every allocating path asks first. */
+static inline bool _hh_glibc_serves(size_t size) {
+    return atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) &&
+           _hh_glibc_takes(size);
+}
 /* glibc's block (alignment > 16: memalign's; zero: zeroed), counted. */
 HH_INTERNAL void *_hh_glibc_alloc(size_t size, size_t alignment, bool zero);
 /* Whether a pointer that is none of ours may be one of glibc's blocks:

@@ -26,9 +26,7 @@
 /* --------------------------------------------- malloc's and free's dispatch */
 
 void *_hh_alloc_big(size_t size, size_t alignment, bool zero) {
-    if (atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) && _hh_glibc_takes(size)) {
-        return _hh_glibc_alloc(size, alignment, zero);
-    }
+    if (_hh_glibc_serves(size)) return _hh_glibc_alloc(size, alignment, zero);
     _hh_init(); /* a medium or large block may be the process's first */
     if (_hh_size_kind(size, alignment) == HH_KIND_MEDIUM) {
         return _hh_medium_alloc(size, alignment, zero);
@@ -171,9 +169,7 @@ HH_API void *hh_reallocarray(void *ptr, size_t count, size_t size) {
 /* alignment: a power of two. */
 static void *alloc_aligned(size_t alignment, size_t size) {
     if (alignment <= 16) return _hh_alloc(size, false);
-    if (atomic_load_explicit(&_hh_glibc_serving, memory_order_relaxed) && _hh_glibc_takes(size)) {
-        return _hh_glibc_alloc(size, alignment, false);
-    }
+    if (_hh_glibc_serves(size)) return _hh_glibc_alloc(size, alignment, false);
     _hh_init(); /* the class tables below */
     if (size > HH_MAX_ALLOC || alignment > HH_MAX_ALLOC / 2) {
         errno = ENOMEM;

@@ -276,8 +276,8 @@ enum hh_huge_budget { HH_BUDGET_AUTO = 0, HH_BUDGET_OFF = 1, HH_BUDGET_ALWAYS = 
  * or grows. */
 enum hh_growth_heap { HH_GROWTH_OFF = 0, HH_GROWTH_BIG = 1, HH_GROWTH_ALL = 2 };
 
-/* Who serves a heap under the huge threshold (glibc_heap.c): the size
- * classes, or glibc's own allocator until the heap turns huge. */
+/* Who serves a small heap (glibc_heap.c): the size classes, or glibc's own
+ * allocator until the heap passes 8 MiB or the program allocates fast. */
 enum hh_small_heaps { HH_SMALL_CLASSES = 0, HH_SMALL_GLIBC = 1 };
 
 typedef struct hh_config {
