@@ -23,7 +23,7 @@
  * Blocks of 32 MiB and more, and blocks that grew past 2 MiB by realloc, are
  * large: a mapping each, 2 MiB-aligned, growing by mremap (large.c).
  *
- * Regions are advised for transparent huge pages as a whole; the page heap
+ * A region's 2 MiB units become huge pages as they fill (policy.c); the page heap
  * keeps used pages low in each region, so that memory stays dense in whole
  * 2 MiB units and the free ones at the top can go back to the kernel whole.
  */
