@@ -121,7 +121,7 @@ $(BUILD)/before/lib/libhugeheap.so:
 	@git archive $(BEFORE_REVISION) alloc CMakeLists.txt workloads suites bench | tar -x -C $(BUILD)/before-src
 	@cmake -S $(BUILD)/before-src -B $(BUILD)/before $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD)/before -j$(JOBS) --target hugeheap_shared
-	@git rev-parse --short $(BEFORE_REVISION) > $(BUILD)/before/REVISION
+	@echo "$$(git rev-parse --short $(BEFORE_REVISION)), built by make before" > $(BUILD)/before/REVISION
 
 # The THP paper's Tables 2 and 3, family by family (docs/REPRODUCTION.md):
 # each suite of suites/paper (generated instances) or suites/real (public

@@ -5,6 +5,7 @@ them, then missing and malformed ones."""
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -92,5 +93,22 @@ def test_a_library_built_from_another_revision_is_named_by_it(tmp_path: Path) ->
     library.parent.mkdir(parents=True)
     library.write_bytes(b"")
     assert "not built in a git checkout" in hugeheap_revision(str(library))
-    (tmp_path / "before" / BUILT_REVISION).write_text("c062d79\n")
+    (tmp_path / "before" / BUILT_REVISION).write_text("c062d79, built by make before\n")
     assert hugeheap_revision(str(library)).endswith("(c062d79, built by make before)")
+
+
+def test_the_build_names_the_commit_it_linked_the_library_from() -> None:
+    """The checkout's HEAD moves on after a build (a commit of docs while a
+    campaign runs): the build writes the commit it linked the library from
+    beside lib/, and the label is that commit."""
+    from hugeheap.campaign.versions import BUILT_REVISION, hugeheap_revision
+    from hugeheap.measure.allocators import REPO_ROOT
+
+    library = REPO_ROOT / "build" / "lib" / "libhugeheap.so"
+    if not library.exists() or not (REPO_ROOT / ".git").exists():
+        pytest.skip("no library built in a git checkout (make build)")
+    built = (library.resolve().parent.parent / BUILT_REVISION).read_text().strip()
+    commit = built.removesuffix("-dirty")
+    assert subprocess.run(["git", "-C", str(REPO_ROOT), "cat-file", "-e", f"{commit}^{{commit}}"],
+                          capture_output=True).returncode == 0, built
+    assert hugeheap_revision(str(library)).endswith(f"({built})")

@@ -34,18 +34,19 @@ def debian_package(path: str) -> dict[str, Any] | None:
     return None
 
 
-BUILT_REVISION = "REVISION"  # beside lib/ in a build of another revision (make before)
+BUILT_REVISION = "REVISION"  # beside lib/: the commit the build linked the library from
 
 
 def hugeheap_revision(library: str | None = None) -> str:
-    """The commit the library was built from: the one `make before` wrote
-    beside its lib/ folder (an older revision built inside this checkout,
-    whose own HEAD says nothing of it), else the commit of the checkout the
-    library lies in (this one by default), where it is one."""
+    """The commit the library was built from: the one its build wrote beside
+    its lib/ folder (the CMake build's, or `make before`'s for an older
+    revision built inside this checkout, whose own HEAD says nothing of it),
+    else the commit of the checkout the library lies in (this one by
+    default), where it is one."""
     if library:
         built = Path(library).resolve().parent.parent / BUILT_REVISION
         try:
-            return f"{__version__} ({built.read_text().strip()}, built by make before)"
+            return f"{__version__} ({built.read_text().strip()})"
         except OSError:
             pass
     checkout = _checkout_of(Path(library)) if library else REPO_ROOT
