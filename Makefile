@@ -96,7 +96,7 @@ demo: build
 	    $(VENV)/bin/hugeheap report $(DEMO_DIR) --html $(DEMO_DIR)/report.html || status=$$?; \
 	  fi; exit $$status
 
-# The allocator comparison of docs/BENCHMARKS.md, through the harness; the
+# The allocator comparison (suites/allocators.toml), through the harness; the
 # same command on the same directory resumes a stopped campaign.
 BENCH_DIR := $(BUILD)/bench-allocators
 bench: build

@@ -35,7 +35,8 @@ def main() -> None:
 
 @main.command(context_settings={"ignore_unknown_options": False})
 @click.option("--alloc", default="system", show_default=True, metavar="MODE",
-              help="system, glibc-thp, hugeheap, hugeheap-nothp, mimalloc, jemalloc, tcmalloc")
+              help="system, glibc-thp, hugeheap, hugeheap-nothp, hugeheap-pool, mimalloc, "
+                   "jemalloc, tcmalloc")
 @click.option("--cpu-limit", metavar="DURATION", help="CPU time of all processes, e.g. 90s, 15m")
 @click.option("--wall-limit", metavar="DURATION", help="wall time, e.g. 90s, 15m")
 @click.option("--mem-limit", metavar="SIZE", help="memory of the whole run, e.g. 4GiB, 512MB")
