@@ -298,6 +298,38 @@ def test_the_families_rows_follow_the_marker(tmp_path: Path) -> None:
     assert lines[2].startswith("| SMT | z3 (2/2) |") and lines[3].startswith("| real-sat |")
 
 
+def test_a_family_per_tool(tmp_path: Path) -> None:
+    """A campaign whose tools stand for different families (the paper-size
+    suite's) names each tool's; its rows and its source line show them."""
+    root = by_instance_checkout(tmp_path)
+
+    def campaign(name: str) -> tuple[Packed, Analysis]:
+        return load(root / "published" / name)
+    block = family_block(["small=alpha:ASP,zeta:SAT"], campaign)
+    rows = [line for line in block.splitlines() if line.startswith("| ") and "family" not in line]
+    assert [row.split(" | ")[:2] for row in rows] == [["| SAT", "zeta (2/2)"],
+                                                       ["| ASP", "alpha (1/2)"]]
+    assert "- SAT, ASP: `published/small/`" in block
+
+
+@pytest.mark.parametrize("word, problem", [
+    ("small=zeta:SAT", "the word of the campaign 'small' gives no family for its tool "
+     "'alpha' (its tools: zeta, alpha)"),
+    ("small=zeta:SAT,alpha:ASP,beta:MUS", "the word of the campaign 'small' names the tool "
+     "'beta', which it has not (its tools: zeta, alpha)"),
+    ("small=zeta:SAT,alpha", "'small=zeta:SAT,alpha': 'alpha' is not TOOL:FAMILY; name one "
+     "family for the campaign, or one for each tool as in cadical:SAT,clasp:ASP"),
+    ("small=zeta:SAT,zeta:ASP", "'small=zeta:SAT,zeta:ASP' gives the tool 'zeta' two families"),
+])
+def test_family_per_tool_mistakes_are_named(tmp_path: Path, word: str, problem: str) -> None:
+    root = by_instance_checkout(tmp_path)
+    (root / "README.md").write_text(f"<!-- results:families {word} -->\n"
+                                    "<!-- /results:families -->\n")
+    with pytest.raises(HarnessError) as caught:
+        stale(root)
+    assert str(caught.value) == f"README.md:1: <!-- results:families -->: {problem}"
+
+
 def test_the_families_commands(tmp_path: Path) -> None:
     root = families_checkout(tmp_path)
     done = cli("results", "docs", "--check", "--root", str(root))

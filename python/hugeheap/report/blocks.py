@@ -3,9 +3,10 @@ and a line `<!-- /results:NAME -->` in docs/*.md or README.md stand the
 tables of the campaign packed in published/NAME (markdown.py makes them);
 between `<!-- results:NAME by-instance -->` and `<!-- /results:NAME -->`,
 its table with a row per tool and instance (by_instance.py makes it);
-between `<!-- results:families NAME[=FAMILY] ... -->` and
-`<!-- /results:families -->`, one table of hugeheap on every family, each
-family's campaign packed in published/NAME (families.py makes it).
+between `<!-- results:families NAME[=FAMILY] ... -->` (or, for a campaign
+of several families, NAME=TOOL:FAMILY,...) and `<!-- /results:families -->`,
+one table of hugeheap on every family, each family's campaign packed in
+published/NAME (families.py makes it).
 `hugeheap results docs` (`make results`) writes them anew; --check, and the
 tests, say which differ from their data."""
 

@@ -5,7 +5,9 @@ family and tool, each family's campaign packed in published/NAME. A block
     <!-- /results:families -->
 
 names the campaigns in the order of the rows, each with the family it
-stands for after `=` (without one, the campaign's suite name). Each row:
+stands for after `=` (without one, the campaign's suite name); a campaign
+whose tools stand for several families names each tool's, as in
+`real-paper-size=cadical:SAT,clasp:ASP`. Each row:
 hugeheap's speed over glibc's (the mode `system`) with its 95% interval,
 its speed over the fastest other mode of the campaign (named), where the
 campaign ran it the speed of the library drawing on a reserved pool of huge
@@ -59,13 +61,36 @@ class FamilyRow:
     pool: Speedup | None  # hugeheap-pool against glibc, where the campaign ran it
 
 
-def chosen(words: list[str]) -> list[tuple[str, str | None]]:
+# A campaign's family, as its word gives it: one for all its tools, one per
+# tool (TOOL:FAMILY,...), or none (its suite's name).
+Label = str | dict[str, str] | None
+
+
+def label_of(word: str, label: str) -> Label:
+    """The family or families after a word's '=' (label: the text there)."""
+    if ":" not in label:
+        return label or None
+    per_tool: dict[str, str] = {}
+    for pair in label.split(","):
+        tool, colon, family = pair.partition(":")
+        if not (tool and colon and family):
+            raise HarnessError(f"<!-- results:{FAMILIES} -->: '{word}': '{pair}' is not "
+                               "TOOL:FAMILY; name one family for the campaign, or one for "
+                               "each tool as in cadical:SAT,clasp:ASP")
+        if tool in per_tool:
+            raise HarnessError(f"<!-- results:{FAMILIES} -->: '{word}' gives the tool "
+                               f"'{tool}' two families")
+        per_tool[tool] = family
+    return per_tool
+
+
+def chosen(words: list[str]) -> list[tuple[str, Label]]:
     """The campaigns a block's words name, each with its family's label."""
     if not words:
         raise HarnessError(f"<!-- results:{FAMILIES} --> names no campaign: list the packed "
                            f"campaigns, one per family, e.g. <!-- results:{FAMILIES} "
                            "real-sat=SAT real-smt=SMT -->")
-    found: list[tuple[str, str | None]] = []
+    found: list[tuple[str, Label]] = []
     for word in words:
         name, equals, label = word.partition("=")
         check_name(name)
@@ -75,20 +100,41 @@ def chosen(words: list[str]) -> list[tuple[str, str | None]]:
         if any(name == seen for seen, _ in found):
             raise HarnessError(f"<!-- results:{FAMILIES} -->: the campaign '{name}' is named "
                                "twice")
-        found.append((name, label or None))
+        found.append((name, label_of(word, label)))
     return found
 
 
-def family_rows(name: str, family: str, analysis: Analysis) -> list[FamilyRow]:
-    """One row per tool of the packed campaign name; HarnessError if it lacks
-    glibc's mode or hugeheap's."""
+def families_of(name: str, label: Label, analysis: Analysis) -> dict[str, str]:
+    """Each tool of the campaign name with the family its row shows."""
+    if not isinstance(label, dict):
+        return dict.fromkeys(analysis.tools, label or family_of(analysis))
+    unknown = [tool for tool in label if tool not in analysis.tools]
+    left = [tool for tool in analysis.tools if tool not in label]
+    if unknown or left:
+        problem = (f"names the tool '{unknown[0]}', which it has not" if unknown else
+                   f"gives no family for its tool '{left[0]}'")
+        raise HarnessError(f"<!-- results:{FAMILIES} -->: the word of the campaign '{name}' "
+                           f"{problem} (its tools: {', '.join(analysis.tools)})")
+    return {tool: label[tool] for tool in analysis.tools}
+
+
+def named(families: dict[str, str]) -> str:
+    """The families of a campaign's tools, each once, in the tools' order."""
+    return ", ".join(dict.fromkeys(families.values()))
+
+
+def family_rows(name: str, families: dict[str, str], analysis: Analysis
+                ) -> list[FamilyRow]:
+    """One row per tool of the packed campaign name, families: each tool's
+    family; HarnessError if it lacks glibc's mode or hugeheap's."""
+    family = named(families)
     missing = [mode for mode in (GLIBC, OURS) if mode not in analysis.modes]
     if missing:
         raise HarnessError(f"the campaign '{name}' (family {family}) has no mode "
                            f"{' and no mode '.join(repr(m) for m in missing)} (its modes: "
                            f"{', '.join(analysis.modes)}); the families' table compares "
                            f"hugeheap ('{OURS}') with glibc ('{GLIBC}')")
-    return [tool_row(analysis, family, tool) for tool in analysis.tools]
+    return [tool_row(analysis, families[tool], tool) for tool in analysis.tools]
 
 
 def tool_row(analysis: Analysis, family: str, tool: str) -> FamilyRow:
@@ -142,9 +188,9 @@ def family_block(words: list[str], campaign: Campaigns) -> str:
     rows, loaded = [], []
     for name, label in chosen(words):
         packed, analysis = campaign(name)
-        family = label or family_of(analysis)
-        rows += family_rows(name, family, analysis)
-        loaded.append((name, family, packed))
+        families = families_of(name, label, analysis)
+        rows += family_rows(name, families, analysis)
+        loaded.append((name, named(families), packed))
     # A column no campaign has figures for is left out.
     dropped = [column for column, empty in ((HUGE_COLUMN, all(r.ours.huge_share is None
                                                                 for r in rows)),
