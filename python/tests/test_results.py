@@ -24,7 +24,7 @@ from hugeheap.campaign.store import RunRecord, Store
 from hugeheap.errors import HarnessError
 from hugeheap.report.analysis import Analysis, analyse
 from hugeheap.report.blocks import refresh, rewrite, stale
-from hugeheap.report.families import family_block
+from hugeheap.report.families import Campaigns, family_block
 from hugeheap.report.packed import RUNS, Packed, inside_checkout, load, pack
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -210,6 +210,11 @@ def families_checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def packed_in(root: Path) -> Campaigns:
+    """A families block's campaigns: those packed in root's published/."""
+    return lambda name: load(root / "published" / name)
+
+
 def figure(text: str) -> float:
     return float(text.split()[0])
 
@@ -269,9 +274,7 @@ def test_the_families_pool_column(tmp_path: Path) -> None:
     pack(family_campaign(tmp_path / "runs" / "fam-pool", "real-hwmc", "bmc3", pool),
          root / "published", "fam-pool", "make fam-pool")
 
-    def campaign(name: str) -> tuple[Packed, Analysis]:
-        return load(root / "published" / name)
-    lines = family_block(["fam-pool=HWMC", "fam-smt=SMT"], campaign).splitlines()
+    lines = family_block(["fam-pool=HWMC", "fam-smt=SMT"], packed_in(root)).splitlines()
     assert lines[0] == ("| family | tool | speed over glibc [95% CI] | over the best peer [95% "
                         "CI] | from a pool, over glibc [95% CI] | peak over glibc |")
     hwmc, smt = ([c.strip() for c in line.strip("|").split("|")] for line in lines[2:4])
@@ -303,9 +306,7 @@ def test_a_family_per_tool(tmp_path: Path) -> None:
     suite's) names each tool's; its rows and its source line show them."""
     root = by_instance_checkout(tmp_path)
 
-    def campaign(name: str) -> tuple[Packed, Analysis]:
-        return load(root / "published" / name)
-    block = family_block(["small=alpha:ASP,zeta:SAT"], campaign)
+    block = family_block(["small=alpha:ASP,zeta:SAT"], packed_in(root))
     rows = [line for line in block.splitlines() if line.startswith("| ") and "family" not in line]
     assert [row.split(" | ")[:2] for row in rows] == [["| SAT", "zeta (2/2)"],
                                                        ["| ASP", "alpha (1/2)"]]
