@@ -5,23 +5,26 @@ its four modes, in rounds, each round every mode once in a shuffled order,
 and prints one Markdown table of medians.
 
     python3 bench/populate_ahead.py [--mib 400] [--work 4] [--ahead 8]
-                                    [--rounds 5] [--build DIR]
+                                    [--rounds 5] [--pause 10] [--build DIR]
 
 Each run is a new process that builds a heap of --mib MiB of fresh memory in
 order, writing each 4 KiB page and reading it --work times: in 4 KiB pages
 (`small`), in huge pages faulted by its writes (`huge`), made by its own
 thread before it writes each 2 MiB unit (`populate`, what libhugeheap does
 now), or made by a helper thread up to --ahead units beyond the one it writes
-(`ahead`). Where fresh huge pages cost more than small ones (a virtual
-machine whose host backs memory lazily), the helper can hide that cost from
-the wall time only while another core is idle; CPU time, every thread's,
-is what a competition's limit counts and what this project's campaigns
-compare, and the helper's faults are in it.
+(`ahead`). Runs are --pause seconds apart, so that the host has taken back
+what the last run freed (free page reporting) and every run meets fresh
+memory, as a new process on a busy node does. Where fresh huge pages cost
+more than small ones (a virtual machine whose host backs memory lazily),
+the helper can hide that cost from the wall time only while another core is
+idle; CPU time, every thread's, is what a competition's limit counts and
+what this project's campaigns compare, and the helper's faults are in it.
 
 Columns: wall, user and system seconds (medians), CPU time (user + system)
 and wall time over `small`'s (medians of the per-round ratios: each round's
 runs are side by side), and the share of the heap in huge pages at the end.
-Exit status 1 if the program is not built or a run fails, with its message."""
+Exit status 1 if the program is not built, a run fails, or two modes read
+different heaps (their checksums differ), with the message."""
 
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ import argparse
 import statistics
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,15 +48,16 @@ class RunFailed(Exception):
     """A run of the program did not finish; the message says why."""
 
 
-def run_once(program: Path, mode: str, mib: int, work: int, ahead: int) -> dict[str, float]:
-    """One run of the program in MODE: its figures, by name."""
+def run_once(program: Path, mode: str, mib: int, work: int,
+             ahead: int) -> tuple[dict[str, float], str]:
+    """One run of the program in MODE: its figures, by name, and its checksum."""
     result = subprocess.run([str(program), mode, str(mib), str(work), str(ahead)],
                             capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RunFailed(result.stderr.strip()
                         or f"{program.name} {mode} exited with status {result.returncode}")
     words = dict(word.split("=", 1) for word in result.stdout.split())
-    return {field: float(words[field]) for field in FIELDS}
+    return {field: float(words[field]) for field in FIELDS}, words["checksum"]
 
 
 def cpu_s(figures: dict[str, float]) -> float:
@@ -83,6 +88,8 @@ def main() -> int:
     parser.add_argument("--work", type=int, default=4, help="reads of each page after writing it")
     parser.add_argument("--ahead", type=int, default=8, help="units the helper may run ahead")
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--pause", type=float, default=10.0,
+                        help="seconds between runs, for the host to take freed memory back")
     parser.add_argument("--build", type=Path, default=ROOT / "build",
                         help="where hh-micro-populate-ahead was built (default: build)")
     args = parser.parse_args()
@@ -92,9 +99,16 @@ def main() -> int:
         return 1
     runs: dict[str, list[dict[str, float]]] = {mode: [] for mode in MODES}
 
+    checksums: set[str] = set()
+
     def configuration(mode: str) -> Callable[[int], float]:
         def measure(_round: int) -> float:
-            figures = run_once(program, mode, args.mib, args.work, args.ahead)
+            time.sleep(args.pause)
+            figures, checksum = run_once(program, mode, args.mib, args.work, args.ahead)
+            checksums.add(checksum)
+            if len(checksums) > 1:
+                raise RunFailed(f"{mode} read another heap than the runs before it "
+                                f"(checksums {', '.join(sorted(checksums))})")
             runs[mode].append(figures)
             return figures["wall_s"]
         return measure

@@ -28,7 +28,7 @@ def run_program(program: Path, *arguments: str) -> subprocess.CompletedProcess[s
 
 def test_every_mode_builds_its_heap_and_small_pages_stay_small(program: Path) -> None:
     result = subprocess.run([sys.executable, str(SCRIPT), "--mib", "16", "--work", "1",
-                             "--ahead", "2", "--rounds", "2"],
+                             "--ahead", "2", "--rounds", "2", "--pause", "0"],
                             capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     rows = {line.split("|")[1].strip(): line.split("|")[2:-1]
