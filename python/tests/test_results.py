@@ -57,6 +57,16 @@ def checkout(tmp_path: Path) -> Path:
     return tmp_path
 
 
+def test_a_notebook_entry_keeps_its_generated_table(tmp_path: Path) -> None:
+    root = checkout(tmp_path)
+    entry = root / "docs" / "notebook" / "2026-01-01-known.md"
+    entry.parent.mkdir()
+    entry.write_text("# Known (2026-01-01)\n\n<!-- results:known -->\n<!-- /results:known -->\n")
+    assert entry in stale(root)
+    assert entry in refresh(root) and entry not in stale(root)
+    assert "| speed-up [95% CI] |" in entry.read_text()
+
+
 def test_the_check_catches_a_drifted_figure(tmp_path: Path) -> None:
     root = checkout(tmp_path)
     page = root / "docs" / "page.md"

@@ -1,5 +1,6 @@
 """The generated blocks of the docs: between a line `<!-- results:NAME -->`
-and a line `<!-- /results:NAME -->` in docs/*.md or README.md stand the
+and a line `<!-- /results:NAME -->` in docs/*.md, the notebook's entries
+(docs/notebook/*.md) or README.md stand the
 tables of the campaign packed in published/NAME (markdown.py makes them);
 between `<!-- results:NAME by-instance -->` and `<!-- /results:NAME -->`,
 its table with a row per tool and instance (by_instance.py makes it);
@@ -30,8 +31,9 @@ _END = re.compile(r"<!--\s*/results:(\S+)\s*-->")
 
 
 def documents(root: Path) -> list[Path]:
-    """The files whose blocks are generated: docs/*.md and README.md."""
-    found = sorted((root / "docs").glob("*.md"))
+    """The files whose blocks are generated: docs/*.md, the notebook's
+    entries (a measurement moved there keeps its table) and README.md."""
+    found = sorted((root / "docs").glob("*.md")) + sorted((root / "docs" / "notebook").glob("*.md"))
     readme = root / "README.md"
     return found + [readme] if readme.is_file() else found
 
