@@ -64,6 +64,12 @@ def cpu_s(figures: dict[str, float]) -> float:
     return figures["user_s"] + figures["sys_s"]
 
 
+def shown_share(share: float) -> str:
+    """A huge-page share as the table shows it; the program says -1 where
+    the kernel does not tell (no smaps_rollup)."""
+    return "n/a" if share < 0 else f"{share:.2f}"
+
+
 def table(runs: dict[str, list[dict[str, float]]]) -> list[str]:
     """The Markdown table of the runs, by mode, each mode's runs in round order."""
     baseline = runs[MODES[0]]
@@ -78,7 +84,7 @@ def table(runs: dict[str, list[dict[str, float]]]) -> list[str]:
         wall_ratio = statistics.median(sample["wall_s"] / base["wall_s"] for sample, base in pairs)
         lines.append(f"| {mode} | {medians['wall_s']:.3f} | {medians['user_s']:.3f} "
                      f"| {medians['sys_s']:.3f} | {cpu_ratio:.3f} | {wall_ratio:.3f} "
-                     f"| {medians['huge_share']:.2f} |")
+                     f"| {shown_share(medians['huge_share'])} |")
     return lines
 
 
@@ -93,6 +99,8 @@ def main() -> int:
     parser.add_argument("--build", type=Path, default=ROOT / "build",
                         help="where hh-micro-populate-ahead was built (default: build)")
     args = parser.parse_args()
+    if args.pause < 0:
+        parser.error(f"--pause must be 0 or more seconds, not {args.pause}")
     program = args.build / "bin" / "hh-micro-populate-ahead"
     if not program.is_file():
         print(f"populate_ahead: {program} is not built (make build)", file=sys.stderr)

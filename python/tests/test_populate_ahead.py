@@ -59,6 +59,13 @@ def test_bad_arguments_are_named(program: Path, arguments: tuple[str, ...], mess
     assert message in result.stderr
 
 
+def test_a_negative_pause_is_named() -> None:
+    result = subprocess.run([sys.executable, str(SCRIPT), "--pause", "-1"],
+                            capture_output=True, text=True, timeout=30, check=False)
+    assert result.returncode == 2
+    assert "--pause must be 0 or more seconds, not -1.0" in result.stderr
+
+
 def test_a_missing_program_is_named(tmp_path: Path) -> None:
     result = subprocess.run([sys.executable, str(SCRIPT), "--build", str(tmp_path)],
                             capture_output=True, text=True, timeout=30, check=False)
