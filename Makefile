@@ -107,7 +107,8 @@ bench: build
 
 # The tables of the docs made anew from the campaigns packed in published/
 # (`hugeheap results pack`; published/README.md): every block between a line
-# <!-- results:NAME --> and <!-- /results:NAME --> in docs/*.md and README.md.
+# <!-- results:NAME --> and <!-- /results:NAME --> in docs/*.md, docs/notebook/*.md
+# and README.md.
 results: venv
 	@$(VENV)/bin/hugeheap results docs
 

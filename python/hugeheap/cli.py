@@ -385,7 +385,8 @@ def results_pack(directory: str, name: str, command: str, into: str) -> None:
 def results_docs(check: bool, root: str) -> None:
     """Make the blocks <!-- results:NAME --> (of published/NAME), <!-- results:NAME
     by-instance --> (its figures per tool and instance) and <!-- results:families
-    NAME[=FAMILY]... --> (hugeheap on each family) in docs/*.md and README.md anew."""
+    NAME[=FAMILY]... --> (hugeheap on each family) in docs/*.md, docs/notebook/*.md and
+    README.md anew."""
     from .report.blocks import refresh, stale
     try:
         found = stale(Path(root)) if check else refresh(Path(root))
