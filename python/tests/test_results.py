@@ -386,7 +386,8 @@ def test_family_mistakes_are_named(tmp_path: Path, words: str, problem: str) -> 
 
 # A campaign of two tools (in the campaign's order zeta, then alpha) on the
 # instances b and a, three repetitions each, every run with its own CPU time
-# and peak: the per-instance table's medians differ from any one run.
+# and peak: the per-instance table's medians differ from any one run. Only
+# hugeheap puts part of its heaps in huge pages, its share by repetition.
 BY_MODES = ["system", "hugeheap", "mimalloc"]
 
 
@@ -402,18 +403,20 @@ def by_instance_run(tool: str, instance: str, mode: str, rep: int) -> RunRecord:
                {"system": 1.0, "hugeheap": 0.8, "mimalloc": 1.1}[mode] * (1.0, 0.9, 1.3)[rep])
     mib = {"system": 10, "hugeheap": 14, "mimalloc": 12}[mode] * {"a": 1, "b": 3}[instance]
     return dataclasses.replace(record(mode, instance, rep, seconds), tool=tool,
-                               memory_peak=(mib + 7 * rep * {"zeta": 1, "alpha": 2}[tool]) * 2**20)
+                               memory_peak=(mib + 7 * rep * {"zeta": 1, "alpha": 2}[tool]) * 2**20,
+                               huge_share=(0.2, 0.6, 0.5)[rep] if mode == "hugeheap" else
+                               {"system": 0.0, "mimalloc": None}[mode])
 
 
 BY_RUNS = [by_instance_run(tool, instance, mode, rep) for tool in ("zeta", "alpha")
            for instance in ("b", "a") for mode in BY_MODES for rep in range(3)]
 
 
-def by_instance_checkout(tmp_path: Path) -> Path:
-    """A checkout with the packed campaign `small` (BY_RUNS) and a page with
+def by_instance_checkout(tmp_path: Path, runs: list[RunRecord] = BY_RUNS) -> Path:
+    """A checkout with the packed campaign `small` (runs) and a page with
     its per-instance block, still empty."""
     pack(stored(tmp_path / "runs" / "small", "small-suite", ["zeta", "alpha"], BY_MODES,
-                BY_RUNS), tmp_path / "published", "small", "make small")
+                runs), tmp_path / "published", "small", "make small")
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "page.md").write_text("Before.\n<!-- results:small by-instance -->\n"
                                                "<!-- /results:small -->\nAfter.\n")
@@ -434,9 +437,24 @@ def expected_row(tool: str, instance: str) -> list[str]:
     base = medians(tool, instance, "system")
     assert base is not None
     others = [medians(tool, instance, mode) for mode in BY_MODES[1:]]
+    ok = [r for r in BY_RUNS if (r.tool, r.instance, r.mode, r.status) ==
+          (tool, instance, "hugeheap", "ok")]
+    huge = statistics.median(r.huge_share or 0.0 for r in ok)
     return [f"{tool}, {instance}", f"{base[0]:.3f}, {base[1]:.1f}",
             ", ".join("-" if m is None else f"{base[0] / m[0]:.2f}" for m in others),
-            ", ".join("-" if m is None else f"{m[1] / base[1]:.2f}" for m in others)]
+            ", ".join("-" if m is None else f"{m[1] / base[1]:.2f}" for m in others),
+            f"{huge:.0%}"]
+
+
+def test_no_huge_column_where_no_heap_was_in_huge_pages(tmp_path: Path) -> None:
+    root = by_instance_checkout(tmp_path, [dataclasses.replace(r, huge_share=0.0)
+                                           for r in BY_RUNS])
+    refresh(root)
+    lines = (root / "docs" / "page.md").read_text().splitlines()
+    assert lines[2] == ("| tool, instance | system: CPU s, peak MiB | speed: hugeheap, mimalloc "
+                        "| peak / system: hugeheap, mimalloc |")
+    assert all(line.count("|") == 5 for line in lines[3:8])
+    assert "huge" not in lines[9]
 
 
 def test_the_table_per_instance(tmp_path: Path) -> None:
@@ -447,14 +465,17 @@ def test_the_table_per_instance(tmp_path: Path) -> None:
     lines = text.splitlines()
     assert lines[:4] == ["Before.", "<!-- results:small by-instance -->",
                          "| tool, instance | system: CPU s, peak MiB | speed: hugeheap, mimalloc "
-                         "| peak / system: hugeheap, mimalloc |", "|:---|---:|---:|---:|"]
+                         "| peak / system: hugeheap, mimalloc | huge: hugeheap |",
+                         "|:---|---:|---:|---:|---:|"]
     rows = [[c.strip() for c in line.strip("|").split("|")] for line in lines[4:8]]
     assert rows == [expected_row(tool, instance) for tool in ("zeta", "alpha")
                     for instance in ("a", "b")]
     # zeta on a under hugeheap: the two runs that finished, 2.4 and 2.16 s, 14 and 21 MiB
     # (the timeout's 999 MiB left out), against system's 3 s and 17 MiB.
+    # Its huge share: the median of the two, 20% and 60%; system's 0% and
+    # mimalloc's unmeasured share put no column of theirs.
     assert rows[0] == ["zeta, a", "3.000, 17.0", f"{3 / 2.28:.2f}, {3 / 3.3:.2f}",
-                       f"{17.5 / 17:.2f}, {19 / 17:.2f}"]
+                       f"{17.5 / 17:.2f}, {19 / 17:.2f}", "40%"]
     # alpha under mimalloc never finished on b: a dash, and the legend says why.
     assert rows[3][2].endswith(", -") and rows[3][3].endswith(", -")
     assert lines[8] == "" and lines[9].startswith("Per tool and instance, medians over the "
@@ -462,6 +483,7 @@ def test_the_table_per_instance(tmp_path: Path) -> None:
     assert "-: the mode, or system, has no run on the instance that finished correctly." \
         in lines[9]
     assert "CPU time (user + system)" in lines[9] and "the peak of the run's cgroup" in lines[9]
+    assert "huge: the share of the heap in huge pages" in lines[9]
     assert lines[11].startswith("Campaign `small` (suite `small-suite`, 36 runs, 3 "
                                 "repetitions of each), started 2026-11-23 01:02 UTC. "
                                 "Machine: testhost: 2 CPUs (Test CPU)")

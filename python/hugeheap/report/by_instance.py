@@ -4,10 +4,13 @@ order, each one's instances sorted), what a reader needs where the
 per-tool tables average away what one instance costs (a small process's
 memory, say). Its columns: the baseline's CPU time and peak memory; the
 speed of every other mode (the baseline's CPU time over the mode's); the
-peak memory of every other mode over the baseline's. Each figure is the
-median over the repetitions that finished correctly (verdicts.solved: the
-runs the analysis counts as solving); a mode with none shows `-`. Under
-the table, its legend and the campaign's provenance (markdown.provenance)."""
+peak memory of every other mode over the baseline's; where some mode put
+part of a heap in huge pages, the share of the heap in huge pages under
+each mode that did (how far up a ladder of heap sizes huge pages reach).
+Each figure is the median over the repetitions that finished correctly
+(verdicts.solved: the runs the analysis counts as solving); a mode with
+none shows `-`. Under the table, its legend and the campaign's provenance
+(markdown.provenance)."""
 
 from __future__ import annotations
 
@@ -32,16 +35,31 @@ def _peak(cell: Cell | None) -> float | None:
     return None if cell is None or cell.memory_peak is None else float(cell.memory_peak)
 
 
+def _huge(cell: Cell | None) -> float | None:
+    return cell.huge_share if cell else None
+
+
+def huge_modes(analysis: Analysis) -> list[str]:
+    """The modes, in the campaign's order, with a run that finished correctly
+    and had part of its heap in huge pages: the huge column's (none, no
+    column)."""
+    shared = {r.mode for r in analysis.runs if solved(r) and r.huge_share}
+    return [m for m in analysis.modes if m in shared]
+
+
 def headers(analysis: Analysis) -> list[str]:
     others = ", ".join(m for m in analysis.modes if m != analysis.baseline)
+    huge = ", ".join(huge_modes(analysis))
     return ["tool, instance", f"{analysis.baseline}: CPU s, peak MiB",
-            *([f"speed: {others}", f"peak / {analysis.baseline}: {others}"] if others else [])]
+            *([f"speed: {others}", f"peak / {analysis.baseline}: {others}"] if others else []),
+            *([f"huge: {huge}"] if huge else [])]
 
 
 def rows(analysis: Analysis) -> list[list[str]]:
     """The table's cells, a row per tool and instance."""
     cells = cells_of([r for r in analysis.runs if solved(r)])
     others = [m for m in analysis.modes if m != analysis.baseline]
+    huge = huge_modes(analysis)
     found = []
     for tool in analysis.tools:
         for instance in sorted(analysis.instances_of(tool)):
@@ -54,18 +72,22 @@ def rows(analysis: Analysis) -> list[list[str]]:
                 f"{tables.shown(None if peak is None else peak / 2**20, '{:.1f}')}",
                 *([", ".join(tables.shown(_ratio(_cpu(base), _cpu(cell))) for cell in moded),
                    ", ".join(tables.shown(_ratio(_peak(cell), peak)) for cell in moded)]
-                  if others else [])])
+                  if others else []),
+                *([", ".join(tables.shown(_huge(cells.get((tool, mode, instance))), "{:.0%}")
+                             for mode in huge)] if huge else [])])
     return found
 
 
-def legend(baseline: str) -> str:
+def legend(baseline: str, huge: bool) -> str:
     return (f"Per tool and instance, medians over the repetitions that finished correctly "
             f"(ended ok, the answer not unknown, error or wrong): "
             f"{baseline}: its CPU time (user + system) in seconds and its peak memory in MiB "
             f"(the peak of the run's cgroup, as the campaign recorded it); speed: {baseline}'s "
             f"CPU time / the mode's, for each other mode in the order named; peak / {baseline}: "
-            f"the mode's peak memory / {baseline}'s, in the same order; -: the mode, or "
-            f"{baseline}, has no run on the instance that finished correctly.")
+            f"the mode's peak memory / {baseline}'s, in the same order; "
+            + ("huge: the share of the heap in huge pages (runs.csv's huge_share), for each "
+               "mode that put part of a heap in them, in the order named; " if huge else "")
+            + f"-: the mode, or {baseline}, has no run on the instance that finished correctly.")
 
 
 def instance_block(packed: Packed, analysis: Analysis, folder: str) -> str:
@@ -73,5 +95,5 @@ def instance_block(packed: Packed, analysis: Analysis, folder: str) -> str:
     campaign's folder as the docs name it."""
     head = headers(analysis)
     return "\n".join([*table_head(head, 1), *(table_row(row) for row in rows(analysis)), "",
-                      legend(analysis.baseline), "",
+                      legend(analysis.baseline, bool(huge_modes(analysis))), "",
                       provenance(packed, analysis, folder, one_table=True)])
