@@ -446,6 +446,19 @@ def expected_row(tool: str, instance: str) -> list[str]:
             f"{huge:.0%}"]
 
 
+def test_instances_from_the_smallest_heap_up(tmp_path: Path) -> None:
+    # Named the other way round, the instance of the smaller heaps (a's
+    # runs, now called b) comes first all the same, for both tools.
+    renamed = {"a": "b", "b": "a"}
+    root = by_instance_checkout(tmp_path, [dataclasses.replace(r, instance=renamed[r.instance])
+                                           for r in BY_RUNS])
+    refresh(root)
+    lines = (root / "docs" / "page.md").read_text().splitlines()
+    assert [line.split("|")[1].strip() for line in lines[4:8]] == \
+        ["zeta, b", "zeta, a", "alpha, b", "alpha, a"]
+    assert lines[4].split("|")[2].strip() == "3.000, 17.0"
+
+
 def test_no_huge_column_where_no_heap_was_in_huge_pages(tmp_path: Path) -> None:
     root = by_instance_checkout(tmp_path, [dataclasses.replace(r, huge_share=0.0)
                                            for r in BY_RUNS])

@@ -1,8 +1,9 @@
 """The block `<!-- results:NAME by-instance -->`: the packed campaign NAME
 in one table with a row per tool and instance (the tools in the campaign's
-order, each one's instances sorted), what a reader needs where the
-per-tool tables average away what one instance costs (a small process's
-memory, say). Its columns: the baseline's CPU time and peak memory; the
+order, each one's instances from the smallest heap up, by the baseline's
+peak memory, so that a ladder of heap sizes reads in order), what a reader
+needs where the per-tool tables average away what one instance costs (a
+small process's memory, say). Its columns: the baseline's CPU time and peak memory; the
 speed of every other mode (the baseline's CPU time over the mode's); the
 peak memory of every other mode over the baseline's; where some mode put
 part of a heap in huge pages, the share of the heap in huge pages under
@@ -55,6 +56,16 @@ def headers(analysis: Analysis) -> list[str]:
             *([f"huge: {huge}"] if huge else [])]
 
 
+def smallest_heap_first(analysis: Analysis, cells: dict[tuple[str, str, str], Cell],
+                        tool: str) -> list[str]:
+    """The tool's instances by the baseline's peak memory, then by name; those
+    the baseline never finished correctly last."""
+    def key(instance: str) -> tuple[float, str]:
+        peak = _peak(cells.get((tool, analysis.baseline, instance)))
+        return (float("inf") if peak is None else peak, instance)
+    return sorted(analysis.instances_of(tool), key=key)
+
+
 def rows(analysis: Analysis) -> list[list[str]]:
     """The table's cells, a row per tool and instance."""
     cells = cells_of([r for r in analysis.runs if solved(r)])
@@ -62,7 +73,7 @@ def rows(analysis: Analysis) -> list[list[str]]:
     huge = huge_modes(analysis)
     found = []
     for tool in analysis.tools:
-        for instance in sorted(analysis.instances_of(tool)):
+        for instance in smallest_heap_first(analysis, cells, tool):
             base = cells.get((tool, analysis.baseline, instance))
             peak = _peak(base)
             moded = [cells.get((tool, mode, instance)) for mode in others]
