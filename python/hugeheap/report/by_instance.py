@@ -3,12 +3,12 @@ in one table with a row per tool and instance (the tools in the campaign's
 order, each one's instances from the smallest heap up, by the baseline's
 peak memory, so that a ladder of heap sizes reads in order), what a reader
 needs where the per-tool tables average away what one instance costs (a
-small process's memory, say). Its columns: the baseline's CPU time and peak memory; the
-speed of every other mode (the baseline's CPU time over the mode's); the
-peak memory of every other mode over the baseline's; where some mode put
-part of a heap in huge pages, the share of the heap in huge pages under
-each mode that did (how far up a ladder of heap sizes huge pages reach).
-Each figure is the median over the repetitions that finished correctly
+small process's memory, say). Its columns: the baseline's CPU time and peak
+memory; the speed of every other mode (the baseline's CPU time over the
+mode's); the peak memory of every other mode over the baseline's; where
+some mode put part of a heap in huge pages, the share of the heap in huge
+pages under each mode that did (how far up a ladder of heap sizes huge
+pages reach). Each figure is the median over the repetitions that finished correctly
 (verdicts.solved: the runs the analysis counts as solving); a mode with
 none shows `-`. Under the table, its legend and the campaign's provenance
 (markdown.provenance)."""
@@ -97,7 +97,10 @@ def legend(baseline: str, huge: bool) -> str:
             f"CPU time / the mode's, for each other mode in the order named; peak / {baseline}: "
             f"the mode's peak memory / {baseline}'s, in the same order; "
             + ("huge: the share of the heap in huge pages (runs.csv's huge_share), for each "
-               "mode that put part of a heap in them, in the order named; " if huge else "")
+               "mode that put part of a heap in them, in the order named (- also where no "
+               "sample of the runs saw 1 MiB of anonymous memory: runs too short or too "
+               "small to tell); "
+               if huge else "")
             + f"-: the mode, or {baseline}, has no run on the instance that finished correctly.")
 
 
