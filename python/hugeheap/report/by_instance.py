@@ -48,12 +48,12 @@ def huge_modes(analysis: Analysis) -> list[str]:
     return [m for m in analysis.modes if m in shared]
 
 
-def headers(analysis: Analysis) -> list[str]:
+def headers(analysis: Analysis, huge: list[str]) -> list[str]:
+    """The table's head; huge: huge_modes(analysis)."""
     others = ", ".join(m for m in analysis.modes if m != analysis.baseline)
-    huge = ", ".join(huge_modes(analysis))
     return ["tool, instance", f"{analysis.baseline}: CPU s, peak MiB",
             *([f"speed: {others}", f"peak / {analysis.baseline}: {others}"] if others else []),
-            *([f"huge: {huge}"] if huge else [])]
+            *([f"huge: {', '.join(huge)}"] if huge else [])]
 
 
 def smallest_heap_first(analysis: Analysis, cells: dict[tuple[str, str, str], Cell],
@@ -66,11 +66,10 @@ def smallest_heap_first(analysis: Analysis, cells: dict[tuple[str, str, str], Ce
     return sorted(analysis.instances_of(tool), key=key)
 
 
-def rows(analysis: Analysis) -> list[list[str]]:
-    """The table's cells, a row per tool and instance."""
+def rows(analysis: Analysis, huge: list[str]) -> list[list[str]]:
+    """The table's cells, a row per tool and instance; huge: huge_modes(analysis)."""
     cells = cells_of([r for r in analysis.runs if solved(r)])
     others = [m for m in analysis.modes if m != analysis.baseline]
-    huge = huge_modes(analysis)
     found = []
     for tool in analysis.tools:
         for instance in smallest_heap_first(analysis, cells, tool):
@@ -107,7 +106,8 @@ def legend(baseline: str, huge: bool) -> str:
 def instance_block(packed: Packed, analysis: Analysis, folder: str) -> str:
     """The whole block: table, legend, provenance; folder: the packed
     campaign's folder as the docs name it."""
-    head = headers(analysis)
-    return "\n".join([*table_head(head, 1), *(table_row(row) for row in rows(analysis)), "",
-                      legend(analysis.baseline, bool(huge_modes(analysis))), "",
+    huge = huge_modes(analysis)
+    return "\n".join([*table_head(headers(analysis, huge), 1),
+                      *(table_row(row) for row in rows(analysis, huge)), "",
+                      legend(analysis.baseline, bool(huge)), "",
                       provenance(packed, analysis, folder, one_table=True)])
