@@ -368,11 +368,16 @@ def results() -> None:
               help="the command that reproduces the campaign, as the tables will name it")
 @click.option("--into", default="published", show_default=True, metavar="DIR",
               help="the folder of packed campaigns")
-def results_pack(directory: str, name: str, command: str, into: str) -> None:
+@click.option("--tools", metavar="A,B", help="pack only these tools' runs, as a campaign of "
+              "them alone (for a campaign `hugeheap bench --tools` ran in part)")
+def results_pack(directory: str, name: str, command: str, into: str, tools: str | None
+                 ) -> None:
     """Pack a finished campaign into DIR/NAME: its runs, machine, library, suite, command."""
     from .report.packed import pack
     try:
-        packed = pack(Path(directory), Path(into), name, command)
+        packed = pack(Path(directory), Path(into), name, command,
+                      None if tools is None else [t.strip() for t in tools.split(",")
+                                                  if t.strip()])
     except HarnessError as error:
         _fail(str(error))
     click.echo(f"packed {packed.campaign.suite_name} ({packed.date}) into {Path(into) / name}")

@@ -47,6 +47,30 @@ def test_a_packed_campaign_reads_back_as_its_folder(tmp_path: Path) -> None:
         (original.name, original.baseline, original.machine)
 
 
+def test_a_campaign_run_in_part_packs_the_tools_it_ran(tmp_path: Path) -> None:
+    """`hugeheap bench --tools` runs some of a suite's tools into its
+    campaign: packed with --tools, they are a finished campaign of their own."""
+    folder = stored_campaign(tmp_path / "camp")
+    store = Store(folder / "results.sqlite")
+    meta = CampaignMeta.load(store)
+    assert meta is not None
+    dataclasses.replace(meta, tools=["other", "solver"],
+                        tool_instances={"other": ["j0"]}).save(store)
+    store.close()
+    with pytest.raises(HarnessError, match=r"not finished \(6 runs missing\).*--tools"):
+        pack(folder, tmp_path / "published", "part", "make part")
+    packed = pack(folder, tmp_path / "published", "part", "make part", ["solver"])
+    assert packed.campaign.tools == ["solver"] and packed.campaign.tool_instances == {}
+    _, analysis = load(tmp_path / "published" / "part")
+    assert analysis.summaries == analyse(stored_campaign(tmp_path / "whole")).summaries
+    with pytest.raises(HarnessError, match="--tools: the campaign has no tool nope "
+                                           r"\(its tools: other, solver\)"):
+        pack(folder, tmp_path / "published", "part", "make part", ["nope"])
+    line = fails_in_one_line("results", "pack", str(folder), "part", "--command", "c",
+                             "--tools", ",", cwd=tmp_path)
+    assert "--tools: name at least one of the campaign's tools" in line
+
+
 def checkout(tmp_path: Path) -> Path:
     """A checkout with the packed campaign `known` and a page with its block."""
     pack(stored_campaign(tmp_path / "camp"), tmp_path / "published", "known", "make known")

@@ -12,7 +12,7 @@ import json
 import math
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -162,9 +162,11 @@ def _ratio(pairs: list[tuple[float | None, float | None]]) -> float | None:
     return stats.geometric_mean(usable) if usable else None
 
 
-def analyse(directory: Path) -> Analysis:
-    """The figures of the campaign in directory; HarnessError if there is no
-    campaign there or it has no finished run yet."""
+def analyse(directory: Path, tools: list[str] | None = None) -> Analysis:
+    """The figures of the campaign in directory; tools: only these of its
+    tools, as if the campaign had had no other (one that `hugeheap bench
+    --tools` ran in part). HarnessError if there is no campaign there, it has
+    no finished run yet or no tool of a name in tools."""
     if not directory.is_dir():
         raise HarnessError(f"{directory}: no such campaign directory")
     folder = CampaignFolder(directory)
@@ -176,7 +178,26 @@ def analyse(directory: Path) -> Analysis:
         store.close()
     if not runs or meta is None:
         raise HarnessError(f"{directory}: the campaign has no finished runs yet")
+    if tools is not None:
+        meta, runs = only_tools(meta, runs, tools)
     return analyse_runs(meta, runs, folder.sessions(), directory)
+
+
+def only_tools(meta: CampaignMeta, runs: list[RunRecord], tools: list[str]
+               ) -> tuple[CampaignMeta, list[RunRecord]]:
+    """The campaign's facts and runs narrowed to the named tools; HarnessError
+    naming a tool it does not have."""
+    if not tools:
+        raise HarnessError("--tools: name at least one of the campaign's tools (its tools: "
+                           f"{', '.join(meta.tools)})")
+    unknown = [name for name in tools if name not in meta.tools]
+    if unknown:
+        raise HarnessError(f"--tools: the campaign has no tool {', '.join(unknown)} (its "
+                           f"tools: {', '.join(meta.tools)})")
+    chosen = [name for name in meta.tools if name in tools]
+    narrowed = replace(meta, tools=chosen, tool_instances={
+        name: instances for name, instances in meta.tool_instances.items() if name in chosen})
+    return narrowed, [r for r in runs if r.tool in chosen]
 
 
 def analyse_runs(meta: CampaignMeta, runs: list[RunRecord], machine: list[dict[str, Any]],

@@ -71,20 +71,24 @@ def _libraries(meta: CampaignMeta, machine: list[dict[str, Any]]) -> dict[str, d
             if str(allocators.get(mode, {}).get("like", "")).startswith("hugeheap")}
 
 
-def pack(directory: Path, into: Path, name: str, command: str) -> Packed:
+def pack(directory: Path, into: Path, name: str, command: str,
+         tools: list[str] | None = None) -> Packed:
     """Packs the finished campaign in directory into into/name (made, or its
-    files replaced); HarnessError for a folder that is no campaign or a
-    campaign with runs missing."""
+    files replaced); tools: only these of its tools (a campaign `hugeheap
+    bench --tools` ran in part), packed as a campaign of them alone.
+    HarnessError for a folder that is no campaign or a campaign with runs
+    missing."""
     check_name(name)
     if name == FAMILIES:
         raise HarnessError(f"'{FAMILIES}' names the docs' table of several campaigns "
                            "(<!-- results:families ... -->): give the campaign another name")
     if not command.strip():
         raise HarnessError("--command: give the command that reproduces the campaign")
-    analysis = analyse(directory)
+    analysis = analyse(directory, tools)
     if analysis.missing_runs:
         raise HarnessError(f"{directory}: the campaign is not finished ({analysis.missing_runs} "
-                           "runs missing); run `hugeheap bench` on it again, then pack it")
+                           "runs missing); run `hugeheap bench` on it again, then pack it"
+                           + ("" if tools else ", or pack the tools it ran with --tools"))
     assert analysis.meta is not None  # analyse() reads it from the store
     started = [str(s["started"]) for s in analysis.machine if s.get("started")]
     date = started[0] if started else min(r.start_time for r in analysis.runs)
