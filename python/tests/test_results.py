@@ -543,4 +543,6 @@ def test_a_campaign_block_takes_a_known_word(tmp_path: Path, words: str) -> None
     assert str(caught.value) == (
         f"docs/page.md:1: <!-- results:known {words} -->: unknown words; a block is "
         "<!-- results:NAME --> (a campaign's tables), <!-- results:NAME by-instance --> (its "
-        "table per instance) or <!-- results:families NAME NAME ... --> (several campaigns)")
+        "table per instance), <!-- results:NAME figures --> (its tools' own figures), "
+        "<!-- results:NAME ratio A/B:FIGURE ... --> (ratios between its "
+        "tools) or <!-- results:families NAME NAME ... --> (several campaigns)")

@@ -7,7 +7,11 @@ its table with a row per tool and instance (by_instance.py makes it);
 between `<!-- results:families NAME[=FAMILY] ... -->` (or, for a campaign
 of several families, NAME=TOOL:FAMILY,...) and `<!-- /results:families -->`,
 one table of hugeheap on every family, each family's campaign packed in
-published/NAME (families.py makes it).
+published/NAME (families.py makes it); between
+`<!-- results:NAME ratio A/B:FIGURE ... -->` and `<!-- /results:NAME -->`,
+the ratios between two tools of a campaign that compares tools rather than
+modes, and between `<!-- results:NAME figures -->` and its end, the figures
+its tools measured of themselves (tool_blocks.py makes both).
 `hugeheap results docs` (`make results`) writes them anew; --check, and the
 tests, say which differ from their data."""
 
@@ -24,6 +28,7 @@ from .by_instance import BY_INSTANCE, instance_block
 from .families import family_block
 from .markdown import markdown
 from .packed import FAMILIES, PUBLISHED, Packed, load, published
+from .tool_blocks import FIGURES, RATIO, figures_block, ratio_block
 
 # a block's first line: its name, and for a table of families the campaigns
 _START = re.compile(r"<!--\s*results:(\S+)((?:\s+(?!-->)\S+)*)\s*-->")
@@ -91,12 +96,18 @@ def _maker(root: Path) -> Callable[[str], str]:
             return family_block(rest, campaign)
         if rest == [BY_INSTANCE]:
             return instance_block(*campaign(name), f"{PUBLISHED}/{name}")
+        if rest == [FIGURES]:
+            return figures_block(*campaign(name), f"{PUBLISHED}/{name}")
+        if rest and rest[0] == RATIO:
+            return ratio_block(*campaign(name), f"{PUBLISHED}/{name}", rest[1:])
         if rest:
             raise HarnessError(f"<!-- results:{name} {' '.join(rest)} -->: unknown words; a "
                                f"block is <!-- results:NAME --> (a campaign's tables), "
-                               f"<!-- results:NAME {BY_INSTANCE} --> (its table per instance) "
-                               f"or <!-- results:{FAMILIES} NAME NAME ... --> (several "
-                               "campaigns)")
+                               f"<!-- results:NAME {BY_INSTANCE} --> (its table per instance), "
+                               f"<!-- results:NAME {FIGURES} --> (its tools' own figures), "
+                               f"<!-- results:NAME {RATIO} A/B:FIGURE ... --> (ratios between "
+                               f"its tools) or <!-- results:{FAMILIES} NAME NAME ... --> "
+                               "(several campaigns)")
         return markdown(*campaign(name), f"{PUBLISHED}/{name}")
     return make
 

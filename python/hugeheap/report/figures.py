@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..campaign.store import RunRecord
 from ..errors import HarnessError
-from .analysis import Analysis, run_metrics
+from .analysis import Analysis, Cell, run_metrics
 
 # The figures the harness measures of every run, by the name --ratio gives them.
 MEASURED: dict[str, Callable[[RunRecord], float | None]] = {
@@ -48,6 +48,8 @@ class Ratio:
     asked: RatioAsked
     instance: str
     mode: str
+    numerator_median: float  # the first tool's figure, median over its repetitions
+    denominator_median: float  # the second's
     of_medians: float | None
     per_repetition: list[float]  # repetitions both tools finished with the figure
 
@@ -82,16 +84,29 @@ def metric_names(analysis: Analysis, tool: str) -> list[str]:
     return sorted({name for r in analysis.runs if r.tool == tool for name in run_metrics(r)})
 
 
+def tools_figures(analysis: Analysis) -> list[tuple[str, list[str], list[Cell]]]:
+    """For each tool whose runs gave figures of their own: the tool, the
+    figures' names and its cells by instance, then mode in the campaign's
+    order."""
+    found = []
+    for tool in analysis.tools:
+        metrics = metric_names(analysis, tool)
+        if metrics:
+            found.append((tool, metrics, sorted(
+                (c for c in analysis.cells.values() if c.tool == tool),
+                key=lambda c: (c.instance, analysis.modes.index(c.mode)))))
+    return found
+
+
 def _figure(record: RunRecord, figure: str) -> float | None:
     if figure in MEASURED:
         return MEASURED[figure](record)
     return run_metrics(record).get(figure)
 
 
-def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
-    """The ratio per instance both tools ran on and mode, over the runs that
-    ended ok; HarnessError for a tool the campaign has not, or a figure
-    neither measured nor given by both tools."""
+def check_asked(analysis: Analysis, asked: RatioAsked) -> None:
+    """HarnessError for a tool the campaign has not, or a figure neither
+    measured nor given by both tools."""
     for tool in (asked.numerator, asked.denominator):
         if tool not in analysis.tools:
             raise HarnessError(f"--ratio {asked}: the campaign has no tool {tool} (its tools: "
@@ -100,13 +115,26 @@ def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
             known = [*MEASURED, *metric_names(analysis, tool)]
             raise HarnessError(f"--ratio {asked}: {tool} has no figure {asked.figure} (it has "
                                f"{', '.join(known)})")
-    # (tool, instance, mode) -> repetition -> the figure
+
+
+def figures_by_repetition(analysis: Analysis, asked: RatioAsked
+                          ) -> dict[tuple[str, str, str], dict[int, float]]:
+    """(tool, instance, mode) -> repetition -> the figure, for both tools of
+    the ratio, over the runs that ended ok and gave it."""
     figures: dict[tuple[str, str, str], dict[int, float]] = defaultdict(dict)
     for r in analysis.runs:
         if r.tool in (asked.numerator, asked.denominator) and r.status == "ok":
             value = _figure(r, asked.figure)
             if value is not None:
                 figures[(r.tool, r.instance, r.mode)][r.repetition] = value
+    return figures
+
+
+def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
+    """The ratio per instance both tools ran on and mode, over the runs that
+    ended ok; HarnessError as check_asked."""
+    check_asked(analysis, asked)
+    figures = figures_by_repetition(analysis, asked)
     found = []
     for instance in analysis.instances:
         for mode in analysis.modes:
@@ -114,10 +142,9 @@ def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
             below = figures.get((asked.denominator, instance, mode))
             if not above or not below:
                 continue
-            middle = statistics.median(below.values())
+            top, middle = statistics.median(above.values()), statistics.median(below.values())
             found.append(Ratio(
-                asked, instance, mode,
-                statistics.median(above.values()) / middle if middle else None,
+                asked, instance, mode, top, middle, top / middle if middle else None,
                 [above[rep] / below[rep] for rep in sorted(above.keys() & below.keys())
                  if below[rep]]))
     return found

@@ -19,7 +19,7 @@ from .categories import count_categories
 from .compare import Comparison
 from .export import check_benchexec_folder, write_benchexec, write_csv
 from .failures import count_outcomes, explain
-from .figures import RatioAsked, each_tool, metric_names, ratios
+from .figures import RatioAsked, each_tool, ratios, tools_figures
 from .html_page import write_html
 from .paper import PairRow, choose_pair, has_pair, left_out_note, pair_rows
 
@@ -97,17 +97,11 @@ def print_summary(analysis: Analysis) -> None:
 
 def print_figures(analysis: Analysis) -> None:
     """Per instance, for each tool whose runs gave figures of their own."""
-    shown_any = False
-    for tool in analysis.tools:
-        metrics = metric_names(analysis, tool)
-        if not metrics:
-            continue
-        cells = sorted((c for c in analysis.cells.values() if c.tool == tool),
-                       key=lambda c: (c.instance, analysis.modes.index(c.mode)))
+    found = tools_figures(analysis)
+    for tool, metrics, cells in found:
         out.print(_table(f"{tool}: per instance", tables.figures_headers(metrics),
                          [tables.figures_row(c, metrics) for c in cells]))
-        shown_any = True
-    if shown_any:
+    if found:
         out.print(tables.FIGURES_LEGEND)
 
 
