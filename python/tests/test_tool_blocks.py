@@ -91,8 +91,8 @@ def test_the_ratio_table_is_what_the_runs_give(tmp_path: Path) -> None:
 
 
 def test_a_glob_gives_a_table_per_tool(tmp_path: Path) -> None:
-    """The first tool as a glob: a table for each tool it matches but the
-    second; here the second tool is the glob's (swipl over each hhtab)."""
+    """Two ratios named give two tables; the first tool as a glob, a table
+    for each tool it matches but the second (each hhtab over swipl)."""
     root = checkout(tmp_path, "ratio swipl/hhtab:query_s swipl/hhtab-wide:query_s")
     refresh(root)
     text = (root / "docs" / "page.md").read_text()

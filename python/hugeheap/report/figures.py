@@ -104,7 +104,7 @@ def _figure(record: RunRecord, figure: str) -> float | None:
     return run_metrics(record).get(figure)
 
 
-def check_asked(analysis: Analysis, asked: RatioAsked) -> None:
+def _check_asked(analysis: Analysis, asked: RatioAsked) -> None:
     """HarnessError for a tool the campaign has not, or a figure neither
     measured nor given by both tools."""
     for tool in (asked.numerator, asked.denominator):
@@ -117,7 +117,7 @@ def check_asked(analysis: Analysis, asked: RatioAsked) -> None:
                                f"{', '.join(known)})")
 
 
-def figures_by_repetition(analysis: Analysis, asked: RatioAsked
+def _figures_by_repetition(analysis: Analysis, asked: RatioAsked
                           ) -> dict[tuple[str, str, str], dict[int, float]]:
     """(tool, instance, mode) -> repetition -> the figure, for both tools of
     the ratio, over the runs that ended ok and gave it."""
@@ -132,9 +132,9 @@ def figures_by_repetition(analysis: Analysis, asked: RatioAsked
 
 def ratios(analysis: Analysis, asked: RatioAsked) -> list[Ratio]:
     """The ratio per instance both tools ran on and mode, over the runs that
-    ended ok; HarnessError as check_asked."""
-    check_asked(analysis, asked)
-    figures = figures_by_repetition(analysis, asked)
+    ended ok; HarnessError as _check_asked says."""
+    _check_asked(analysis, asked)
+    figures = _figures_by_repetition(analysis, asked)
     found = []
     for instance in analysis.instances:
         for mode in analysis.modes:
