@@ -373,11 +373,11 @@ def results() -> None:
 def results_pack(directory: str, name: str, command: str, into: str, tools: str | None
                  ) -> None:
     """Pack a finished campaign into DIR/NAME: its runs, machine, library, suite, command."""
+    from .measure.units import parse_names
     from .report.packed import pack
     try:
         packed = pack(Path(directory), Path(into), name, command,
-                      None if tools is None else [t.strip() for t in tools.split(",")
-                                                  if t.strip()])
+                      None if tools is None else parse_names(tools))
     except HarnessError as error:
         _fail(str(error))
     click.echo(f"packed {packed.campaign.suite_name} ({packed.date}) into {Path(into) / name}")

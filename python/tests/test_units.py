@@ -1,7 +1,7 @@
 import pytest
 
 from hugeheap.errors import HarnessError
-from hugeheap.measure.units import parse_cpu_list, parse_duration, parse_size
+from hugeheap.measure.units import parse_cpu_list, parse_duration, parse_names, parse_size
 
 
 @pytest.mark.parametrize("text,seconds", [("90s", 90), ("15m", 900), ("1.5h", 5400),
@@ -40,3 +40,9 @@ def test_bad_sizes_name_the_option(bad: str) -> None:
 def test_bad_cores_name_the_option(bad: str) -> None:
     with pytest.raises(HarnessError, match="--cores"):
         parse_cpu_list(bad, "--cores")
+
+
+@pytest.mark.parametrize("text, names", [("minisat", ["minisat"]),
+                                         (" b , a,,c ", ["b", "a", "c"]), (",", [])])
+def test_names_keep_their_order_without_blanks(text: str, names: list[str]) -> None:
+    assert parse_names(text) == names

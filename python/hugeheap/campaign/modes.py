@@ -13,6 +13,7 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..measure.allocators import MODES, AllocatorMode, derive, resolve
+from ..measure.units import parse_names
 from .toml_checker import TomlChecker
 
 # Makes the error of a problem and its fix, naming where the list was given.
@@ -48,7 +49,7 @@ def parse_modes_option(option: str, own: Mapping[str, AllocatorMode] | None = No
                        at_least: int = 1) -> list[AllocatorMode]:
     """`--modes A,B,...`, resolved (resolve_modes); its mistakes are named as
     the option's. at_least: how many modes the command needs."""
-    names = [name.strip() for name in option.split(",") if name.strip()]
+    names = parse_names(option)
 
     def fail(problem: str, fix: str) -> HarnessError:
         return HarnessError(f"--modes {option}: {problem}; {fix}")

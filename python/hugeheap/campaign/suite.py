@@ -90,6 +90,7 @@ from pathlib import Path
 
 from ..errors import HarnessError
 from ..measure.allocators import AllocatorMode
+from ..measure.units import parse_names
 from .answers.toolinfo import Task, ToolInfoRun
 from .remote import RemoteFile
 
@@ -162,7 +163,7 @@ class Suite:
     def choose_tools(self, names: str) -> set[str]:
         """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
         for a name that is no tool of the suite, or one not installed here."""
-        chosen = {name.strip() for name in names.split(",") if name.strip()}
+        chosen = set(parse_names(names))
         skipped = dict(self.skipped_tools)
         known = [tool.name for tool in self.tools]
         for name in sorted(chosen):

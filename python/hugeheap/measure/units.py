@@ -1,4 +1,5 @@
-"""Durations, sizes and CPU lists as people (and the kernel) write them."""
+"""Durations, sizes, CPU lists and lists of names as people (and the kernel)
+write them."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ _SIZE_UNITS = {
     "kib": 1024, "mib": 1024**2, "gib": 1024**3, "tib": 1024**4,
 }
 _NUMBER_UNIT = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([a-zA-Z]*)\s*$")
+
+
+def parse_names(text: str) -> list[str]:
+    """'A,B' (an option's list of tools or modes) -> ['A', 'B'], in its
+    order, blanks around and between the commas dropped."""
+    return [name.strip() for name in text.split(",") if name.strip()]
 
 
 def parse_duration(text: str, option: str) -> float:
