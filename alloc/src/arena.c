@@ -1,5 +1,5 @@
-/* Bump arenas.  Chunks are mappings of their own, 2 MiB-aligned and advised
- * for huge pages like the regions; the arena's own header lives at the
+/* Bump arenas.  Chunks are mappings of their own, 2 MiB-aligned, in huge
+ * pages once the heap is huge (api_memory.c); the arena's own header lives at the
  * start of its first chunk, so creating one costs one mmap.  Chunks double in
  * size (2 MiB to 64 MiB) so that big arenas need few of them; reset keeps
  * them all and fills them again in order.
@@ -41,12 +41,10 @@ _Static_assert(offsetof(struct hh_arena, cursor) == 0, "hh_arena_alloc_inline re
 #define ARENA_HEADER _hh_align_up(sizeof(struct hh_arena), 64)
 
 static arena_chunk *chunk_map(size_t size) {
-    bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
-    arena_chunk *chunk = _hh_os_map_aligned(size, HH_UNIT, 0, &hugetlb,
-                                             _hh_cfg.thp != HH_THP_OFF);
+    bool hugetlb = false;
+    arena_chunk *chunk = _hh_api_memory_map(size, &hugetlb);
     if (chunk == NULL) return NULL;
     HH_ASSERT(((uintptr_t)chunk & HH_UNIT_MASK) == 0 && (size & HH_UNIT_MASK) == 0);
-    _hh_stats_count_api((intptr_t)size);
     chunk->next = NULL;
     chunk->size = size;
     chunk->hugetlb = hugetlb;
@@ -54,9 +52,7 @@ static arena_chunk *chunk_map(size_t size) {
 }
 
 static void chunk_unmap(arena_chunk *chunk) {
-    size_t size = chunk->size;
-    _hh_os_unmap_mapped(chunk, size, chunk->hugetlb);
-    _hh_stats_count_api(-(intptr_t)size);
+    _hh_api_memory_unmap(chunk, chunk->size, chunk->hugetlb);
 }
 
 static char *chunk_start(const hh_arena *arena, const arena_chunk *chunk) {

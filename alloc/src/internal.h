@@ -290,11 +290,12 @@ HH_INTERNAL uint64_t _hh_glibc_blocks_served(void);
 
 /* --------------------------------------------------------- policy.c */
 /* Whether memory mapped or handed out now, `adding` bytes more, is to be
- * advised huge: THP is on and the demand (pages and blocks in use) reached
- * the threshold.  The switch is one way. */
+ * advised huge: THP is on and the demand (pages, blocks, arenas and pools
+ * in use) reached the threshold.  The switch is one way. */
 HH_INTERNAL bool _hh_policy_huge_now(size_t adding);
 HH_INTERNAL void _hh_policy_count_demand(intptr_t delta);
-/* Bytes of pages and blocks in use, glibc's blocks (glibc_heap.c) included. */
+/* Bytes of pages, blocks, arenas and pools in use, glibc's blocks
+ * (glibc_heap.c) included. */
 HH_INTERNAL size_t _hh_policy_demand(void);
 /* The demand is under the huge threshold (whatever the THP mode): where the
  * growth heap is open and threads take the coarse size classes. */
@@ -377,14 +378,16 @@ HH_INTERNAL void _hh_policy_unlist_small_block(hh_large *h);
  * the heap is huge and the budget for huge pages affords them.  Otherwise
  * the block is in 4 KiB pages and listed, to be collapsed later. */
 HH_INTERNAL bool _hh_policy_block_huge(size_t adding, size_t collapsing);
-/* Whether a new large block of `span` bytes is mapped advised huge: the
- * heap is huge and something is left of the budget for huge pages. */
+/* Whether a new large block (or an arena's chunk, a pool's region) of
+ * `span` bytes is mapped advised huge: the heap is huge, counting it, and
+ * something is left of the budget for huge pages. */
 HH_INTERNAL bool _hh_policy_new_block_huge(size_t span);
-/* A new large block mapped advised huge: its first 2 MiB are faulted in
- * now, timed, as a sample of what the rest will cost at the program's first
- * touch; the rest stays advised huge if the budget affords it at that cost,
- * which is charged.  False if it was advised small instead (the block is
- * then to wait on the list for a collapse). */
+/* A new large block (or an arena's chunk, a pool's region) mapped advised
+ * huge: its first 2 MiB are faulted in now, timed, as a sample of what the
+ * rest will cost at the program's first touch (a mapping of one unit is
+ * that sample whole); the rest stays advised huge if the budget affords it
+ * at that cost, which is charged.  False if it was advised small instead
+ * (a large block is then to wait on the list for a collapse). */
 HH_INTERNAL bool _hh_policy_block_first_unit(char *user, size_t usable);
 /* MADV_COLLAPSE, timed: what it takes is what huge pages cost here. */
 HH_INTERNAL void _hh_policy_collapse(void *addr, size_t size);
@@ -487,6 +490,15 @@ HH_INTERNAL void *_hh_large_realloc(hh_large *large, void *ptr, size_t size);
 HH_INTERNAL size_t _hh_large_purge(bool everything);
 /* Takes no lock (the statistics call it with the global lock held). */
 HH_INTERNAL void _hh_large_usage(hh_large_usage *usage);
+
+/* ----------------------------------------------------- api_memory.c */
+/* A mapping of `size` bytes (whole 2 MiB units, 2 MiB-aligned) for an
+ * arena's chunk or a pool's region, in pages as the policy decides (the
+ * comment at the top of api_memory.c), counted in the demand and the
+ * statistics; *hugetlb: whether it is in pages of the hugetlb pool (to be
+ * given to _hh_api_memory_unmap).  NULL where the kernel refuses. */
+HH_INTERNAL void *_hh_api_memory_map(size_t size, bool *hugetlb);
+HH_INTERNAL void _hh_api_memory_unmap(void *base, size_t size, bool hugetlb);
 
 /* ---------------------------------------------------------- arena.c */
 /* The arena's invariants (the comment at the top of arena.c); a walk over

@@ -3,12 +3,13 @@
  *
  * The heap: it starts small, in 4 KiB pages advised MADV_NOHUGEPAGE (so THP
  * `always` and khugepaged leave it alone, and a small process costs what it
- * would under glibc).  Once the demand (pages and large blocks in use)
- * reaches HUGEHEAP_HUGE_THRESHOLD_MB it is promoted, once: the switch is one
- * way, a heap that was large once stays huge.
+ * would under glibc).  Once the demand (pages, large blocks, arenas' and
+ * pools' memory in use) reaches HUGEHEAP_HUGE_THRESHOLD_MB it is promoted,
+ * once: the switch is one way, a heap that was large once stays huge.
  *
- * A large block: mapped from then on advised MADV_HUGEPAGE before its first
- * touch; those mapped while the heap was small are listed here and advised
+ * A large block (and an arena's chunk, a pool's region: api_memory.c):
+ * mapped from then on advised MADV_HUGEPAGE before its first touch; the
+ * large blocks mapped while the heap was small are listed here and advised
  * huge and collapsed at the promotion (a block that never grows would
  * otherwise stay in 4 KiB pages for good).
  *
@@ -177,7 +178,7 @@ static bool deferred_work_due(void) {
 
 static atomic_bool heap_is_large;   /* set once, when the demand reached the threshold */
 static atomic_bool promotion_due;   /* the early heap still waits for its promotion */
-static _Atomic(int64_t) demand;     /* bytes of pages and blocks in use */
+static _Atomic(int64_t) demand;     /* bytes of pages, blocks, arenas and pools in use */
 
 void _hh_policy_count_demand(intptr_t delta) {
     int64_t before = atomic_fetch_add_explicit(&demand, delta, memory_order_relaxed);
@@ -329,10 +330,10 @@ bool _hh_policy_new_block_huge(size_t span) {
 }
 
 bool _hh_policy_block_first_unit(char *user, size_t usable) {
-    if (_hh_cfg.huge_budget == HH_BUDGET_OFF || usable < 2 * HH_UNIT) return true;
+    if (_hh_cfg.huge_budget == HH_BUDGET_OFF || usable < HH_UNIT) return true;
     uint64_t each = populate_unit(user);
     size_t rest = units_in(usable) - 1;
-    if (budget_affords_at(rest, each)) {
+    if (rest == 0 || budget_affords_at(rest, each)) {
         charge(rest, each);
         return true;
     }

@@ -1,6 +1,7 @@
 /* Pools of fixed-size objects, after the tabling paper's allocator.
  *
- * A pool's pages are 64 KiB, carved from 2 MiB huge-page regions of its own.
+ * A pool's pages are 64 KiB, carved from 2 MiB regions of its own (in huge
+ * pages once the heap is huge: api_memory.c).
  * Each thread that uses a pool has a `local` for it: the page it allocates
  * from and the other pages it owns.  Owner allocation and free touch only the
  * owner's page (no lock, no atomic); a free by another thread pushes the object
@@ -251,15 +252,13 @@ static bool refill(pool_page *page) {
 /* A fresh page from the pool's regions (pool lock held). */
 static pool_page *carve_page(hh_pool *pool) {
     if (pool->region_next == pool->region_end) {
-        bool hugetlb = _hh_cfg.thp == HH_THP_HUGETLB;
-        char *region = _hh_os_map_aligned(POOL_REGION, POOL_REGION, 0, &hugetlb,
-                                            _hh_cfg.thp != HH_THP_OFF);
+        bool hugetlb = false;
+        char *region = _hh_api_memory_map(POOL_REGION, &hugetlb);
         if (region == NULL) return NULL;
         if (!_hh_granule_reserve(region, POOL_REGION)) {
-            _hh_os_unmap_mapped(region, POOL_REGION, hugetlb);
+            _hh_api_memory_unmap(region, POOL_REGION, hugetlb);
             return NULL;
         }
-        _hh_stats_count_api((intptr_t)POOL_REGION);
         _hh_granule_set(region, HH_GRANULE_POOL);
         ((pool_page *)region)->next_region = pool->regions;
         ((pool_page *)region)->region_hugetlb = hugetlb;
@@ -385,8 +384,7 @@ HH_API void hh_pool_destroy(hh_pool *pool) {
     while (region != NULL) {
         pool_page *next = region->next_region;
         _hh_granule_set(region, HH_GRANULE_FOREIGN);
-        _hh_os_unmap_mapped(region, POOL_REGION, region->region_hugetlb);
-        _hh_stats_count_api(-(intptr_t)POOL_REGION);
+        _hh_api_memory_unmap(region, POOL_REGION, region->region_hugetlb);
         region = next;
     }
     _hh_lock();

@@ -45,6 +45,10 @@
  *                           "small=N small_ours=N big=N big_ours=N moved_ours=N"
  *                           (where glibc serves a small heap, the small
  *                           blocks are glibc's and the rest the library's)
+ *   alloc_probe arena MIB   fill MIB MiB from one hh_arena of the preloaded
+ *                           library, 64 KiB at a time; print "anon_kb=N
+ *                           huge_kb=N"
+ *   alloc_probe pool MIB    the same from one hh_pool of 256-byte objects
  *   alloc_probe holes MIB [PAUSE_MS [KIB]]
  *                           allocate and fill MIB MiB in blocks of 256 KiB,
  *                           free three in four, then allocate (and free) a
@@ -319,6 +323,55 @@ static int fill_blocks(size_t mib, size_t block, size_t written) {
     return 0;
 }
 
+/* The API's functions, from the preloaded library (the probe links none). */
+static void *api_function(const char *name) {
+    void *f = dlsym(RTLD_DEFAULT, name);
+    if (f == NULL) fprintf(stderr, "alloc_probe: %s not found (is the library preloaded?)\n", name);
+    return f;
+}
+
+static void *(*arena_alloc)(void *, size_t, size_t);
+static void *(*pool_alloc)(void *);
+
+static void *arena_piece(void *arena, size_t size) { return arena_alloc(arena, size, 16); }
+static void *pool_piece(void *pool, size_t size) { (void)size; return pool_alloc(pool); }
+
+/* MIB MiB from an arena (64 KiB at a time) or a pool (256-byte objects),
+ * each piece written whole; prints the process's anonymous memory and the
+ * part in huge pages. */
+static int fill_api_heap(bool arena, size_t mib) {
+    size_t piece = arena ? (size_t)64 << 10 : 256;
+    void *heap = NULL;
+    if (arena) {
+        void *(*create)(void) = (void *(*)(void))api_function("hh_arena_create");
+        arena_alloc = (void *(*)(void *, size_t, size_t))api_function("hh_arena_alloc");
+        if (create != NULL && arena_alloc != NULL) heap = create();
+    } else {
+        void *(*create)(size_t) = (void *(*)(size_t))api_function("hh_pool_create");
+        pool_alloc = (void *(*)(void *))api_function("hh_pool_alloc");
+        if (create != NULL && pool_alloc != NULL) heap = create(piece);
+    }
+    if (heap == NULL) {
+        fprintf(stderr, "alloc_probe: no %s\n", arena ? "arena" : "pool");
+        return 1;
+    }
+    void *(*take)(void *, size_t) = arena ? arena_piece : pool_piece;
+    for (size_t i = 0; i < (mib << 20) / piece; i++) {
+        char *p = take(heap, piece);
+        if (p == NULL) {
+            fprintf(stderr, "alloc_probe: allocation %zu of the %s failed\n", i,
+                    arena ? "arena" : "pool");
+            return 1;
+        }
+        memset(p, 1, piece);
+        __asm__ volatile("" : : "r"(p) : "memory"); /* the stores stay: never read */
+    }
+    long anon_kb, huge_kb;
+    smaps_totals(&anon_kb, &huge_kb);
+    printf("anon_kb=%ld huge_kb=%ld\n", anon_kb, huge_kb);
+    return 0;
+}
+
 static int replace(size_t times) {
     enum { LIVE = 8 };
     char *live[LIVE] = {0};
@@ -546,12 +599,15 @@ int main(int argc, char **argv) {
         return holes(strtoul(argv[2], NULL, 10), pause_ms > 0 ? pause_ms : 60,
                      then_kib > 0 ? then_kib : 256);
     }
+    if (argc >= 3 && (strcmp(argv[1], "arena") == 0 || strcmp(argv[1], "pool") == 0)) {
+        return fill_api_heap(strcmp(argv[1], "arena") == 0, strtoul(argv[2], NULL, 10));
+    }
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "handover") == 0) return handover(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
     }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | replace N | budget MIB MS | handover MIB\n");
+                    "arrays MIB | arena MIB | pool MIB | replace N | budget MIB MS | handover MIB\n");
     return 2;
 }

@@ -41,7 +41,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("system", ["os.c", "lock.c", "config.c", "stops.c", "granule.c", "meta.c", "counters.c"]),
     ("kinds", ["kind.h", "kind.c"]),
     ("memory", ["range.c", "pages.c", "release.c", "policy.c", "usage.c", "medium.c", "growth.c",
-                "large.c", "glibc_heap.c", "pointer_kind.h"]),
+                "large.c", "api_memory.c", "glibc_heap.c", "pointer_kind.h"]),
     ("heaps", ["block_page.h", "page_pop.h", "heap.c", "heap_life.c"]),
     ("process and API", ["init.c", "fastpath.h", "malloc_api.c", "cxx_api.c", "arena.c", "pool.c",
                          "stats_report.c"]),

@@ -163,6 +163,29 @@ def check_small_heap(args: argparse.Namespace) -> None:
                f"only {huge['huge_kb']} kB in huge pages with HUGEHEAP_HUGE_THRESHOLD_MB=0")
 
 
+def check_api_heaps(args: argparse.Namespace) -> None:
+    """Arenas and pools follow the heap's huge threshold (32 MiB): 12 MiB of
+    either stays in 4 KiB pages; 96 MiB passes the threshold, and the chunks
+    and regions mapped from then on are huge, and those mapped before are
+    collapsed (Linux 6.1+).  The budget is off, so that the machine's price
+    of a huge page does not decide."""
+    thp_mode_among(("madvise", "always"), "small and huge look alike")
+    collapses = tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) >= (6, 1)
+    env = {"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_BUDGET": "off"}
+    for kind in ("arena", "pool"):
+        small = run_probe(args, [kind, "12"], env)
+        expect(small["huge_kb"] * 1024 < 2 * MIB,
+               f"{small['huge_kb']} kB in huge pages for a 12 MiB {kind} (below the threshold)")
+        big = run_probe(args, [kind, "96"], env)
+        # The arena's first chunks (2-16 MiB: 30 MiB) and the pool's first 16
+        # regions are mapped below the threshold, the rest (64-66 MiB) above;
+        # the first are collapsed once the heap is huge.
+        expect(big["huge_kb"] * 1024 >= (88 if collapses else 48) * MIB,
+               f"only {big['huge_kb']} kB of a 96 MiB {kind} in huge pages")
+        print(f"{kind}: 12 MiB, {small['huge_kb'] // 1024} MiB huge; "
+              f"96 MiB, {big['huge_kb'] // 1024} MiB huge")
+
+
 def check_early_blocks(args: argparse.Namespace) -> None:
     """A large block mapped in 4 KiB pages while the heap was small, and never
     grown, goes into huge pages when the heap passes the threshold: two blocks
@@ -441,6 +464,17 @@ def check_hugetlb(args: argparse.Namespace) -> None:
                "the cap held the heap back but no capped fallback was counted")
         print(f"64 MiB heap: {big['hugetlb_bytes']} bytes of the pool; capped at 8 MiB: "
               f"{held} bytes, {capped['hugetlb_capped']} fallbacks")
+        # An arena's chunks take pool pages only once the heap passes the
+        # threshold: 40 MiB fill chunks of 2, 4, 8 and 16 MiB below it, then
+        # one of 32 MiB.
+        small_arena = hugetlb_run(args, 0, "arena", "8")
+        expect(small_arena["hugetlb_bytes"] == 0,
+               f"an arena of 8 MiB holds {small_arena['hugetlb_bytes']} bytes of the pool")
+        big_arena = hugetlb_run(args, 0, "arena", "40")
+        held = int(big_arena["hugetlb_bytes"])  # type: ignore[call-overload]
+        # The 32 MiB chunk, and perhaps a unit of the (then huge) malloc heap.
+        expect(32 << 20 <= held <= 36 << 20,
+               f"an arena of 40 MiB holds {held} bytes of the pool: not its 32 MiB chunk alone")
         # A block of pool pages grown by realloc from 34 to 42 MiB (2 steps)
         # takes new pool pages after it or moves its pages: copied into a new
         # block instead, the old and new blocks would need 38 pages at the
@@ -717,6 +751,7 @@ CHECKS: dict[str, Callable[[argparse.Namespace], None]] = {
     "thp-off": check_thp_off,
     "hugetlb": check_hugetlb,
     "small-heap": check_small_heap,
+    "api-heaps": check_api_heaps,
     "early-blocks": check_early_blocks,
     "sparse-blocks": check_sparse_blocks,
     "whole-units": check_whole_units,
