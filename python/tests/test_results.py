@@ -347,7 +347,19 @@ def test_a_family_per_tool(tmp_path: Path) -> None:
     assert "- SAT, ASP: `published/small/`" in block
 
 
+def test_a_tool_left_out(tmp_path: Path) -> None:
+    """TOOL:- leaves a tool's row out (another campaign measured it again)."""
+    root = by_instance_checkout(tmp_path)
+
+    block = family_block(["small=alpha:-,zeta:SAT"], packed_in(root))
+    rows = [line for line in block.splitlines() if line.startswith("| ") and "family" not in line]
+    assert [row.split(" | ")[:2] for row in rows] == [["| SAT", "zeta (2/2)"]]
+    assert "- SAT: `published/small/`" in block
+
+
 @pytest.mark.parametrize("word, problem", [
+    ("small=zeta:-,alpha:-", "the word of the campaign 'small' leaves every tool out (-); "
+     "leave the campaign out instead"),
     ("small=zeta:SAT", "the word of the campaign 'small' gives no family for its tool "
      "'alpha' (its tools: zeta, alpha)"),
     ("small=zeta:SAT,alpha:ASP,beta:MUS", "the word of the campaign 'small' names the tool "

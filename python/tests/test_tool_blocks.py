@@ -145,6 +145,23 @@ def test_the_figures_table_is_what_the_runs_give(tmp_path: Path) -> None:
     assert lines[-4].startswith("Campaign `tabling`")
 
 
+def test_the_figures_block_keeps_the_tools_named(tmp_path: Path) -> None:
+    root = checkout(tmp_path, "figures hhtab hhtab-wide")
+    refresh(root)
+    lines = (root / "docs" / "page.md").read_text().split("\n")
+    assert "hhtab:" in lines and "hhtab-wide:" in lines and "swipl:" not in lines
+    assert lines.index("hhtab:") < lines.index("hhtab-wide:")
+
+
+def test_a_tool_without_figures_is_named(tmp_path: Path) -> None:
+    root = checkout(tmp_path, "figures hhtab yap")
+    with pytest.raises(HarnessError) as caught:
+        stale(root)
+    assert str(caught.value).startswith(
+        "docs/page.md:2: <!-- results:tabling figures hhtab yap -->: the campaign has no figures "
+        "of a tool 'yap' (tools with figures: swipl, hhtab, hhtab-wide)")
+
+
 def test_a_campaign_without_figures_has_no_figures_block(tmp_path: Path) -> None:
     runs = [dataclasses.replace(record(mode, "p1", rep, 1.0), tool="solver")
             for mode in MODES for rep in range(3)]

@@ -96,8 +96,8 @@ def _maker(root: Path) -> Callable[[str], str]:
             return family_block(rest, campaign)
         if rest == [BY_INSTANCE]:
             return instance_block(*campaign(name), f"{PUBLISHED}/{name}")
-        if rest == [FIGURES]:
-            return figures_block(*campaign(name), f"{PUBLISHED}/{name}")
+        if rest and rest[0] == FIGURES:
+            return figures_block(*campaign(name), f"{PUBLISHED}/{name}", rest[1:])
         if rest and rest[0] == RATIO:
             return ratio_block(*campaign(name), f"{PUBLISHED}/{name}", rest[1:])
         if rest:

@@ -62,8 +62,10 @@ class FamilyRow:
 
 
 # A campaign's family, as its word gives it: one for all its tools, one per
-# tool (TOOL:FAMILY,...), or none (its suite's name).
+# tool (TOOL:FAMILY,...; TOOL:- leaves the tool's row out, where another
+# campaign measured it again), or none (its suite's name).
 Label = str | dict[str, str] | None
+LEFT_OUT = "-"
 
 
 def label_of(word: str, label: str) -> Label:
@@ -115,7 +117,11 @@ def families_of(name: str, label: Label, analysis: Analysis) -> dict[str, str]:
                    f"gives no family for its tool '{left[0]}'")
         raise HarnessError(f"<!-- results:{FAMILIES} -->: the word of the campaign '{name}' "
                            f"{problem} (its tools: {', '.join(analysis.tools)})")
-    return {tool: label[tool] for tool in analysis.tools}
+    kept = {tool: label[tool] for tool in analysis.tools if label[tool] != LEFT_OUT}
+    if not kept:
+        raise HarnessError(f"<!-- results:{FAMILIES} -->: the word of the campaign '{name}' "
+                           f"leaves every tool out ({LEFT_OUT}); leave the campaign out instead")
+    return kept
 
 
 def named(families: dict[str, str]) -> str:
@@ -134,7 +140,7 @@ def family_rows(name: str, families: dict[str, str], analysis: Analysis
                            f"{' and no mode '.join(repr(m) for m in missing)} (its modes: "
                            f"{', '.join(analysis.modes)}); the families' table compares "
                            f"hugeheap ('{OURS}') with glibc ('{GLIBC}')")
-    return [tool_row(analysis, families[tool], tool) for tool in analysis.tools]
+    return [tool_row(analysis, family, tool) for tool, family in families.items()]
 
 
 def tool_row(analysis: Analysis, family: str, tool: str) -> FamilyRow:

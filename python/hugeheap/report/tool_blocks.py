@@ -2,8 +2,9 @@
 (hhtab against SWI-Prolog, a program at one thread and at two), made from
 the figures the tools measured of themselves (figures.py), as `hugeheap
 report` shows them in the terminal:
-- `<!-- results:NAME figures -->`: for each tool that gave figures, a table
-  per instance and mode of the harness's medians and the tool's own;
+- `<!-- results:NAME figures [TOOL ...]-->`: for each tool that gave
+  figures (or each of those named), a table per instance and mode of the
+  harness's medians and the tool's own;
 - `<!-- results:NAME ratio A/B:FIGURE ... -->`: a table per ratio asked (as
   `--ratio` takes them: A may be a glob, a table for each tool it matches),
   per instance and mode: each tool's median of the figure, the ratio of the
@@ -25,15 +26,25 @@ FIGURES = "figures"  # the marker's words after NAME
 RATIO = "ratio"
 
 
-def figures_block(packed: Packed, analysis: Analysis, folder: str) -> str:
+def figures_block(packed: Packed, analysis: Analysis, folder: str,
+                  tools: list[str] | None = None) -> str:
     """The whole block of the tools' own figures; folder: the packed
-    campaign's folder as the docs name it. HarnessError where no tool gave
-    figures of its own."""
+    campaign's folder as the docs name it; tools: only these tools' tables
+    (default: every tool's). HarnessError where no tool gave figures of its
+    own, or a tool named gave none."""
     found = tools_figures(analysis)
     if not found:
         raise HarnessError(f"<!-- results:{packed.name} {FIGURES} -->: no tool of the campaign "
                            "measured figures of its own; use <!-- results:NAME --> or "
                            "<!-- results:NAME by-instance -->")
+    if tools:
+        with_figures = [tool for tool, _, _ in found]
+        for tool in tools:
+            if tool not in with_figures:
+                raise HarnessError(f"<!-- results:{packed.name} {FIGURES} {' '.join(tools)} -->: "
+                                   f"the campaign has no figures of a tool '{tool}' (tools with "
+                                   f"figures: {', '.join(with_figures)})")
+        found = [one for one in found if one[0] in tools]
     lines: list[str] = []
     for tool, metrics, cells in found:
         lines += [f"{tool}:", "", *table_head(tables.figures_headers(metrics), 3),
