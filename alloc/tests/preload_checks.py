@@ -54,6 +54,12 @@ def expect(condition: bool, message: str) -> None:
         raise Failure(message)
 
 
+def kernel_collapses() -> bool:
+    """Whether the kernel has MADV_COLLAPSE (Linux 6.1+): without it the
+    library's collapses fail, and khugepaged promotes at its own pace."""
+    return tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) >= (6, 1)
+
+
 def system_thp() -> str:
     try:
         text = Path("/sys/kernel/mm/transparent_hugepage/enabled").read_text()
@@ -170,7 +176,7 @@ def check_api_heaps(args: argparse.Namespace) -> None:
     collapsed (Linux 6.1+).  The budget is off, so that the machine's price
     of a huge page does not decide."""
     thp_mode_among(("madvise", "always"), "small and huge look alike")
-    collapses = tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) >= (6, 1)
+    collapses = kernel_collapses()
     env = {"LD_PRELOAD": args.lib, "HUGEHEAP_HUGE_BUDGET": "off"}
     for kind in ("arena", "pool"):
         small = run_probe(args, [kind, "12"], env)
@@ -191,7 +197,7 @@ def check_early_blocks(args: argparse.Namespace) -> None:
     grown, goes into huge pages when the heap passes the threshold: two blocks
     of 40 MiB with the threshold at 60 MiB are both huge after the second."""
     thp_mode_among(("madvise", "always"), "no huge pages to promote to")
-    if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
+    if not kernel_collapses():
         raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+): khugepaged "
                    "promotes at its own pace")
     values = run_probe(args, ["early", "40"],
@@ -255,7 +261,7 @@ def check_huge_budget(args: argparse.Namespace) -> None:
     goes to making huge pages, and more of them come as the CPU time grows;
     with the budget off the same heap is huge."""
     thp_mode_among(("madvise", "always"), "no huge pages to budget")
-    if tuple(int(x) for x in re.findall(r"\d+", platform.release())[:2]) < (6, 1):
+    if not kernel_collapses():
         raise Skip(f"Linux {platform.release()} has no MADV_COLLAPSE (6.1+) to time")
 
     def overdraw_allowed_ms(unit_ms: float, dearest_ms: float) -> float:
