@@ -1,8 +1,8 @@
 /* Bump arenas.  Chunks are mappings of their own, 2 MiB-aligned, in huge
- * pages once the heap is huge (api_memory.c); the arena's own header lives at the
- * start of its first chunk, so creating one costs one mmap.  Chunks double in
- * size (2 MiB to 64 MiB) so that big arenas need few of them; reset keeps
- * them all and fills them again in order.
+ * pages once the heap is huge (api_memory.c); the arena's own header lives
+ * at the start of its first chunk, so creating one costs one mmap.  Chunks
+ * double in size (2 MiB to 64 MiB) so that big arenas need few of them;
+ * reset keeps them all and fills them again in order.
  *
  * Invariants (_hh_arena_is_valid): the arena's header is at the start of its
  * first chunk; the chunks, linked in allocation order from `first`, end at
