@@ -2,7 +2,7 @@
 (hhtab against SWI-Prolog, a program at one thread and at two), made from
 the figures the tools measured of themselves (figures.py), as `hugeheap
 report` shows them in the terminal:
-- `<!-- results:NAME figures [TOOL ...]-->`: for each tool that gave
+- `<!-- results:NAME figures [TOOL ...] -->`: for each tool that gave
   figures (or each of those named), a table per instance and mode of the
   harness's medians and the tool's own;
 - `<!-- results:NAME ratio A/B:FIGURE ... -->`: a table per ratio asked (as
