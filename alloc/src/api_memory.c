@@ -60,15 +60,15 @@ static void unlist_small(const char *base, size_t size) {
     }
 }
 
-/* Whether most of the unit's pages hold memory (all but a sixteenth, as
- * policy.c's dense units): MADV_COLLAPSE would fault in the rest, and a
- * chunk is written in order, its tail last or never. */
+/* Whether the unit is dense (HH_DENSE_PAGES of its pages hold memory):
+ * MADV_COLLAPSE would fault in the rest, and a chunk is written in order,
+ * its tail last or never. */
 static bool unit_written(char *unit) {
     unsigned char resident[HH_UNIT_PAGES];
     if (!_hh_os_resident(unit, HH_UNIT, resident)) return false;
     size_t pages = 0;
     for (size_t i = 0; i < HH_UNIT_PAGES; i++) pages += resident[i] & 1;
-    return pages >= HH_UNIT_PAGES - HH_UNIT_PAGES / 16;
+    return pages >= HH_DENSE_PAGES;
 }
 
 /* The written units at the start of each listed mapping become huge pages

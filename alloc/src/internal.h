@@ -289,6 +289,12 @@ HH_INTERNAL size_t _hh_glibc_live_bytes(void);
 HH_INTERNAL uint64_t _hh_glibc_blocks_served(void);
 
 /* --------------------------------------------------------- policy.c */
+/* A unit is dense, and made a huge page, once this many of its pages are
+ * handed out and hold memory: a huge page then adds at most a sixteenth of
+ * unwritten memory, where making every touched unit huge adds what a
+ * program allocates and never writes (ABC's pdr: a third of its heap).
+ * A region's units (policy.c) and the arenas' and pools' (api_memory.c). */
+#define HH_DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
 /* Whether memory mapped or handed out now, `adding` bytes more, is to be
  * advised huge: THP is on and the demand (pages, blocks, arenas and pools
  * in use) reached the threshold.  The switch is one way. */

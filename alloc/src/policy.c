@@ -448,11 +448,6 @@ void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
     }
 }
 
-/* A unit is made a huge page once this many of its pages are handed out
- * and hold memory: a huge page then adds at most a sixteenth of unwritten
- * memory, where making every touched unit huge adds what a program
- * allocates and never writes (ABC's pdr: a third of its heap). */
-#define DENSE_PAGES (HH_UNIT_PAGES - HH_UNIT_PAGES / 16)
 #define DENSE_BATCH 32 /* units looked at per pass (outside the lock) */
 
 /* A heap that reaches this many units (64 MiB) while the units seen sparse
@@ -489,7 +484,7 @@ static bool dense_candidate_locked(const hh_region *r, size_t u) {
     if (to > r->open_pages || to > r->mapped_pages) return false;
     uint64_t at = r->unit_checked_at[u];
     if (at != 0 && _hh_pageheap.touched_units < at + (at / 8 > 1 ? at / 8 : 1)) return false;
-    return _hh_count_bits(r->used, from, to) >= DENSE_PAGES;
+    return _hh_count_bits(r->used, from, to) >= HH_DENSE_PAGES;
 }
 
 /* Whether the heap has just proved dense (see DENSE_DECIDE_UNITS). */
@@ -568,7 +563,7 @@ static void collapse_dense_units(void) {
             }
             HH_ASSERT(written <= used && used <= HH_UNIT_PAGES);
             looks[k].unwritten = used - written;
-            if (written < DENSE_PAGES) continue;
+            if (written < HH_DENSE_PAGES) continue;
             _hh_os_advise(addr, HH_UNIT, true);
             _hh_policy_collapse(addr, HH_UNIT);
             looks[k].made_huge = true;
