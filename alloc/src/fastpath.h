@@ -69,6 +69,24 @@ static inline __attribute__((always_inline)) void *_hh_alloc(size_t size, bool z
     return _hh_alloc_big(size, 16, zero);
 }
 
+/* Whether the owner of block's page may push it as it is: the start of a
+ * block the page has carved (pages are 64 KiB-aligned: the pointer's low 16
+ * bits are its offset), without the free mark (a double free, or the
+ * program's data: the slow path tells).  The page has no aligned blocks. */
+static inline __attribute__((always_inline)) bool _hh_page_takes_back(const hh_page *page,
+                                                                     const hh_block *block) {
+    uint32_t offset = (uint16_t)(uintptr_t)block;
+    uint32_t magic = page->div_magic;
+    return offset < page->carved_end && (uint32_t)(offset * magic) < magic &&
+           block->mark != _hh_free_mark;
+}
+
+/* The owner's free into one of its pages that is out of its queue (the
+ * page was exhausted): free's fast path saw the owner word as the thread's
+ * identity | HH_PAGE_OUT_OF_QUEUE.  Defined beside _hh_free_slow, which it
+ * spares the lookup of the pointer's kind. */
+HH_INTERNAL HH_NOINLINE void _hh_free_out_of_queue(hh_page *page, void *ptr, size_t size);
+
 /* size: what a sized free (free_sized, C++ sized delete) says the block was
  * allocated with, checked against the block; 0 where none was given (the
  * check then compiles away). */
@@ -76,19 +94,21 @@ static inline __attribute__((always_inline)) void _hh_free_fast(void *ptr, size_
     uintptr_t in_range = (uintptr_t)ptr - _hh_range_base;
     if (HH_LIKELY(in_range < _hh_range_size)) {
         hh_page *page = (hh_page *)(_hh_range_base + (in_range >> HH_SPAGE_SHIFT) * sizeof(hh_page));
+        uintptr_t owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
+        uintptr_t self = _hh_thread_id();
         /* Mine, in its queue, no aligned blocks: one comparison. */
-        if (HH_LIKELY(atomic_load_explicit(&page->owner, memory_order_relaxed) == _hh_thread_id())) {
-            uint32_t offset = (uint16_t)(uintptr_t)ptr; /* pages are 64 KiB-aligned */
-            uint32_t magic = page->div_magic;
+        if (HH_LIKELY(owner == self)) {
             hh_block *block = ptr;
-            if (HH_LIKELY(offset < page->carved_end && (uint32_t)(offset * magic) < magic &&
-                          block->mark != _hh_free_mark)) {
+            if (HH_LIKELY(_hh_page_takes_back(page, block))) {
                 if (HH_UNLIKELY(size > page->block_size)) _hh_free_size_mismatch(ptr);
                 _hh_blocks_push(&page->local_free, block);
                 if (HH_LIKELY(--page->used != 0)) return;
                 _hh_page_after_local_free(_hh_heap, page);
                 return;
             }
+        } else if (owner == (self | HH_PAGE_OUT_OF_QUEUE)) {
+            _hh_free_out_of_queue(page, ptr, size);
+            return;
         }
     }
     _hh_free_slow(ptr, size);
