@@ -416,6 +416,18 @@ def report(name: str, result: Comparison, units: Iterable[str]) -> dict[str, obj
             "seconds": {c: round(s) for c, s in result.seconds.items()}}
 
 
+def interrupt_as_in_a_terminal() -> None:
+    """SIGINT at Python's default for the test runs, wherever this was
+    started.  A script's `cmd &` (and nohup under one) starts it with SIGINT
+    ignored, and an ignored signal stays ignored across exec: CPython then
+    raises no KeyboardInterrupt, and test_asyncio.test_runners' tests of it
+    spin until memory runs out (14 and 24 GiB, both configurations
+    OOM-killed, on a whole run started so).  A handler, unlike SIG_IGN, is
+    reset to the default at exec."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                      formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -5,6 +5,7 @@ both"; failed test cases come from the JUnit XML, by module."""
 from __future__ import annotations
 
 import importlib.util
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -67,3 +68,25 @@ def test_failures_and_errors_come_from_the_xml(suites: ModuleType, tmp_path: Pat
 def test_a_run_without_its_xml_is_a_crash(suites: ModuleType, tmp_path: Path) -> None:
     outcome = suites.read_pytest(finished("Segmentation fault\n", -11), tmp_path / "none.xml")
     assert outcome.crash is not None and "-11" in outcome.crash
+
+
+def test_the_suites_see_sigint_as_a_terminal_gives_it() -> None:
+    """Started with SIGINT ignored (a script's `cmd &`), the runs it starts
+    still get KeyboardInterrupt on SIGINT."""
+    child = ("import signal; print(signal.getsignal(signal.SIGINT) is "
+             "signal.default_int_handler)")
+    launcher = ("import importlib.util, subprocess, sys\n"
+                "spec = importlib.util.spec_from_file_location('program_suites',"
+                f" {str(SCRIPT)!r})\n"
+                "module = importlib.util.module_from_spec(spec)\n"
+                "sys.modules['program_suites'] = module\n"
+                "spec.loader.exec_module(module)\n"
+                "module.interrupt_as_in_a_terminal()\n"
+                f"subprocess.run([sys.executable, '-c', {child!r}], check=True)\n")
+    ignored = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert ignored.stdout.strip() == "False"  # what the runs saw before
+    done = subprocess.run([sys.executable, "-c", launcher], capture_output=True, text=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True"
