@@ -160,6 +160,22 @@ static void double_free_other_thread(void) {
     hh_free(p);
 }
 
+/* The same into a page its owner has filled, so that the page is out of
+ * the owner's queue: free's fast path sends the owner's second free
+ * straight to the page (no lookup of the pointer's kind), where the free
+ * mark must still send it to the full check. */
+static void double_free_other_thread_full_page(void) {
+    enum { BLOCKS = 1000 }; /* 200-byte blocks: three 64 KiB pages and more */
+    static void *blocks[BLOCKS];
+    for (int i = 0; i < BLOCKS; i++) blocks[i] = hh_malloc(200);
+    void *p = blocks[0]; /* in the first page, filled and left behind */
+    say_pointer(p);
+    pthread_t t;
+    pthread_create(&t, NULL, free_argument, p);
+    pthread_join(t, NULL);
+    hh_free(p);
+}
+
 /* Freed by its owner, then again by another thread. */
 static void double_free_remote_second(void) {
     void *p = hh_malloc(200);
@@ -492,6 +508,8 @@ int main(void) {
     expect_abort("double free", double_free_same_thread, "double free detected");
     expect_abort("double free, first by another thread", double_free_other_thread,
                  "double free detected");
+    expect_abort("double free, first by another thread, into a full page",
+                 double_free_other_thread_full_page, "double free detected");
     expect_abort("double free, second by another thread", double_free_remote_second,
                  "double free detected");
     expect_abort("double free of a large block", double_free_large, "invalid pointer");
