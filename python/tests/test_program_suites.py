@@ -90,3 +90,10 @@ def test_the_suites_see_sigint_as_a_terminal_gives_it() -> None:
                           preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True"
+
+
+def test_cpython_leaves_out_what_cannot_run_twice_at_once(suites: ModuleType,
+                                                           tmp_path: Path) -> None:
+    command = suites.cpython_suite("python3", 1).command(["test_socket"], tmp_path / "x.xml")
+    assert command[command.index("-i") + 1] == "*ThreadedVSOCKSocketStreamTest*"
+    assert command[-1] == "test_socket"
