@@ -452,6 +452,7 @@ def main() -> int:
                         help="worker processes of CPython's test runners, both together")
     parser.add_argument("--out", type=Path, help="keep logs, XML and results.json here")
     args = parser.parse_args()
+    interrupt_as_in_a_terminal()
 
     def say(text: str) -> None:
         print(text, flush=True)

@@ -81,7 +81,8 @@ def test_the_suites_see_sigint_as_a_terminal_gives_it() -> None:
                 "module = importlib.util.module_from_spec(spec)\n"
                 "sys.modules['program_suites'] = module\n"
                 "spec.loader.exec_module(module)\n"
-                "module.interrupt_as_in_a_terminal()\n"
+                f"sys.argv = ['program_suites.py', '--lib', {str(SCRIPT)!r}, '--suite', 'none']\n"
+                "module.main()  # stops at the unknown suite, after the signals are set\n"
                 f"subprocess.run([sys.executable, '-c', {child!r}], check=True)\n")
     ignored = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
