@@ -98,3 +98,28 @@ def test_cpython_leaves_out_what_cannot_run_twice_at_once(suites: ModuleType,
     command = suites.cpython_suite("python3", 1).command(["test_socket"], tmp_path / "x.xml")
     assert command[command.index("-i") + 1] == "*ThreadedVSOCKSocketStreamTest*"
     assert command[-1] == "test_socket"
+
+
+KILLED_BESIDE = """
+import os, sys
+xml = sys.argv[1]
+if xml.endswith("-glibc-all.xml"):
+    os.kill(os.getpid(), 9)  # as the OOM killer does to one of two runs side by side
+with open(xml, "w") as out:
+    out.write('<testsuites><testsuite tests="1"><testcase classname="m.T" name="t"/>'
+              '</testsuite></testsuites>')
+print("1 passed")
+"""
+
+
+def test_a_run_killed_beside_the_other_runs_again_alone(suites: ModuleType,
+                                                        tmp_path: Path) -> None:
+    suite = suites.Suite("fake", lambda units, xml: [sys.executable, "-c", KILLED_BESIDE,
+                                                     str(xml)],
+                         {}, [], suites.read_pytest, suites.pytest_unit, timeout=60)
+    said: list[str] = []
+    no_library = tmp_path / "libnone.so"  # preloading it fails, and the run goes on
+    result = suites.compare(suite, no_library, [], tmp_path, said.append)
+    assert result.alone == ["glibc"]
+    assert result.differences == [] and result.ran == {"glibc": 1, "hugeheap": 1}
+    assert any("running it again alone" in line for line in said)
