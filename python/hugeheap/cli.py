@@ -170,9 +170,9 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
         cache = None
-        if suite.downloads:
+        if suite.downloads_for(chosen):
             with DownloadView() as downloads:
-                cache = fetch_all(suite.downloads, Path(cache_dir) if cache_dir else
+                cache = fetch_all(suite.downloads_for(chosen), Path(cache_dir) if cache_dir else
                                   default_cache(), downloads.on_progress)[0]
         with ProgressView(directory) as view:
             outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,

@@ -465,3 +465,30 @@ def test_a_generator_makes_its_instance_from_a_support_file(tmp_path: Path, serv
     suite.write_text(suite.read_text().replace("{file:model.txt}", "{file:model2.txt}"))
     line = fails_in_one_line("bench", str(suite), "--out", str(tmp_path / "camp2"))
     assert "instances.generate.command names {file:model2.txt}, which is no support file" in line
+
+
+def test_a_campaign_of_some_tools_fetches_only_their_instances(tmp_path: Path, server: Server,
+                                                               cgroups_usable: str) -> None:
+    """`bench --tools` fetches what those tools run on, so a file the others
+    need may be out of reach; the campaign stays the whole suite's, and a
+    later run of every tool goes into the same folder."""
+    entries = {"a.cnf": SAT, "b.cnf": UNSAT}
+    serve_set(server, {"a.cnf": SAT})  # b.cnf out of reach, as offline
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    text = suite.read_text().replace('adapter = "sat"\n', 'adapter = "sat"\ninstances = ["a*"]\n'
+                                     '\n[tools.other]\ncommand = "./tool.sh {instance}"\n'
+                                     'adapter = "sat"\ninstances = ["b*"]\n', 1)
+    suite.write_text(text)
+    (tmp_path / "suite" / "sat.toml").write_text(manifest(server, entries))
+    cache, out = tmp_path / "cache", tmp_path / "out"
+
+    done = cli("bench", str(suite), "--tools", "fake", "--out", str(out), "--cache", str(cache),
+               timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert server.requests == [f"{'ab' * 20}/set/a.cnf"]
+    assert {(r[0], r[1]) for r in rows(out)} == {("fake", "a.cnf")}
+
+    serve_set(server, entries)
+    done = cli("bench", str(suite), "--out", str(out), "--cache", str(cache), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert {(r[0], r[1]) for r in rows(out)} == {("fake", "a.cnf"), ("other", "b.cnf")}

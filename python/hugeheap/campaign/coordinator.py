@@ -116,12 +116,19 @@ def _differences(stored: dict[str, Any], mine: dict[str, Any]) -> list[str]:
 
 
 def prepare_folder(suite: Suite, folder: CampaignFolder, store: Store,
-                   downloads: InstanceCache | None = None) -> list[Instance]:
+                   downloads: InstanceCache | None = None,
+                   tools: set[str] | None = None) -> list[Instance]:
     """Starts the campaign in the folder's store, or checks that the store
-    holds a campaign of this suite; returns the suite's instances.
+    holds a campaign of this suite; returns the suite's instances (those of
+    the downloads only that `tools` run on, where named).
     downloads: the instance cache the suite's downloads come from."""
-    instances = prepare(suite, folder.instances, downloads)
-    mine = json.loads(json.dumps(identity(suite, instances)))  # as stored: lists, not tuples
+    instances = prepare(suite, folder.instances, downloads, tools)
+    # The campaign is the whole suite's whichever tools run now: its identity
+    # names every instance, fetched or not.
+    fetched = suite.downloads_for(tools)
+    named = instances + [Instance(file.instance, Path(file.name)) for file in suite.downloads
+                         if not file.support and file not in fetched]
+    mine = json.loads(json.dumps(identity(suite, named)))  # as stored: lists, not tuples
     stored = CampaignMeta.load(store)
     if stored is None:
         CampaignMeta(
@@ -173,7 +180,7 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
         folder.clear_partials()
         folder.sessions()  # a damaged machine record stops the campaign here
         store = held.enter_context(folder.open_store())
-        instances = prepare_folder(suite, folder, store, downloads)
+        instances = prepare_folder(suite, folder, store, downloads, tools)
         _record_machine(suite, folder, executor)
         held.callback(_record_pool_after, folder)
         finished = store.finished()

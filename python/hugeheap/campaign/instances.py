@@ -35,18 +35,19 @@ class Instance:
         return compression_of(self.path)
 
 
-def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None
-            ) -> list[Instance]:
+def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None,
+            tools: set[str] | None = None) -> list[Instance]:
     """Every instance, with an absolute path (a run starts in a directory of
     its own). cache: the campaign's folder of instances; downloads: the
-    instance cache the suite's downloads come from (needed if it has any)."""
+    instance cache the suite's downloads come from (needed if it has any);
+    tools: only the downloads these tools run on (None: all)."""
     cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
     if suite.downloads:
         if downloads is None:
             raise HarnessError(f"{suite.path}: names instances by URL, and no instance cache "
                                "was given for them")
-        for file in suite.downloads:
+        for file in suite.downloads_for(tools):
             linked = _link(downloads.obtain(file).path, cache / file.name)
             problem = format_problem(linked)
             if problem:

@@ -160,6 +160,16 @@ class Suite:
     def directory(self) -> Path:
         return self.path.parent
 
+    def downloads_for(self, tools: set[str] | None) -> list[RemoteFile]:
+        """The downloads a campaign of these tools needs (None: every tool):
+        the instances they run on, and every support file (a tool or a
+        generator names one by its name, not by a pattern)."""
+        if tools is None:
+            return self.downloads
+        chosen = [tool for tool in self.tools if tool.name in tools]
+        return [file for file in self.downloads
+                if file.support or any(tool.runs_on(file.instance) for tool in chosen)]
+
     def choose_tools(self, names: str) -> set[str]:
         """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
         for a name that is no tool of the suite, or one not installed here."""
