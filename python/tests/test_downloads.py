@@ -469,17 +469,23 @@ def test_a_generator_makes_its_instance_from_a_support_file(tmp_path: Path, serv
 
 def test_a_campaign_of_some_tools_fetches_only_their_instances(tmp_path: Path, server: Server,
                                                                cgroups_usable: str) -> None:
-    """`bench --tools` fetches what those tools run on, so a file the others
-    need may be out of reach; the campaign stays the whole suite's, and a
-    later run of every tool goes into the same folder."""
-    entries = {"a.cnf": SAT, "b.cnf": UNSAT}
-    serve_set(server, {"a.cnf": SAT})  # b.cnf out of reach, as offline
-    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    """`bench --tools` fetches what those tools run on, and the support files
+    their instances' generators read, so a file only the others need may be
+    out of reach; the campaign stays the whole suite's, and a later run of
+    every tool goes into the same folder."""
+    entries = {"a.cnf": SAT, "b.cnf": UNSAT, "model.txt": SAT}
+    serve_set(server, {"a.cnf": SAT})  # b.cnf and model.txt out of reach, as offline
+    suite = write_suite(tmp_path / "suite", 'sets = [{ file = "sat.toml", support = '
+                        '["model.txt"] }]\n\n[[instances.generate]]\nname = "made.cnf"\n'
+                        'command = "./make.sh {file:model.txt}"\n')
     text = suite.read_text().replace('adapter = "sat"\n', 'adapter = "sat"\ninstances = ["a*"]\n'
                                      '\n[tools.other]\ncommand = "./tool.sh {instance}"\n'
-                                     'adapter = "sat"\ninstances = ["b*"]\n', 1)
+                                     'adapter = "sat"\ninstances = ["b*", "made*"]\n', 1)
     suite.write_text(text)
     (tmp_path / "suite" / "sat.toml").write_text(manifest(server, entries))
+    maker = tmp_path / "suite" / "make.sh"
+    maker.write_text('#!/bin/sh\ncat "$1"\n')
+    maker.chmod(0o755)
     cache, out = tmp_path / "cache", tmp_path / "out"
 
     done = cli("bench", str(suite), "--tools", "fake", "--out", str(out), "--cache", str(cache),
@@ -491,4 +497,6 @@ def test_a_campaign_of_some_tools_fetches_only_their_instances(tmp_path: Path, s
     serve_set(server, entries)
     done = cli("bench", str(suite), "--out", str(out), "--cache", str(cache), timeout=300)
     assert done.returncode == 0, done.stderr
-    assert {(r[0], r[1]) for r in rows(out)} == {("fake", "a.cnf"), ("other", "b.cnf")}
+    assert {(r[0], r[1]) for r in rows(out)} == {("fake", "a.cnf"), ("other", "b.cnf"),
+                                                 ("other", "made.cnf")}
+    assert sorted(server.requests)[-1] == f"{'ab' * 20}/set/model.txt"

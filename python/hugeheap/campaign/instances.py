@@ -40,7 +40,8 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None,
     """Every instance, with an absolute path (a run starts in a directory of
     its own). cache: the campaign's folder of instances; downloads: the
     instance cache the suite's downloads come from (needed if it has any);
-    tools: only the downloads these tools run on (None: all)."""
+    tools: only the downloads and generated instances these tools run on,
+    and the support files they need (None: all)."""
     cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
     if suite.downloads:
@@ -56,7 +57,7 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None,
                 instances.append(Instance(file.instance, linked))
     taken = {i.name for i in instances}
     support = {file.name: file for file in suite.downloads if file.support}
-    for generator in suite.generators:
+    for generator in suite.generators_for(tools):
         read = [support[n] for word in generator.argv for n in SUPPORT_FILE.findall(word)]
         for seed in generator.seeds:
             file_name = generator.name.replace("{seed}", str(seed))

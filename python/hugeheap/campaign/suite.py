@@ -92,6 +92,7 @@ from ..errors import HarnessError
 from ..measure.allocators import AllocatorMode
 from ..measure.units import parse_names
 from .answers.toolinfo import Task, ToolInfoRun
+from .compression import plain_name
 from .remote import RemoteFile
 
 # {file:NAME} in a tool's or a generator's command: a support file of the suite.
@@ -160,15 +161,28 @@ class Suite:
     def directory(self) -> Path:
         return self.path.parent
 
+    def runs_on(self, tools: set[str] | None, instance: str) -> bool:
+        """Whether one of these tools (None: any) runs on the instance."""
+        return any(tool.runs_on(instance) for tool in self.tools
+                   if tools is None or tool.name in tools)
+
+    def generators_for(self, tools: set[str] | None) -> list[Generator]:
+        """The generators whose instances one of these tools (None: any) runs on."""
+        return [generator for generator in self.generators
+                if any(self.runs_on(tools, plain_name(generator.name.replace("{seed}", str(seed))))
+                       for seed in generator.seeds)]
+
     def downloads_for(self, tools: set[str] | None) -> list[RemoteFile]:
         """The downloads a campaign of these tools needs (None: every tool):
-        the instances they run on, and every support file (a tool or a
-        generator names one by its name, not by a pattern)."""
+        the instances they run on, and the support files their commands and
+        their instances' generators name ({file:NAME})."""
         if tools is None:
             return self.downloads
-        chosen = [tool for tool in self.tools if tool.name in tools]
+        words = [word for tool in self.tools if tool.name in tools for word in tool.argv]
+        words += [word for generator in self.generators_for(tools) for word in generator.argv]
+        named = {name for word in words for name in SUPPORT_FILE.findall(word)}
         return [file for file in self.downloads
-                if file.support or any(tool.runs_on(file.instance) for tool in chosen)]
+                if (file.name in named if file.support else self.runs_on(tools, file.instance))]
 
     def choose_tools(self, names: str) -> set[str]:
         """The tools named in 'A,B' (`hugeheap bench --tools`); HarnessError
