@@ -501,3 +501,24 @@ def test_a_campaign_of_some_tools_fetches_only_their_instances(tmp_path: Path, s
     assert {(r[0], r[1]) for r in rows(out)} == {("fake", "a.cnf"), ("other", "b.cnf"),
                                                  ("other", "made.cnf")}
     assert f"{'ab' * 20}/set/model.txt" in server.requests
+
+
+def test_a_campaign_of_tools_that_need_no_download(tmp_path: Path, server: Server,
+                                                    cgroups_usable: str) -> None:
+    """A tool whose instances are generated, chosen alone, runs with the set
+    of the suite's other tool out of reach: nothing to fetch, no cache asked."""
+    serve_set(server, {})
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n\n[[instances.generate]]\n'
+                        'name = "made.cnf"\ncommand = "./make.sh"\n')
+    suite.write_text(suite.read_text().replace(
+        'adapter = "sat"\n', 'adapter = "sat"\ninstances = ["made*"]\n\n[tools.other]\n'
+        'command = "./tool.sh {instance}"\nadapter = "sat"\ninstances = ["b*"]\n', 1))
+    (tmp_path / "suite" / "sat.toml").write_text(manifest(server, {"b.cnf": UNSAT}))
+    maker = tmp_path / "suite" / "make.sh"
+    maker.write_text('#!/bin/sh\nprintf "c sat\\np cnf 2 1\\n1 -2 0\\n"\n')
+    maker.chmod(0o755)
+    done = cli("bench", str(suite), "--tools", "fake", "--out", str(tmp_path / "out"),
+               "--cache", str(tmp_path / "cache"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert server.requests == []
+    assert {(r[0], r[1]) for r in rows(tmp_path / "out")} == {("fake", "made.cnf")}

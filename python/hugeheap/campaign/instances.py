@@ -44,11 +44,12 @@ def prepare(suite: Suite, cache: Path, downloads: InstanceCache | None = None,
     and the support files they need (None: all)."""
     cache = cache.resolve()
     instances = [Instance(name, path) for name, path in suite.files]
-    if suite.downloads:
+    wanted = suite.downloads_for(tools)
+    if wanted:
         if downloads is None:
             raise HarnessError(f"{suite.path}: names instances by URL, and no instance cache "
                                "was given for them")
-        for file in suite.downloads_for(tools):
+        for file in wanted:
             linked = _link(downloads.obtain(file).path, cache / file.name)
             problem = format_problem(linked)
             if problem:
