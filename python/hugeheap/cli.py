@@ -170,10 +170,11 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
         directory = Path(out_dir) if out_dir else default_directory(suite)
         print_skipped(suite.skipped_tools)
         cache = None
-        if suite.downloads_for(chosen):
+        wanted = suite.downloads_for(chosen)
+        if wanted:
             with DownloadView() as downloads:
-                cache = fetch_all(suite.downloads_for(chosen), Path(cache_dir) if cache_dir else
-                                  default_cache(), downloads.on_progress)[0]
+                cache = fetch_all(wanted, Path(cache_dir) if cache_dir else default_cache(),
+                                  downloads.on_progress)[0]
         with ProgressView(directory) as view:
             outcome = run_campaign(suite, directory, runner, repeat or suite.repetitions,
                                    view.advanced, view.started, view.note, chosen, cache)

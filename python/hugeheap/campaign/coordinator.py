@@ -26,7 +26,6 @@ from ..files import write_whole
 from ..measure import machine
 from .answers.verdicts import Disagreement, failed, judge, solved
 from .cache import InstanceCache
-from .compression import plain_name
 from .executors import Executor, Sink
 from .folder import CampaignFolder, CampaignMeta
 from .instances import Instance, prepare
@@ -129,8 +128,8 @@ def prepare_folder(suite: Suite, folder: CampaignFolder, store: Store,
     fetched, made = suite.downloads_for(tools), suite.generators_for(tools)
     named = instances + [Instance(file.instance, Path(file.name)) for file in suite.downloads
                          if not file.support and file not in fetched]
-    named += [Instance(plain_name(g.name.replace("{seed}", str(seed))), Path(g.name))
-              for g in suite.generators if g not in made for seed in g.seeds]
+    named += [Instance(name, Path(g.name)) for g in suite.generators if g not in made
+              for name in g.instances()]
     mine = json.loads(json.dumps(identity(suite, named)))  # as stored: lists, not tuples
     stored = CampaignMeta.load(store)
     if stored is None:

@@ -138,6 +138,11 @@ class Generator:
     program: str  # argv[0], resolved
     quick: bool = False  # in the quick size
 
+    def instances(self) -> list[str]:
+        """The names of the instances it makes, one per seed (compression
+        suffix taken off)."""
+        return [plain_name(self.name.replace("{seed}", str(seed))) for seed in self.seeds]
+
 
 @dataclass
 class Suite:
@@ -169,8 +174,7 @@ class Suite:
     def generators_for(self, tools: set[str] | None) -> list[Generator]:
         """The generators whose instances one of these tools (None: any) runs on."""
         return [generator for generator in self.generators
-                if any(self.runs_on(tools, plain_name(generator.name.replace("{seed}", str(seed))))
-                       for seed in generator.seeds)]
+                if any(self.runs_on(tools, name) for name in generator.instances())]
 
     def downloads_for(self, tools: set[str] | None) -> list[RemoteFile]:
         """The downloads a campaign of these tools needs (None: every tool):

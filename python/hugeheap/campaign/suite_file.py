@@ -17,7 +17,6 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..measure.units import parse_duration, parse_size
-from .compression import plain_name
 from .modes import own_modes, parse_modes_option, suite_modes
 from .remote import RemoteFile
 from .suite import SUPPORT_FILE, Generator, Suite, Tool
@@ -120,9 +119,8 @@ def _check_instance_names(check: TomlChecker, tools: list[Tool], files: list[tup
                           generators: list[Generator], downloads: list[RemoteFile]) -> None:
     """Every instance has a name of its own, and every glob of a tool's
     instances matches one."""
-    names = [name for name, _ in files] + [plain_name(generator.name.replace("{seed}", str(seed)))
-                                           for generator in generators
-                                           for seed in generator.seeds]
+    names = [name for name, _ in files] + [name for generator in generators
+                                           for name in generator.instances()]
     for download in downloads:
         if download.support:
             continue
