@@ -75,7 +75,6 @@ __asm__(".symver first_dlsym, dlsym@" DLSYM_VERSION);
  * glibc's peak; 12-14 MiB: 0.86-0.98); a medium heap's first 32 MiB served
  * by glibc, in 4 KiB pages, cost it a few percent of its speed. */
 #define GLIBC_HEAP_MAX ((size_t)8 << 20)
-#define FAST_NS_PER_BLOCK 1000
 #define TRIM_STEP ((int64_t)2 << 20)
 
 static struct {
@@ -146,7 +145,7 @@ static void tell(int64_t bytes, uint32_t blocks) {
             atomic_fetch_add_explicit(&told.served, untold_blocks, memory_order_relaxed) +
             untold_blocks;
         untold_blocks = 0;
-        if (served >= FAST_BLOCKS && _hh_clock_cpu_ns() <= served * FAST_NS_PER_BLOCK) {
+        if (served >= FAST_BLOCKS && _hh_clock_cpu_ns() <= served * HH_FAST_NS_PER_BLOCK) {
             atomic_store_explicit(&told.fast, true, memory_order_relaxed);
         }
     }

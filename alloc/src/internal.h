@@ -179,9 +179,16 @@ HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t ca
 HH_INTERNAL bool _hh_os_read_file(const char *path,
                                   void (*take)(void *arg, const char *chunk, size_t n), void *arg);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
-/* Nanoseconds: a monotonic clock, and the process's CPU time (all threads). */
+/* Nanoseconds: a monotonic clock, the process's CPU time (all threads), the
+ * calling thread's CPU time. */
 HH_INTERNAL uint64_t _hh_clock_ns(void);
 HH_INTERNAL uint64_t _hh_clock_cpu_ns(void);
+HH_INTERNAL uint64_t _hh_clock_thread_cpu_ns(void);
+/* A program that allocates a block per microsecond of CPU time or faster
+ * "allocates fast": the size classes' speed pays there (at two to three
+ * times glibc's rate), and a saving of memory that costs the slow path on
+ * every block does not (glibc_heap.c, heap.c's lending). */
+#define HH_FAST_NS_PER_BLOCK 1000
 
 /* ------------------------------------------------------- granule.c */
 /* Makes sure the map has room for [addr, addr + size); false (errno ENOMEM)

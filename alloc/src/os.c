@@ -376,6 +376,8 @@ uint64_t _hh_clock_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 
 uint64_t _hh_clock_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
+uint64_t _hh_clock_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }
+
 uint64_t _hh_clock_ms(void) {
     struct timespec ts;
 #ifdef CLOCK_MONOTONIC_COARSE

@@ -253,6 +253,14 @@ typedef struct hh_heap {
      * same size without the growth heap's lock (growth.c), by granules - 1. */
     hh_block *growth_cache[HH_GROWTH_CACHE_SIZES];
     uint8_t growth_cached[HH_GROWTH_CACHE_SIZES];
+    /* While the heap is small, the page of a larger class whose freed
+     * blocks each class takes last (heap.c's alloc_freed); NULL for none. */
+    hh_page *lender[HH_CLASSES];
+    /* The thread allocated fast in its last window of blocks (heap.c's
+     * lending): its classes take no blocks of others'. */
+    bool allocates_fast;
+    uint64_t window_allocs;  /* stats.allocs when the window began */
+    uint64_t window_cpu_ns;  /* the thread's CPU time then */
     /* 1 while it takes every other class above 128 bytes (HH_CLASSES):
      * direct[] and the class of a size follow it. */
     uint8_t coarse;

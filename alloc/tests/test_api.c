@@ -365,7 +365,7 @@ static void test_large_cache_bounded_by_the_heap(void) {
  * bytes (140 bytes get a block of 160, not 144); once the heap has grown past
  * the huge threshold (HUGEHEAP_HUGE_THRESHOLD_MB, 32 MiB by default), its
  * next blocks take every class, and the blocks made before stay good.  Run
- * first: on a fresh heap. */
+ * while the heap is small (it leaves no block of the classes it checks). */
 static void test_classes_coarse_while_small(void) {
     char *early = T_MALLOC(140);
     CHECK(early != NULL && T_USABLE(early) == 160);
@@ -388,7 +388,37 @@ static void test_classes_coarse_while_small(void) {
     T_FREE(early);
 }
 
+/* While the heap is small, a block freed in a larger class serves a smaller
+ * size before new memory is written, as glibc fills its holes with other
+ * sizes: blocks of 3000 bytes (the class of 3072) take the freed blocks of
+ * 3500 (the class of 3584) while they last.  Every other block stays live,
+ * so that no page empties and goes.  Run while the heap is small. */
+static void test_small_heap_reuses_larger_freed_blocks(void) {
+    enum { N = 64 };
+    static void *larger[N], *smaller[N / 2];
+    for (int i = 0; i < N; i++) {
+        larger[i] = T_MALLOC(3500);
+        CHECK(larger[i] != NULL && T_USABLE(larger[i]) == 3584);
+        memset(larger[i], 'l', 3500);
+    }
+    for (int i = 0; i < N; i += 2) T_FREE(larger[i]);
+    int reused = 0;
+    for (int i = 0; i < N / 2; i++) {
+        smaller[i] = T_MALLOC(3000);
+        CHECK(smaller[i] != NULL);
+        memset(smaller[i], 's', 3000);
+        reused += T_USABLE(smaller[i]) == 3584;
+    }
+    CHECK(reused == N / 2);
+    int intact = 1;
+    for (int i = 1; i < N; i += 2) intact &= ((char *)larger[i])[3499] == 'l';
+    CHECK(intact);
+    for (int i = 0; i < N / 2; i++) T_FREE(smaller[i]);
+    for (int i = 1; i < N; i += 2) T_FREE(larger[i]);
+}
+
 int main(void) {
+    test_small_heap_reuses_larger_freed_blocks();
     test_classes_coarse_while_small();
     test_malloc_basics();
     test_large_churn();
