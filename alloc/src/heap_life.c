@@ -78,12 +78,15 @@ hh_heap *_hh_heap_for_thread(void) {
         for (unsigned i = 0; i < HH_DIRECT_SLOTS; i++) heap->direct[i] = &_hh_empty_page;
         for (unsigned c = 0; c < HH_CLASSES; c++) heap->queue[c] = &_hh_empty_page;
         heap->coarse = _hh_policy_heap_small();
+        /* Lending's first window (heap.c) begins with the thread's blocks. */
+        heap->window_allocs = atomic_load_explicit(&heap->stats.allocs, memory_order_relaxed);
+        heap->first_thread = atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed) == 0;
+        heap->lends = heap->first_thread;
         heap->thread_id = id;
         atomic_store_explicit(&heap->alive, true, memory_order_relaxed);
     }
     _hh_unlock();
     if (heap == NULL) return NULL;
-    atomic_fetch_add_explicit(&threads_seen, 1, memory_order_relaxed);
     _hh_heap = heap;
     /* May allocate (keys past the first 32): the heap is in place already. */
     if (atomic_load_explicit(&thread_key_ready, memory_order_acquire)) {

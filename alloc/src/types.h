@@ -256,9 +256,10 @@ typedef struct hh_heap {
     /* While the heap is small, the page of a larger class whose freed
      * blocks each class takes last (heap.c's alloc_freed); NULL for none. */
     hh_page *lender[HH_CLASSES];
-    /* The thread allocated fast in its last window of blocks (heap.c's
-     * lending): its classes take no blocks of others'. */
-    bool allocates_fast;
+    /* The process's first thread (heap_life.c), which lends while it
+     * allocates slowly, and whether it does (heap.c's lending). */
+    bool first_thread;
+    bool lends;
     uint64_t window_allocs;  /* stats.allocs when the window began */
     uint64_t window_cpu_ns;  /* the thread's CPU time then */
     /* 1 while it takes every other class above 128 bytes (HH_CLASSES):
