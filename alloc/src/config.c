@@ -66,7 +66,8 @@ typedef struct env_values {
     char growth_heap[8];
     char pool_max[32];
     char small_heaps[16];
-    bool small_heaps_set;
+    char lending[8];
+    bool small_heaps_set, lending_set;
     bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
         share_set, growth_set, pool_max_set;
 } env_values;
@@ -104,6 +105,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->pool_max), offsetof(env_values, pool_max_set)},
         {"HUGEHEAP_SMALL_HEAPS=", offsetof(env_values, small_heaps),
          sizeof(((env_values *)0)->small_heaps), offsetof(env_values, small_heaps_set)},
+        {"HUGEHEAP_LENDING=", offsetof(env_values, lending), sizeof(((env_values *)0)->lending),
+         offsetof(env_values, lending_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -200,6 +203,7 @@ void _hh_config_read(hh_config *cfg) {
     /* docs/notebook/2026-11-27-the-growth-heap-for-blocks-of-1-16-kib.md */
     cfg->growth_heap = HH_GROWTH_OFF;
     cfg->small_heaps = HH_SMALL_CLASSES; /* glibc_heap.c says why */
+    cfg->lending = true;                 /* heap.c's alloc_freed says when */
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     cfg->pool_max = UINT64_MAX; /* HUGEHEAP_POOL_MAX_MB: no cap unless asked */
@@ -284,6 +288,13 @@ void _hh_config_read(hh_config *cfg) {
             v.small_heaps, KEYWORDS(servers), cfg->small_heaps,
             "hugeheap: unknown HUGEHEAP_SMALL_HEAPS value (expected classes or glibc); "
             "using classes\n");
+    }
+
+    if (v.lending_set) {
+        static const keyword lending[] = {{"auto", 1}, {"off", 0}};
+        cfg->lending = keyword_or_warn(v.lending, KEYWORDS(lending), cfg->lending,
+                                       "hugeheap: unknown HUGEHEAP_LENDING value (expected auto "
+                                       "or off); using auto\n") != 0;
     }
 
     if (v.budget_set) {

@@ -247,7 +247,8 @@ static uint32_t carve(hh_page *page) {
  * written before); false if there are none.  The heap's allocation count
  * grows by the blocks the list now holds: each of them is handed out before
  * the next refill (or the page is abandoned). */
-static bool page_refill_freed(hh_heap *heap, hh_page *page) {
+static inline __attribute__((always_inline)) bool page_refill_freed(hh_heap *heap,
+                                                                  hh_page *page) {
     HH_ASSERT(page->free == NULL && _hh_page_heap(page) == heap);
     if (page->local_free != NULL) {
         _hh_count(&heap->stats.allocs, page->reserved - page->used); /* |local_free| */
@@ -586,7 +587,7 @@ static void use_every_class(hh_heap *heap) {
 #define LENDING_WINDOW ((uint64_t)64 << 10)
 
 static bool heap_lends(hh_heap *heap) {
-    if (!heap->first_thread) return false;
+    if (!heap->first_thread || !_hh_cfg.lending) return false;
     uint64_t allocs = atomic_load_explicit(&heap->stats.allocs, memory_order_relaxed);
     uint64_t blocks = allocs - heap->window_allocs;
     if (blocks < LENDING_WINDOW) return heap->lends;

@@ -297,6 +297,8 @@ typedef struct hh_config {
     uint64_t huge_threshold;   /* bytes in use from which memory is advised huge */
     enum hh_growth_heap growth_heap; /* which blocks the growth heap takes (growth.c) */
     enum hh_small_heaps small_heaps; /* who serves a heap under the threshold (glibc_heap.c) */
+    bool lending;              /* a small heap's classes may take larger ones' freed blocks
+                                  (heap.c), where the thread allocates slowly */
     bool huge_units_dense;     /* a huge heap's units become huge pages once mostly written
                                   (policy.c), not at their first touch */
     enum hh_huge_budget huge_budget;

@@ -538,6 +538,7 @@ def check_environment(args: argparse.Namespace) -> None:
         "HUGEHEAP_HUGE_THRESHOLD_MB": ("big", "HUGEHEAP_HUGE_THRESHOLD_MB is not a number"),
         "HUGEHEAP_HUGE_UNITS": ("some", "unknown HUGEHEAP_HUGE_UNITS value"),
         "HUGEHEAP_HUGE_BUDGET": ("cheap", "unknown HUGEHEAP_HUGE_BUDGET value"),
+        "HUGEHEAP_LENDING": ("sometimes", "unknown HUGEHEAP_LENDING value"),
         "HUGEHEAP_HUGE_BUDGET_SHARE": ("0", "HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number"),
         "HUGEHEAP_POOL_MAX_MB": ("lots", "HUGEHEAP_POOL_MAX_MB is not a number"),
     }
