@@ -253,8 +253,9 @@ typedef struct hh_heap {
      * same size without the growth heap's lock (growth.c), by granules - 1. */
     hh_block *growth_cache[HH_GROWTH_CACHE_SIZES];
     uint8_t growth_cached[HH_GROWTH_CACHE_SIZES];
-    /* While the heap is small, the page of a larger class whose freed
-     * blocks each class takes last (heap.c's alloc_freed); NULL for none. */
+    /* While the heap is small, for each class the page of a larger class
+     * it last took a freed block from, looked at first next time (heap.c's
+     * alloc_freed); NULL for none. */
     hh_page *lender[HH_CLASSES];
     /* The process's first thread (heap_life.c), which lends while it
      * allocates slowly, and whether it does (heap.c's lending). */

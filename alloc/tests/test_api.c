@@ -365,7 +365,8 @@ static void test_large_cache_bounded_by_the_heap(void) {
  * bytes (140 bytes get a block of 160, not 144); once the heap has grown past
  * the huge threshold (HUGEHEAP_HUGE_THRESHOLD_MB, 32 MiB by default), its
  * next blocks take every class, and the blocks made before stay good.  Run
- * while the heap is small (it leaves no block of the classes it checks). */
+ * while the heap is small, before anything leaves freed blocks of 160-280
+ * bytes (one would serve the 140 bytes: lending). */
 static void test_classes_coarse_while_small(void) {
     char *early = T_MALLOC(140);
     CHECK(early != NULL && T_USABLE(early) == 160);
