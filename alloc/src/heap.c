@@ -627,7 +627,10 @@ static void *alloc_freed(hh_heap *heap, unsigned class_index, size_t size, bool 
     hh_page *lender = heap->lender[class_index];
     if (lender != NULL && lender->block_size % size_alignment == 0) {
         void *block = lender_pop(heap, lender, zero);
-        if (block != NULL) return block;
+        if (block != NULL) {
+            _hh_count(&heap->stats.lent, 1);
+            return block;
+        }
     }
     unsigned looked = 0;
     for (hh_page *page = own == &_hh_empty_page ? NULL : own->next;
@@ -644,6 +647,7 @@ static void *alloc_freed(hh_heap *heap, unsigned class_index, size_t size, bool 
             void *block = lender_pop(heap, page, zero);
             if (block != NULL) {
                 heap->lender[class_index] = page;
+                _hh_count(&heap->stats.lent, 1);
                 return block;
             }
         }

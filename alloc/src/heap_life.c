@@ -134,6 +134,7 @@ void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads) {
                   atomic_load_explicit(&h->stats.growth_allocs, memory_order_relaxed));
         _hh_count(&sum->growth_frees,
                   atomic_load_explicit(&h->stats.growth_frees, memory_order_relaxed));
+        _hh_count(&sum->lent, atomic_load_explicit(&h->stats.lent, memory_order_relaxed));
     }
     _hh_unlock();
     *threads = atomic_load_explicit(&threads_seen, memory_order_relaxed);

@@ -257,6 +257,8 @@ static void take_snapshot(snapshot *s) {
     add(s, "frees", "frees", COUNT, frees);
     add(s, "remote_frees", "  from other threads", COUNT,
         atomic_load_explicit(&heaps.remote_frees, memory_order_relaxed));
+    add(s, "lent_allocs", "  from a larger class's freed blocks (lending)", COUNT,
+        atomic_load_explicit(&heaps.lent, memory_order_relaxed));
     add(s, "reallocs", "reallocs", COUNT, atomic_load_explicit(&heaps.reallocs, memory_order_relaxed));
     add(s, "growth_allocs", "growth heap blocks", COUNT, growth_allocs);
     add(s, "medium_allocs", "medium blocks", COUNT, LOAD(medium_allocs));

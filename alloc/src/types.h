@@ -231,6 +231,7 @@ typedef struct hh_heap_stats {
     _Atomic(uint64_t) allocs; /* blocks handed out from small pages (counted at refill) */
     _Atomic(uint64_t) remote_frees, reallocs, mremap_moves, mremap_in_place;
     _Atomic(uint64_t) growth_allocs, growth_frees; /* blocks of the growth heap (growth.c) */
+    _Atomic(uint64_t) lent; /* small blocks a larger class's page served (heap.c's lending) */
 } hh_heap_stats;
 
 #define HH_EMPTY_CACHE 4 /* retired pages a heap keeps for its next pages */
