@@ -578,7 +578,33 @@ static int handover(size_t big_mib) {
     return 0;
 }
 
+/* Blocks of 3500 bytes, every other one freed, then as many of 3000 in the
+ * main thread of a small heap: with lending, a larger class's freed blocks
+ * serve them (the stats' lent_allocs counts them). */
+static int lend(unsigned count) {
+    void **larger = calloc(count, sizeof *larger);
+    void **smaller = calloc(count, sizeof *smaller);
+    if (larger == NULL || smaller == NULL) return 1;
+    for (unsigned i = 0; i < count; i++) {
+        larger[i] = malloc(3500);
+        if (larger[i] == NULL) return 1;
+        memset(larger[i], 1, 3500);
+    }
+    for (unsigned i = 0; i < count; i += 2) free(larger[i]);
+    for (unsigned i = 0; i < count / 2; i++) {
+        smaller[i] = malloc(3000);
+        if (smaller[i] == NULL) return 1;
+        memset(smaller[i], 2, 3000);
+    }
+    for (unsigned i = 0; i < count / 2; i++) free(smaller[i]);
+    for (unsigned i = 1; i < count; i += 2) free(larger[i]);
+    free(larger);
+    free(smaller);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc >= 3 && strcmp(argv[1], "lend") == 0) return lend((unsigned)strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "scatter") == 0) return scatter(strtoul(argv[2], NULL, 10));
@@ -608,6 +634,7 @@ int main(int argc, char **argv) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
     }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | arena MIB | pool MIB | replace N | budget MIB MS | handover MIB\n");
+                    "arrays MIB | arena MIB | pool MIB | replace N | budget MIB MS | handover MIB | "
+                    "lend N\n");
     return 2;
 }

@@ -590,6 +590,20 @@ def check_stats(args: argparse.Namespace) -> None:
         if system_thp() == "never":
             expect(share == 0.0, f"huge_share {share} with THP never")
 
+    # Lending, counted: 32 blocks of 3000 bytes served by the freed blocks of
+    # 3500 (a larger class) in the main thread of a small heap; none with it off.
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "lend.json"
+        for lending, least, most in (("auto", 32, 32), ("off", 0, 0)):
+            path.unlink(missing_ok=True)
+            result = run([args.probe, "lend", "64"],
+                         env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{path}",
+                              "HUGEHEAP_LENDING": lending})
+            expect(result.returncode == 0, f"probe failed: {result.stderr}")
+            lent = read_stats(path)[0]["lent_allocs"]
+            expect(isinstance(lent, int) and least <= lent <= most,
+                   f"HUGEHEAP_LENDING={lending}: {lent!r} blocks lent, expected {least}-{most}")
+
     # The units' fullness at the peak: small pages thinned to one in eight
     # before the peak leave the units of their 16 MiB an eighth in use.
     with tempfile.TemporaryDirectory() as tmp:
