@@ -160,7 +160,7 @@ NATIVE_CHOICES = {"HUGEHEAP_LENDING": "off"}
 def measure(program: Path, modes: Sequence[AllocatorMode], steps: int,
             size: int) -> dict[tuple[str, str], PerCall]:
     def env(mode: AllocatorMode) -> Mapping[str, str]:
-        return {**mode.env, **NATIVE_CHOICES} if mode.like.startswith("hugeheap") else mode.env
+        return {**mode.env, **NATIVE_CHOICES} if mode.is_hugeheap else mode.env
     return {(mode.name, pattern): per_call(program, pattern, steps, size, env(mode))
             for mode in modes for pattern in PATTERNS}
 

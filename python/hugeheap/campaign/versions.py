@@ -85,7 +85,7 @@ def describe_campaign_machine(suite: Suite) -> dict[str, Any]:
         package = debian_package(mode.library) if mode.library else None
         if package:
             entry.update(package)
-        elif mode.like.startswith("hugeheap"):
+        elif mode.is_hugeheap:
             entry["version"] = hugeheap_revision(mode.library)
         elif mode.library:
             entry["version"] = "not from a package"

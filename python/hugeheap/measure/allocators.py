@@ -33,6 +33,11 @@ class AllocatorMode:
     library: str | None = None  # the preloaded library, absolute
     missing: str | None = None  # why it cannot be used here, naming the fix
 
+    @property
+    def is_hugeheap(self) -> bool:
+        """A mode of the library itself (any build of it, any HUGEHEAP_THP)."""
+        return self.like in _HUGEHEAP
+
 
 def find_library(pattern: str) -> str | None:
     for directory in LIBRARY_DIRS:
