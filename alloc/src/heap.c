@@ -623,7 +623,8 @@ static void *alloc_freed(hh_heap *heap, unsigned class_index, size_t size, bool 
     /* An aligned request comes as a size the alignment divides, and its
      * class's blocks are aligned so (malloc_api.c's alloc_aligned): a lender's
      * block size must be a multiple of every power of two the size is. */
-    size_t size_alignment = size < 16 ? 16 : size & -size;
+    size_t least = size < 16 ? 16 : size;
+    size_t size_alignment = least & -least;
     hh_page *lender = heap->lender[class_index];
     if (lender != NULL && lender->block_size % size_alignment == 0) {
         void *block = lender_pop(heap, lender, zero);
@@ -637,7 +638,7 @@ static void *alloc_freed(hh_heap *heap, unsigned class_index, size_t size, bool 
          page != NULL && ++looked < FREED_PAGES_LOOKED_AT; page = page->next) {
         if (page_has_freed(heap, page)) return _hh_page_pop(page, page->free, zero);
     }
-    size_t largest = 2 * (size < 16 ? 16 : size);
+    size_t largest = 2 * least;
     for (unsigned c = class_index + 1; c < HH_CLASSES && _hh_class_size[c] <= largest; c++) {
         if (_hh_class_size[c] % size_alignment != 0) continue;
         looked = 0;
