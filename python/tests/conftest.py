@@ -104,8 +104,12 @@ def real_pool() -> Iterator[int]:
     try:
         yield before
     finally:
-        count_file.write_text(f"{before}\n")
-        hugetlb.STATE_FILE.unlink(missing_ok=True)
+        try:
+            if hugetlb.STATE_FILE.exists():
+                hugetlb.release()  # the pages and the hugetlb hierarchy a reserve made
+        finally:
+            count_file.write_text(f"{before}\n")
+            hugetlb.STATE_FILE.unlink(missing_ok=True)
 
 
 

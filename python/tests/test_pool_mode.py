@@ -27,6 +27,7 @@ from hugeheap.measure import cgroups, hugetlb_cgroup, machine
 from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import CgroupV1, CgroupV2, Hierarchies, discover
 from hugeheap.measure.hugetlb_cgroup import HugetlbCharge, attach, fallback_warnings
+from hugeheap.measure.hugetlb_hierarchy import counting, move_to_v1
 from hugeheap.measure.limits import Limits
 from hugeheap.measure.runner import run
 
@@ -178,6 +179,37 @@ def test_beside_v1_a_group_of_the_unified_hierarchy_counts_them(tmp_path: Path) 
     assert charge.procs_file() == str(unified / "hugeheap_1_2" / "cgroup.procs")
 
 
+def mountinfo_of(root: Path, unified_options: str = "", memory_v1: bool = True,
+                 hugetlb_v1: bool = False) -> str:
+    """/proc/self/mountinfo of a machine with these cgroup file systems under root."""
+    lines = [f"31 25 0:27 / {root}/unified rw - cgroup2 cgroup2 rw{unified_options}"]
+    if memory_v1:
+        lines.append(f"30 25 0:26 / {root}/memory rw - cgroup cgroup rw,memory")
+    if hugetlb_v1:
+        lines.append(f"32 25 0:28 / {root}/hugetlb rw - cgroup cgroup rw,hugetlb")
+    return "\n".join(lines) + "\n"
+
+
+def test_how_pool_pages_are_counted_where_the_controller_sits(tmp_path: Path) -> None:
+    (tmp_path / "unified").mkdir()
+    (tmp_path / "unified" / "cgroup.controllers").write_text("cpu hugetlb\n")
+    hybrid = counting(mountinfo_of(tmp_path))
+    assert hybrid["exact"] is False
+    assert "sampled every 0.1 s" in str(hybrid["how"])
+    assert "`sudo hugeheap pool reserve` moves the controller" in str(hybrid["how"])
+    moved = counting(mountinfo_of(tmp_path, hugetlb_v1=True))
+    assert moved["exact"] is True and f"({tmp_path}/hugetlb)" in str(moved["how"])
+    v2 = counting(mountinfo_of(tmp_path, memory_v1=False))
+    assert v2["exact"] is False and "memory_hugetlb_accounting (Linux 6.6+)" in str(v2["how"])
+    accounted = mountinfo_of(tmp_path, ",memory_hugetlb_accounting", memory_v1=False)
+    assert counting(accounted)["exact"] is True
+    (tmp_path / "unified" / "cgroup.controllers").write_text("cpu\n")
+    assert counting(mountinfo_of(tmp_path)) == {"exact": False, "how": hugetlb_cgroup.NOT_COUNTED}
+    # Nothing to move where hugetlb is in v1 already, or where memory is not (v2).
+    assert move_to_v1(mountinfo_of(tmp_path, hugetlb_v1=True)) == (None, None)
+    assert move_to_v1(mountinfo_of(tmp_path, memory_v1=False)) == (None, None)
+
+
 def test_a_killed_harness_leaves_one_run_in_both_hierarchies(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A run's v1 groups and its hugetlb group in the unified hierarchy are
@@ -250,6 +282,47 @@ def test_pool_pages_a_run_holds_are_in_its_peak_and_under_its_limit(
     unified = discover().v2
     left = list(unified.glob(f"hugeheap_{os.getpid()}_*")) if unified is not None else []
     assert left == []  # the groups made beside v1 ones are removed with them
+
+
+SHORT_HOLD = """\
+import mmap, sys, time
+time.sleep(0.35)  # past the harness's first samples
+pages = int(sys.argv[1])
+held = mmap.mmap(-1, pages << 21, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000)
+for page in range(pages):
+    held[page << 21] = 1
+held.close()  # held for a few milliseconds: most likely between two samples
+time.sleep(0.35)
+print("done", flush=True)
+"""
+
+
+def test_pool_reserve_has_the_kernel_keep_each_runs_peak_of_pool_pages(
+        real_pool: int, cgroups_usable: str, tmp_path: Path) -> None:
+    """On a hybrid machine, `pool reserve` moves the hugetlb controller to a
+    cgroup v1 hierarchy, so that a run's pool pages are in its peak even
+    where it held them between two of the harness's samples; `pool release`
+    moves it back."""
+    before = counting()
+    hybrid = not before["exact"] and "pool reserve` moves" in str(before["how"])
+    reserved = cli("pool", "reserve", f"{2 * PAGES * 2}MiB")
+    assert reserved.returncode == 0, reserved.stderr
+    after = counting()
+    if not after["exact"]:
+        assert not hybrid, reserved.stdout
+        pytest.skip(f"runs' pool pages are not counted exactly here: {after['how']}")
+    assert "pool pages counted exactly" in cli("pool", "status").stdout
+    holder = tmp_path / "short_hold.py"
+    holder.write_text(SHORT_HOLD)
+    result = run([sys.executable, str(holder), str(PAGES)], measure_tlb=False,
+                 output=str(tmp_path / "out"))
+    assert (tmp_path / "out").read_text() == "done\n", result.warnings
+    assert result.hugetlb_peak_bytes is not None and result.hugetlb_peak_bytes >= PAGES * PAGE
+    released = cli("pool", "release")
+    assert released.returncode == 0, released.stderr + released.stdout
+    said = " ".join(released.stdout.split())
+    assert "hugetlb controller" not in said and "hugetlb hierarchy" not in said
+    assert counting() == before
 
 
 # ------------------------------------------------------------- campaigns

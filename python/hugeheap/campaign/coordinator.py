@@ -23,7 +23,7 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..files import write_whole
-from ..measure import machine
+from ..measure import hugetlb_hierarchy, machine
 from .answers.verdicts import Disagreement, failed, judge, solved
 from .cache import InstanceCache
 from .executors import Executor, Sink
@@ -154,6 +154,7 @@ def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) ->
     info = describe_campaign_machine(suite)
     info["started"] = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
     info["hugetlb_pool_before"] = machine.hugetlb_pool_record()
+    info["hugetlb_peaks"] = hugetlb_hierarchy.counting()  # the runs' pool pages: exact or sampled
     info.update(executor.describe())
     folder.add_session(info)
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..errors import HarnessError
 from ..files import write_whole
-from . import firsttouch, machine
+from . import firsttouch, hugetlb_hierarchy, machine
 
 STATE_FILE = Path("/run/hugeheap/pool.json")
 PAGE_BYTES = machine.POOL_PAGE_KB * 1024
@@ -49,6 +49,10 @@ class Record:
     write_ms: float | None = None  # median per page of writing the free pages first
     first_touch_ms: float | None = None  # median per page, a new process's first touch
     measured_pages: int = 0  # how many pages first_touch_ms is the median of
+    # The cgroup v1 hierarchy reserve mounted for the hugetlb controller
+    # (hugetlb_hierarchy.move_to_v1), and whether the unified root had offered it.
+    hugetlb_hierarchy: str | None = None
+    unified_offered_hugetlb: bool = False
 
 
 @dataclass
@@ -58,6 +62,7 @@ class Reserved:
     written_pages: int  # the pool's free pages, written once
     record: Record
     status: dict[str, Any]
+    problem: str | None = None  # why runs' pool pages stay sampled, where moving hugetlb failed
 
 
 @dataclass
@@ -68,6 +73,7 @@ class Released:
     pages_after: int  # the pool when release ended, pages that stayed included
     stayed: int  # in use by running processes: surplus, freed once they let go
     status: dict[str, Any]
+    problem: str | None = None  # what could not be undone of reserve's hugetlb hierarchy
 
 
 def set_pool_pages(pages: int, pool_dir: Path) -> int:
@@ -122,7 +128,8 @@ def status(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine.
     return {"supported": pool is not None, "page_bytes": PAGE_BYTES,
             **(pool if pool is not None else {**counts, "available": None}),
             "hugeheap": asdict(record) if record is not None else None,
-            "state_file": str(state_file), "problem": problem}
+            "state_file": str(state_file), "problem": problem,
+            "peaks": hugetlb_hierarchy.counting()}
 
 
 def _pool_dir(hugepages_dir: Path, command: str) -> Path:
@@ -194,7 +201,10 @@ def reserve(size: int, hugepages_dir: Path = machine.HUGEPAGES_DIR,
                 "`echo 1 > /proc/sys/vm/compact_memory` and try again")
         record = Record(earlier.before_pages if earlier else pages_before,
                         (earlier.added_pages if earlier else 0) + pages,
-                        datetime.now().astimezone().isoformat(timespec="seconds"))
+                        datetime.now().astimezone().isoformat(timespec="seconds"),
+                        hugetlb_hierarchy=earlier.hugetlb_hierarchy if earlier else None,
+                        unified_offered_hugetlb=bool(earlier and
+                                                     earlier.unified_offered_hugetlb))
         _write_record(state_file, record)
         recorded = True
     finally:
@@ -216,7 +226,13 @@ def reserve(size: int, hugepages_dir: Path = machine.HUGEPAGES_DIR,
         record.write_ms = round(statistics.median(written), 3)
         record.measured_pages = min(free, firsttouch.POOL_SAMPLE)
         _write_record(state_file, record)
-    return Reserved(pages, free, record, status(hugepages_dir, meminfo, state_file))
+    # So that the runs' peaks hold their pool pages exactly, not as sampled.
+    moved, problem = hugetlb_hierarchy.move_to_v1()
+    if moved is not None:
+        record.hugetlb_hierarchy = str(moved.mount_point)
+        record.unified_offered_hugetlb = moved.unified_offered
+        _write_record(state_file, record)
+    return Reserved(pages, free, record, status(hugepages_dir, meminfo, state_file), problem)
 
 
 def release(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine.MEMINFO,
@@ -235,13 +251,17 @@ def release(hugepages_dir: Path = machine.HUGEPAGES_DIR, meminfo: Path = machine
     # What others changed since hugeheap's reservation stays changed.
     wanted = max(pages_before - record.added_pages, 0)
     held = ask_kernel(wanted, pool_dir)
+    problem = None
+    if record.hugetlb_hierarchy is not None:
+        problem = hugetlb_hierarchy.move_back(hugetlb_hierarchy.Moved(
+            Path(record.hugetlb_hierarchy), record.unified_offered_hugetlb))
     try:
         state_file.unlink()
     except OSError as error:
         raise HarnessError(f"{command}: gave the pages back but cannot remove {state_file} "
                            f"({error.strerror}); remove it") from None
     return Released(record, pages_before, held, max(held - wanted, 0),
-                    status(hugepages_dir, meminfo, state_file))
+                    status(hugepages_dir, meminfo, state_file), problem)
 
 
 def advice(first_touch: dict[str, Any], pool: dict[str, Any]) -> str | None:

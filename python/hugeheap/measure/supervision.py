@@ -19,6 +19,7 @@ from .cgroups import RunGroup
 from .limits import Limits
 
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
+SAMPLE_INTERVAL_S = 0.1  # between readings of the counters the kernel keeps no peak of
 
 
 class ExitWatch:
@@ -85,7 +86,7 @@ def supervise(watch: ExitWatch, group: RunGroup | None, limits: Limits, start: f
             return "walltime", lateness
         if woke >= next_sample:
             sample()
-            next_sample = woke + 0.1
+            next_sample = woke + SAMPLE_INTERVAL_S
 
 
 def end_everything(pid: int, group: RunGroup | None) -> None:

@@ -85,6 +85,8 @@ def print_doctor(info: dict[str, Any]) -> None:
     out.print(f"[bold]memory[/bold]   {what_it_means(touch)} ({touch['note']})")
     pool = info["pool"]
     out.print(f"[bold]pool[/bold]     {_pool_pages(pool)}")
+    if pool["supported"]:
+        out.print(f"         {_peaks(pool)}")
     if pool["advice"]:
         out.print(f"         advice: {pool['advice']}")
     table = Table(title="allocator modes")
@@ -112,6 +114,8 @@ def _pool_pages(pool: dict[str, Any]) -> str:
 def print_pool_status(pool: dict[str, Any]) -> None:
     """The pool, what hugeheap reserved of it and what a page costs (hugetlb.status)."""
     out.print(f"[bold]pool[/bold]         {_pool_pages(pool)}")
+    if pool["supported"]:
+        out.print(f"[bold]run peaks[/bold]    {_peaks(pool)}")
     if pool["problem"]:
         out.print(f"[bold]hugeheap[/bold]     [yellow]{escape(pool['problem'])}[/yellow]")
         return
@@ -130,12 +134,20 @@ def print_pool_status(pool: dict[str, Any]) -> None:
         "pool pages)"))
 
 
+def _peaks(pool: dict[str, Any]) -> str:
+    """How runs' pool pages get into their memory peaks (hugetlb_hierarchy.counting)."""
+    how = escape(str(pool["peaks"]["how"]))
+    return "pool pages counted " + (how if pool["peaks"]["exact"] else f"[yellow]{how}[/yellow]")
+
+
 def print_reserved(reserved: Reserved) -> None:
     written = (f"wrote the {reserved.written_pages} free pages once: "
                f"{reserved.record.write_ms:.3f} ms a page"
                if reserved.record.write_ms is not None else "no page of it was free to write")
     out.print(f"reserved {reserved.added_pages} pages of 2 MiB "
               f"({_mib(reserved.added_pages, reserved.status['page_bytes'])}); {written}")
+    if reserved.problem:
+        out.print(f"[yellow]{escape(reserved.problem)}[/yellow]")
     print_pool_status(reserved.status)
 
 
@@ -151,4 +163,6 @@ def print_released(released: Released) -> None:
     if released.stayed:
         out.print(f"{released.stayed} of them are in use by running processes: surplus pages "
                   "now, freed when those let go of them")
+    if released.problem:
+        out.print(f"[yellow]{escape(released.problem)}[/yellow]")
     print_pool_status(pool)

@@ -1,0 +1,187 @@
+"""Where the hugetlb cgroup controller sits decides whether a run's peak of
+pool pages is the kernel's or a sample (hugetlb_cgroup.py): cgroup v1 keeps
+the peak (hugetlb.2MB.max_usage_in_bytes), cgroup v2 keeps none, so there
+the harness reads hugetlb.2MB.current every SAMPLE_INTERVAL_S while a run
+runs, and pages a run holds between two readings only are missed (z3's
+short runs here read 139 MB in two of five runs and 183 MB in the others).
+
+On a hybrid machine (memory in a v1 hierarchy, hugetlb in the unified
+one, as this project's machines are) the controller can move to a v1
+hierarchy of its own beside memory's, where the kernel keeps the peak:
+`hugeheap pool reserve` does that (as root, it changes the machine already)
+and `hugeheap pool release` moves it back. The kernel moves a controller
+only while no group of the unified hierarchy uses it, so the unified
+root's cgroup.subtree_control gives it up first."""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .hugetlb_cgroup import NOT_COUNTED, in_memory_controller
+from .supervision import SAMPLE_INTERVAL_S
+
+CONTROLLER = "hugetlb"
+# The kernel lets go of a controller's groups after an RCU grace period, not
+# at once: moving it to a hierarchy and back waits this long at most.
+SETTLE_S = 5.0
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+@dataclass
+class Mounts:
+    """The cgroup file systems mounted: the unified hierarchy's mount point
+    and each v1 controller's."""
+    unified: Path | None
+    v1: dict[str, Path]
+
+
+def mounts(mountinfo: str | None = None) -> Mounts:
+    if mountinfo is None:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+    unified: Path | None = None
+    v1: dict[str, Path] = {}
+    for line in mountinfo.splitlines():
+        fields = line.split()
+        if "-" not in fields:
+            continue
+        separator = fields.index("-")
+        mount_point, fstype = Path(fields[4]), fields[separator + 1]
+        if fstype == "cgroup2":
+            unified = mount_point
+        elif fstype == "cgroup":
+            for option in fields[separator + 3].split(","):
+                v1.setdefault(option, mount_point)
+    return Mounts(unified, v1)
+
+
+def _controllers(path: Path) -> list[str]:
+    try:
+        return path.read_text().split()
+    except OSError:
+        return []
+
+
+def counting(mountinfo: str | None = None) -> dict[str, object]:
+    """How the runs' pool pages get into their peaks here, as JSON shows it:
+    exact (the kernel's peak) or not, and one line saying how."""
+    if mountinfo is None:
+        mountinfo = Path("/proc/self/mountinfo").read_text()
+    found = mounts(mountinfo)
+    if CONTROLLER in found.v1:
+        return {"exact": True, "how": "exactly: the hugetlb controller's cgroup v1 hierarchy "
+                f"({found.v1[CONTROLLER]}) keeps each run's peak"}
+    if "memory" not in found.v1 and in_memory_controller(mountinfo):
+        return {"exact": True, "how": "exactly: cgroup v2 is mounted with "
+                "memory_hugetlb_accounting, so memory.peak holds them"}
+    if found.unified is not None and \
+            CONTROLLER in _controllers(found.unified / "cgroup.controllers"):
+        hybrid = ("; `sudo hugeheap pool reserve` moves the controller to a v1 hierarchy "
+                  "where the kernel keeps the peak" if "memory" in found.v1 else
+                  "; mounting cgroup2 with memory_hugetlb_accounting (Linux 6.6+) counts them "
+                  "in memory.peak")
+        return {"exact": False, "how": f"sampled every {SAMPLE_INTERVAL_S:g} s while a run "
+                "runs (cgroup v2 keeps no peak of them): pages held between two samples only "
+                "are missed" + hybrid}
+    return {"exact": False, "how": NOT_COUNTED}
+
+
+@dataclass
+class Moved:
+    """A v1 hierarchy `move_to_v1` mounted, and whether the unified root had
+    offered the controller to its children before (move_back offers it again)."""
+    mount_point: Path
+    unified_offered: bool
+
+
+def move_to_v1(mountinfo: str | None = None) -> tuple[Moved | None, str | None]:
+    """On a hybrid machine, mounts the hugetlb controller as a v1 hierarchy
+    beside memory's. Returns what it did, or None and why it could not
+    (None, None where nothing needs doing: the controller is in v1 already,
+    or memory is not: a v2 machine, where the unified hierarchy counts)."""
+    found = mounts(mountinfo)
+    if CONTROLLER in found.v1 or "memory" not in found.v1 or found.unified is None:
+        return None, None
+    if CONTROLLER not in _controllers(found.unified / "cgroup.controllers"):
+        return None, None  # no hugetlb controller to move (counting() says so)
+    subtree = found.unified / "cgroup.subtree_control"
+    offered = CONTROLLER in _controllers(subtree)
+    target = found.v1["memory"].parent / CONTROLLER
+    try:
+        if offered:
+            subtree.write_text(f"-{CONTROLLER}")
+    except OSError as error:
+        return None, (f"the unified hierarchy's groups hold the hugetlb controller ({subtree}: "
+                      f"{error.strerror}): runs' pool pages stay sampled")
+    made = False
+    try:
+        if not target.is_dir():
+            target.mkdir()
+            made = True
+        _mount_when_free(target)
+    except OSError as error:
+        if made:
+            target.rmdir()
+        if offered:
+            subtree.write_text(f"+{CONTROLLER}")
+        return None, (f"cannot mount the hugetlb controller as a cgroup v1 hierarchy at "
+                      f"{target} ({error.strerror}): runs' pool pages stay sampled")
+    return Moved(target, offered), None
+
+
+def _mount_when_free(target: Path) -> None:
+    """Mounts the controller as a v1 hierarchy at target, trying again while
+    the kernel is still letting go of its groups in the unified hierarchy."""
+    deadline = time.monotonic() + SETTLE_S
+    while _libc.mount(b"cgroup", os.fsencode(target), b"cgroup", 0, CONTROLLER.encode()) != 0:
+        error = ctypes.get_errno()
+        if error != errno.EBUSY or time.monotonic() > deadline:
+            raise OSError(error, os.strerror(error))
+        time.sleep(0.01)
+
+
+def _wait_offered(unified: Path) -> bool:
+    """Whether the unified hierarchy has the controller again (it comes back
+    once the kernel has let go of the v1 hierarchy), waiting for it."""
+    deadline = time.monotonic() + SETTLE_S
+    while CONTROLLER not in _controllers(unified / "cgroup.controllers"):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+def move_back(moved: Moved, mountinfo: str | None = None) -> str | None:
+    """Unmounts the v1 hierarchy move_to_v1 made; the unified hierarchy gets
+    the controller back (and offers it to its children if it did). What
+    could not be undone, or None."""
+    if moved.mount_point not in mounts(mountinfo).v1.values():
+        return None  # unmounted already (by hand, or a restart)
+    if _libc.umount2(os.fsencode(moved.mount_point), 0) != 0:
+        error = ctypes.get_errno()
+        return (f"cannot unmount the hugetlb hierarchy at {moved.mount_point} "
+                f"({os.strerror(error)}); unmount it once no run uses it")
+    try:
+        moved.mount_point.rmdir()
+    except OSError:
+        pass  # a folder that was there before: left as it was
+    unified = mounts().unified
+    if unified is None:
+        return None
+    if not _wait_offered(unified):
+        # A v1 group of it still in use keeps the hierarchy alive after the
+        # unmount; the controller comes back once that group is removed.
+        return (f"the hugetlb controller is not back in {unified} after {SETTLE_S:g} s: a "
+                "group of its v1 hierarchy is still in use")
+    if moved.unified_offered:
+        try:
+            (unified / "cgroup.subtree_control").write_text(f"+{CONTROLLER}")
+        except OSError as error:  # the harness offers it again itself when a run needs it
+            return (f"the hugetlb controller is back in {unified} but not offered to its "
+                    f"groups ({error.strerror})")
+    return None
