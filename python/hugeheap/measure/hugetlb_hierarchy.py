@@ -15,6 +15,7 @@ root's cgroup.subtree_control gives it up first."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -125,10 +126,11 @@ def move_to_v1(mountinfo: str | None = None) -> tuple[Moved | None, str | None]:
             made = True
         _mount_when_free(target)
     except OSError as error:
-        if made:
-            target.rmdir()
-        if offered:
-            subtree.write_text(f"+{CONTROLLER}")
+        with contextlib.suppress(OSError):  # undone as far as it can be; the error says why
+            if made:
+                target.rmdir()
+            if offered:
+                subtree.write_text(f"+{CONTROLLER}")
         return None, (f"cannot mount the hugetlb controller as a cgroup v1 hierarchy at "
                       f"{target} ({error.strerror}): runs' pool pages stay sampled")
     return Moved(target, offered), None
@@ -166,10 +168,8 @@ def move_back(moved: Moved, mountinfo: str | None = None) -> str | None:
         error = ctypes.get_errno()
         return (f"cannot unmount the hugetlb hierarchy at {moved.mount_point} "
                 f"({os.strerror(error)}); unmount it once no run uses it")
-    try:
+    with contextlib.suppress(OSError):  # the folder made for it; one not empty stays
         moved.mount_point.rmdir()
-    except OSError:
-        pass  # a folder that was there before: left as it was
     unified = mounts().unified
     if unified is None:
         return None
