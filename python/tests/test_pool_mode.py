@@ -311,7 +311,7 @@ def test_pool_reserve_has_the_kernel_keep_each_runs_peak_of_pool_pages(
     if not after["exact"]:
         assert not hybrid, reserved.stdout
         pytest.skip(f"runs' pool pages are not counted exactly here: {after['how']}")
-    assert "pool pages counted exactly" in cli("pool", "status").stdout
+    assert "pool pages in runs' peaks: exactly" in cli("pool", "status").stdout
     holder = tmp_path / "short_hold.py"
     holder.write_text(SHORT_HOLD)
     result = run([sys.executable, str(holder), str(PAGES)], measure_tlb=False,

@@ -137,7 +137,8 @@ def print_pool_status(pool: dict[str, Any]) -> None:
 def _peaks(pool: dict[str, Any]) -> str:
     """How runs' pool pages get into their memory peaks (hugetlb_hierarchy.counting)."""
     how = escape(str(pool["peaks"]["how"]))
-    return "pool pages counted " + (how if pool["peaks"]["exact"] else f"[yellow]{how}[/yellow]")
+    return "pool pages in runs' peaks: " + (how if pool["peaks"]["exact"]
+                                             else f"[yellow]{how}[/yellow]")
 
 
 def print_reserved(reserved: Reserved) -> None:
