@@ -308,6 +308,9 @@ def test_pool_reserve_has_the_kernel_keep_each_runs_peak_of_pool_pages(
     reserved = cli("pool", "reserve", f"{2 * PAGES * 2}MiB")
     assert reserved.returncode == 0, reserved.stderr
     after = counting()
+    said_at_reserve = " ".join(reserved.stdout.split())
+    if "groups hold the hugetlb controller" in said_at_reserve:  # others' groups: not ours to end
+        pytest.skip(said_at_reserve)
     if not after["exact"]:
         assert not hybrid, reserved.stdout
         pytest.skip(f"runs' pool pages are not counted exactly here: {after['how']}")
