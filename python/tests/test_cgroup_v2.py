@@ -14,7 +14,9 @@ import pytest
 
 from hugeheap.errors import HarnessError
 from hugeheap.measure import cgroups
+from hugeheap.measure.cgroup_mounts import CgroupMount, cgroup_mounts
 from hugeheap.measure.cgroups import CgroupV2, discover
+from hugeheap.measure.hugetlb_cgroup import in_memory_controller
 
 
 def fake_parent(tmp_path: Path, controllers: str = "cpuset cpu io memory pids") -> Path:
@@ -130,6 +132,29 @@ def test_discover_reads_mountinfo_and_own_cgroup() -> None:
     assert found.v1 == {"memory": Path("/sys/fs/cgroup/memory/jobs/a"),
                         "cpu": Path("/sys/fs/cgroup/cpu,cpuacct"),
                         "cpuacct": Path("/sys/fs/cgroup/cpu,cpuacct")}
+
+
+def test_cgroup_mounts_is_the_one_reading_of_mountinfo() -> None:
+    """discover(), the pool's hierarchy move and the memory_hugetlb_accounting
+    check all read mountinfo through cgroup_mounts: optional fields before
+    the separator vary in number, a container sees a hierarchy from a root
+    below its top, and other file systems are not cgroups."""
+    mountinfo = (
+        "22 1 259:1 / / rw,relatime shared:1 - ext4 /dev/vda rw\n"
+        "35 31 0:32 /jobs /sys/fs/cgroup/memory rw shared:9 master:3 - cgroup cgroup "
+        "rw,memory\n"
+        "41 31 0:38 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 "
+        "rw,nsdelegate,memory_hugetlb_accounting\n"
+    )
+    assert cgroup_mounts(mountinfo) == [
+        CgroupMount("/jobs", Path("/sys/fs/cgroup/memory"), False, ("rw", "memory")),
+        CgroupMount("/", Path("/sys/fs/cgroup/unified"), True,
+                            ("rw", "nsdelegate", "memory_hugetlb_accounting"))]
+    found = discover(mountinfo, "4:memory:/jobs/a\n0::/x\n")
+    assert found.v1 == {"memory": Path("/sys/fs/cgroup/memory/a")}
+    assert found.v2 == Path("/sys/fs/cgroup/unified/x")
+    assert in_memory_controller(mountinfo)
+    assert not in_memory_controller(mountinfo.replace(",memory_hugetlb_accounting", ""))
 
 
 def test_the_harness_makes_room_in_a_group_of_its_own(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HarnessError
+from .cgroup_mounts import cgroup_mounts
 from .machine import process_stat_fields
 
 USER_HZ = os.sysconf("SC_CLK_TCK")
@@ -395,8 +396,6 @@ class Hierarchies:
 
 
 def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hierarchies:
-    if mountinfo is None:
-        mountinfo = Path("/proc/self/mountinfo").read_text()
     if self_cgroup is None:
         self_cgroup = Path("/proc/self/cgroup").read_text()
     own_v1: dict[str, str] = {}
@@ -410,19 +409,16 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
                 own_v1[controller] = path
     v2: Path | None = None
     v1: dict[str, Path] = {}
-    for line in mountinfo.splitlines():
-        fields = line.split()
-        separator = fields.index("-")
-        root, mount_point = fields[3], fields[4]
-        fstype, options = fields[separator + 1], fields[separator + 3]
-        if fstype == "cgroup2" and own_v2 is not None:
-            v2 = Path(mount_point) / os.path.relpath(own_v2, root)
+    for mount in cgroup_mounts(mountinfo):
+        if mount.unified and own_v2 is not None:
+            v2 = mount.mount_point / os.path.relpath(own_v2, mount.root)
             if v2.name.startswith(f"{HARNESS_LEAF}-"):  # moved there by make_room
                 v2 = v2.parent
-        elif fstype == "cgroup":
-            for controller in options.split(","):
+        elif not mount.unified:
+            for controller in mount.options:
                 if controller in own_v1:
-                    v1[controller] = Path(mount_point) / os.path.relpath(own_v1[controller], root)
+                    v1[controller] = mount.mount_point / os.path.relpath(own_v1[controller],
+                                                                          mount.root)
     return Hierarchies(v2, v1)
 
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroup_mounts import cgroup_mounts
 from .cgroups import CgroupV1, CgroupV2, Hierarchies, RunGroup, discover, join_procs
 from .machine import POOL_PAGE_KB
 
@@ -81,16 +82,11 @@ class HugetlbCharge:
             return None
 
 
-def in_memory_controller(mountinfo: str) -> bool:
+def in_memory_controller(mountinfo: str | None = None) -> bool:
     """Whether cgroup v2 is mounted with memory_hugetlb_accounting: the memory
     controller then charges pool pages itself (memory.peak holds them)."""
-    for line in mountinfo.splitlines():
-        fields = line.split()
-        if "-" in fields:
-            after = fields[fields.index("-") + 1:]
-            if after[:1] == ["cgroup2"] and "memory_hugetlb_accounting" in " ".join(after):
-                return True
-    return False
+    return any(mount.unified and "memory_hugetlb_accounting" in mount.options
+               for mount in cgroup_mounts(mountinfo))
 
 
 def attach(group: RunGroup, hierarchies: Hierarchies | None = None,
@@ -100,8 +96,7 @@ def attach(group: RunGroup, hierarchies: Hierarchies | None = None,
     why the memory peak leaves them out (None too where memory.peak already
     holds them: no reason then)."""
     if isinstance(group, CgroupV2):
-        if in_memory_controller(mountinfo if mountinfo is not None
-                                else Path("/proc/self/mountinfo").read_text()):
+        if in_memory_controller(mountinfo):
             return None, None
         if (group.path / (PREFIX + "current")).exists():
             return HugetlbCharge(group.path, "v2", own=False), None

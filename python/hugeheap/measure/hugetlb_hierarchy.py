@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .cgroup_mounts import cgroup_mounts
 from .hugetlb_cgroup import NOT_COUNTED, in_memory_controller
 from .supervision import SAMPLE_INTERVAL_S
 
@@ -43,21 +44,14 @@ class Mounts:
 
 
 def mounts(mountinfo: str | None = None) -> Mounts:
-    if mountinfo is None:
-        mountinfo = Path("/proc/self/mountinfo").read_text()
     unified: Path | None = None
     v1: dict[str, Path] = {}
-    for line in mountinfo.splitlines():
-        fields = line.split()
-        if "-" not in fields:
-            continue
-        separator = fields.index("-")
-        mount_point, fstype = Path(fields[4]), fields[separator + 1]
-        if fstype == "cgroup2":
-            unified = mount_point
-        elif fstype == "cgroup":
-            for option in fields[separator + 3].split(","):
-                v1.setdefault(option, mount_point)
+    for mount in cgroup_mounts(mountinfo):
+        if mount.unified:
+            unified = mount.mount_point
+        else:
+            for option in mount.options:
+                v1.setdefault(option, mount.mount_point)
     return Mounts(unified, v1)
 
 
