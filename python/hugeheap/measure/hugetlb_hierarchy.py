@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .cgroup_mounts import cgroup_mounts
+from .cgroups import v2_controllers
 from .hugetlb_cgroup import NOT_COUNTED, in_memory_controller
 from .supervision import SAMPLE_INTERVAL_S
 
@@ -55,11 +56,9 @@ def mounts(mountinfo: str | None = None) -> Mounts:
     return Mounts(unified, v1)
 
 
-def _controllers(path: Path) -> list[str]:
-    try:
-        return path.read_text().split()
-    except OSError:
-        return []
+def _in_unified(unified: Path) -> bool:
+    """Whether the unified hierarchy has the controller (not moved to v1)."""
+    return CONTROLLER in (v2_controllers(unified) or [])
 
 
 def counting(mountinfo: str | None = None) -> dict[str, object]:
@@ -74,8 +73,7 @@ def counting(mountinfo: str | None = None) -> dict[str, object]:
     if "memory" not in found.v1 and in_memory_controller(mountinfo):
         return {"exact": True, "how": "exactly: cgroup v2 is mounted with "
                 "memory_hugetlb_accounting, so memory.peak holds them"}
-    if found.unified is not None and \
-            CONTROLLER in _controllers(found.unified / "cgroup.controllers"):
+    if found.unified is not None and _in_unified(found.unified):
         hybrid = ("; `sudo hugeheap pool reserve` moves the controller to a v1 hierarchy "
                   "where the kernel keeps the peak" if "memory" in found.v1 else
                   "; mounting cgroup2 with memory_hugetlb_accounting (Linux 6.6+) counts them "
@@ -102,10 +100,13 @@ def move_to_v1(mountinfo: str | None = None) -> tuple[Moved | None, str | None]:
     found = mounts(mountinfo)
     if CONTROLLER in found.v1 or "memory" not in found.v1 or found.unified is None:
         return None, None
-    if CONTROLLER not in _controllers(found.unified / "cgroup.controllers"):
+    if not _in_unified(found.unified):
         return None, None  # no hugetlb controller to move (counting() says so)
     subtree = found.unified / "cgroup.subtree_control"
-    offered = CONTROLLER in _controllers(subtree)
+    try:
+        offered = CONTROLLER in subtree.read_text().split()
+    except OSError:
+        offered = False
     target = found.v1["memory"].parent / CONTROLLER
     try:
         if offered:
@@ -120,10 +121,12 @@ def move_to_v1(mountinfo: str | None = None) -> tuple[Moved | None, str | None]:
             made = True
         _mount_when_free(target)
     except OSError as error:
-        with contextlib.suppress(OSError):  # undone as far as it can be; the error says why
-            if made:
+        # Undone as far as it can be, each step whatever the other did; the error says why.
+        if made:
+            with contextlib.suppress(OSError):
                 target.rmdir()
-            if offered:
+        if offered:
+            with contextlib.suppress(OSError):
                 subtree.write_text(f"+{CONTROLLER}")
         return None, (f"cannot mount the hugetlb controller as a cgroup v1 hierarchy at "
                       f"{target} ({error.strerror}): runs' pool pages stay sampled")
@@ -145,7 +148,7 @@ def _wait_offered(unified: Path) -> bool:
     """Whether the unified hierarchy has the controller again (it comes back
     once the kernel has let go of the v1 hierarchy), waiting for it."""
     deadline = time.monotonic() + SETTLE_S
-    while CONTROLLER not in _controllers(unified / "cgroup.controllers"):
+    while not _in_unified(unified):
         if time.monotonic() > deadline:
             return False
         time.sleep(0.01)
