@@ -43,7 +43,7 @@ from hugeheap.campaign.slurm.executor import _Session, _Task
 from hugeheap.campaign.slurm.task import allocation_cores
 from hugeheap.campaign.suite_file import load
 from hugeheap.campaign.worker import execute
-from hugeheap.measure import machine
+from hugeheap.measure import hugetlb_hierarchy, machine
 from hugeheap.measure.allocators import REPO_ROOT, hugeheap_library
 from slurm_cluster import LocalSlurm
 
@@ -117,6 +117,8 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
         # And its hugetlb pool when the task started.
         assert recorded["hugetlb_pool"].keys() == {"total", "free", "reserved", "surplus",
                                                    "available"}, recorded
+        # And how its cgroups count a run's pool pages in the run's peak.
+        assert recorded["hugetlb_peaks"] == hugetlb_hierarchy.counting(), recorded
         placement = recorded["slurm"]
         assert placement["cores"] == [int(c) for c in cores.split(",")]
         assert placement["cpus_on_node"] == 1 and len(placement["cores"]) == 1
@@ -309,11 +311,17 @@ def test_doctor_sees_the_cluster_and_a_node(slurm: LocalSlurm, cgroups_usable: s
     assert [p["name"] for p in found["partitions"]] == [slurm.partition]
     assert found["node"]["cgroups"] == cgroups_usable
     assert found["node"]["facts"] == machine.node_facts()
-    # The node's hugetlb pool (what hugeheap-pool maps from), as this machine's reads it.
-    assert found["node"]["hugetlb_pool"] == machine.hugetlb_pool_record()
+    # The node's hugetlb pool (what hugeheap-pool maps from) and how its runs'
+    # peaks count pool pages, as this machine's `pool status` reads them.
+    pool = found["node"]["pool"]
+    assert {key: pool[key] for key in ("total", "free", "reserved", "surplus", "available")} \
+        == machine.hugetlb_pool_record()
+    assert pool["peaks"] == hugetlb_hierarchy.counting()
     shown = cli("doctor", "--slurm")
     assert f"partition   {slurm.partition} (default): up, 1 node(s)" in shown.stdout
     assert f"cgroups for runs: {cgroups_usable}" in shown.stdout
+    assert f"its pool    {pool['total']} pages of 2 MiB" in shown.stdout
+    assert f"pool pages in runs' peaks: {pool['peaks']['how']}" in shown.stdout
 
 
 def test_a_task_takes_the_cores_of_its_allocation() -> None:

@@ -20,6 +20,7 @@ from rich.progress import (
     TransferSpeedColumn,
 )
 
+from ..measure.view import pool_pages, pool_peaks
 from .cache import InstanceCache, Obtained
 from .coordinator import Outcome
 from .coordinator import Progress as CampaignProgress
@@ -162,6 +163,9 @@ def print_slurm_doctor(info: dict[str, Any]) -> None:
                   f"{facts['cpu_model']}, kernel {facts['kernel']}, glibc {facts['glibc']}, "
                   f"THP {facts['thp']['enabled']}; cgroups for runs: "
                   f"{node['cgroups'] or 'no'}; hugeheap {node['hugeheap']} ({node['python']})")
+        out.print(f"[bold]its pool[/bold]    {pool_pages(node['pool'])}")
+        if node["pool"]["supported"]:
+            out.print(f"            {pool_peaks(node['pool'])}")
     for problem in info["problems"]:
         out.print(f"[red]problem[/red]     {problem}")
     if not info["problems"]:

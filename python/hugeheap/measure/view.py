@@ -84,9 +84,9 @@ def print_doctor(info: dict[str, Any]) -> None:
     touch = info["first_touch"]
     out.print(f"[bold]memory[/bold]   {what_it_means(touch)} ({touch['note']})")
     pool = info["pool"]
-    out.print(f"[bold]pool[/bold]     {_pool_pages(pool)}")
+    out.print(f"[bold]pool[/bold]     {pool_pages(pool)}")
     if pool["supported"]:
-        out.print(f"         {_peaks(pool)}")
+        out.print(f"         {pool_peaks(pool)}")
     if pool["advice"]:
         out.print(f"         advice: {pool['advice']}")
     table = Table(title="allocator modes")
@@ -103,7 +103,7 @@ def _mib(pages: int, page_bytes: int) -> str:
     return f"{pages * page_bytes / 2**20:g} MiB"
 
 
-def _pool_pages(pool: dict[str, Any]) -> str:
+def pool_pages(pool: dict[str, Any]) -> str:
     """The hugetlb pool's pages in a line (a hugetlb.status record)."""
     if not pool["supported"]:
         return "none: this kernel has no pool of 2 MiB huge pages"
@@ -113,9 +113,9 @@ def _pool_pages(pool: dict[str, Any]) -> str:
 
 def print_pool_status(pool: dict[str, Any]) -> None:
     """The pool, what hugeheap reserved of it and what a page costs (hugetlb.status)."""
-    out.print(f"[bold]pool[/bold]         {_pool_pages(pool)}")
+    out.print(f"[bold]pool[/bold]         {pool_pages(pool)}")
     if pool["supported"]:
-        out.print(f"[bold]run peaks[/bold]    {_peaks(pool)}")
+        out.print(f"[bold]run peaks[/bold]    {pool_peaks(pool)}")
     if pool["problem"]:
         out.print(f"[bold]hugeheap[/bold]     [yellow]{escape(pool['problem'])}[/yellow]")
         return
@@ -134,7 +134,7 @@ def print_pool_status(pool: dict[str, Any]) -> None:
         "pool pages)"))
 
 
-def _peaks(pool: dict[str, Any]) -> str:
+def pool_peaks(pool: dict[str, Any]) -> str:
     """How runs' pool pages get into their memory peaks (hugetlb_hierarchy.counting)."""
     how = escape(str(pool["peaks"]["how"]))
     return "pool pages in runs' peaks: " + (how if pool["peaks"]["exact"]

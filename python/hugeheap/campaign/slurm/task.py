@@ -26,7 +26,7 @@ from typing import Any
 
 from ... import __version__
 from ...errors import HarnessError
-from ...measure import firsttouch, machine
+from ...measure import firsttouch, hugetlb, hugetlb_hierarchy, machine
 from ...measure.cgroups import discover, end_leftover_groups, usable_version
 from ..plan import RunSpec
 from ..scratch import remove_orphans
@@ -78,9 +78,13 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
     # What a fresh huge page costs on this node (firsttouch.py): recorded with
     # each run, measured once, before the runs (it is not one of the facts
     # that must be equal: a measured cost varies between runs), and its
-    # hugetlb pool when the task started (the pages hugeheap-pool maps from).
+    # hugetlb pool when the task started (the pages hugeheap-pool maps from)
+    # and whether the node's cgroups count a run's pool pages in its peak
+    # exactly or by sampling: nodes may differ, the campaign's machine record
+    # describes the coordinator only.
     where = {"slurm": placement, "first_touch": asdict(firsttouch.measure()),
-             "hugetlb_pool": machine.hugetlb_pool_record()}
+             "hugetlb_pool": machine.hugetlb_pool_record(),
+             "hugetlb_peaks": hugetlb_hierarchy.counting()}
     report = files.Report(
         task, f"{env.get('SLURM_ARRAY_JOB_ID', job_id)}_{task}",
         {"host": machine.describe()["hostname"], "facts": machine.node_facts(), **where})
@@ -183,7 +187,7 @@ def probe() -> dict[str, Any]:
     cgroups, problems = usable_version()
     return {"host": machine.describe()["hostname"], "facts": machine.node_facts(),
             "first_touch": asdict(firsttouch.measure()),
-            "hugetlb_pool": machine.hugetlb_pool_record(), "python": sys.executable,
+            "pool": hugetlb.status(), "python": sys.executable,
             "hugeheap": __version__, "cgroups": cgroups,
             "cgroup_problems": problems, "affinity": sorted(os.sched_getaffinity(0)),
             "cpus_on_node": os.environ.get("SLURM_CPUS_ON_NODE")}
