@@ -422,10 +422,11 @@ def discover(mountinfo: str | None = None, self_cgroup: str | None = None) -> Hi
     return Hierarchies(v2, v1)
 
 
-def v2_controllers(directory: Path) -> list[str] | None:
-    """The controllers a v2 group offers its children, None if unreadable."""
+def v2_controllers(directory: Path, listing: str = "cgroup.controllers") -> list[str] | None:
+    """The controllers a v2 group has, or with listing "cgroup.subtree_control"
+    those it offers its children; None if unreadable."""
     try:
-        return _read(directory / "cgroup.controllers").split()
+        return _read(directory / listing).split()
     except OSError:
         return None
 

@@ -103,10 +103,7 @@ def move_to_v1(mountinfo: str | None = None) -> tuple[Moved | None, str | None]:
     if not _in_unified(found.unified):
         return None, None  # no hugetlb controller to move (counting() says so)
     subtree = found.unified / "cgroup.subtree_control"
-    try:
-        offered = CONTROLLER in subtree.read_text().split()
-    except OSError:
-        offered = False
+    offered = CONTROLLER in (v2_controllers(found.unified, subtree.name) or [])
     target = found.v1["memory"].parent / CONTROLLER
     try:
         if offered:
