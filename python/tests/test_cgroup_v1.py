@@ -16,7 +16,8 @@ import pytest
 
 from hugeheap.errors import HarnessError
 from hugeheap.measure import cgroups
-from hugeheap.measure.cgroups import CgroupV1, Hierarchies, end_leftover_groups, usable_version
+from hugeheap.measure.cgroups import CgroupV1, Hierarchies, usable_version
+from hugeheap.measure.leftover_groups import end_leftover_groups
 
 CONTROLLERS = ("cpuacct", "memory", "freezer", "pids", "cpuset")
 
@@ -51,6 +52,7 @@ def populate_like_the_kernel(group: CgroupV1) -> None:
                    "memory.memsw.limit_in_bytes": "9223372036854771712\n",
                    "memory.max_usage_in_bytes": "1000\n",
                    "memory.memsw.max_usage_in_bytes": "2000\n",
+                   "memory.usage_in_bytes": "600\n", "memory.memsw.usage_in_bytes": "700\n",
                    "memory.oom_control": "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n",
                    "cgroup.procs": ""},
         "freezer": {"freezer.state": "THAWED\n", "cgroup.procs": ""},
@@ -111,8 +113,10 @@ def test_counters_are_read(tmp_path: Path) -> None:
     # The exact total, split in the ratio of the coarse user and system ticks.
     assert (cpu.total, cpu.user, cpu.system) == pytest.approx((2.5, 2.0, 0.5))
     assert group.memory_peak() == 2000  # memory and swap together, where the kernel counts it
-    (group.paths["memory"] / "memory.memsw.max_usage_in_bytes").unlink()
-    assert group.memory_peak() == 1000
+    assert group.memory_now() == 700  # by the same counter, now
+    for name in ("max_usage_in_bytes", "usage_in_bytes"):
+        (group.paths["memory"] / f"memory.memsw.{name}").unlink()
+    assert (group.memory_peak(), group.memory_now()) == (1000, 600)
     assert group.oom_kills() == 1
     assert group.anonymous_memory() is None  # v1 keeps no huge-page count per group
 

@@ -33,6 +33,7 @@ def populate_like_the_kernel(group: Path) -> None:
         "cgroup.procs": "", "cgroup.kill": "", "cgroup.freeze": "0\n",
         "cpu.stat": "usage_usec 2500000\nuser_usec 2000000\nsystem_usec 500000\n",
         "memory.max": "max\n", "memory.swap.max": "max\n", "memory.peak": "123456789\n",
+        "memory.current": "23456789\n",
         "memory.events": "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n",
         "memory.stat": "anon 104857600\nfile 0\nanon_thp 94371840\n",
         "cpuset.cpus": "", "pids.max": "max\n",
@@ -66,6 +67,7 @@ def test_counters_are_read(tmp_path: Path) -> None:
     cpu = group.cpu()
     assert (cpu.total, cpu.user, cpu.system) == (2.5, 2.0, 0.5)
     assert group.memory_peak() == 123456789
+    assert group.memory_now() == 23456789  # by the same counter, now
     assert group.oom_kills() == 1
     anonymous, huge = group.anonymous_memory() or (0, 0)
     assert huge / anonymous == pytest.approx(0.9)

@@ -28,6 +28,7 @@ from hugeheap.measure.allocators import resolve
 from hugeheap.measure.cgroups import CgroupV1, CgroupV2, Hierarchies, discover
 from hugeheap.measure.hugetlb_cgroup import HugetlbCharge, attach, fallback_warnings
 from hugeheap.measure.hugetlb_hierarchy import counting, move_to_v1
+from hugeheap.measure.leftover_groups import end_leftover_groups
 from hugeheap.measure.limits import Limits
 from hugeheap.measure.runner import run
 
@@ -124,6 +125,33 @@ def test_v2_keeps_no_peak_so_current_is_sampled(tmp_path: Path) -> None:
     charge.set_limit(32 * MIB)
     assert (path / "hugetlb.2MB.max").read_text() == str(32 * MIB)
     assert not (path / "hugetlb.2MB.rsvd.max").exists()  # written only where the kernel has it
+
+
+@pytest.mark.parametrize("version, now", [("v1", "usage_in_bytes"), ("v2", "current")])
+def test_the_peaks_bounds_from_both_counters_read_together(
+        tmp_path: Path, version: str, now: str) -> None:
+    """The two peaks added are the most the run's peak can be; the least is
+    the most seen held together at one moment, or either peak alone."""
+    path = control_files(tmp_path / "run", **{now: "0\n"})
+
+    def sampled(moments: list[tuple[int, int]]) -> HugetlbCharge:
+        charge = HugetlbCharge(path, version, own=False)
+        for memory, pages in moments:
+            (path / f"hugetlb.2MB.{now}").write_text(f"{pages * PAGE}\n")
+            charge.sample(memory)
+        return charge
+
+    # A table of 100 MiB in ordinary memory, given back before the heap takes
+    # 20 pool pages: the peaks added say 140 MiB, memory's alone is the least.
+    charge = sampled([(100 * MIB, 0), (10 * MIB, 20), (30 * MIB, 10)])
+    assert charge.together == 100 * MIB
+    assert charge.peak_lower_bound(100 * MIB, 20 * PAGE) == 100 * MIB
+    # 20 MiB beside 20 pool pages: more than either peak alone (30 MiB, 40 MiB).
+    charge = sampled([(30 * MIB, 10), (20 * MIB, 20), (5 * MIB, 0)])
+    assert charge.peak_lower_bound(30 * MIB, 20 * PAGE) == 60 * MIB
+    assert charge.peak_lower_bound(None, 20 * PAGE) is None  # no memory peak: no bound
+    charge.sample(None)  # where memory could not be read, the pool pages are still sampled
+    assert charge.together == 60 * MIB and charge.sampled == 20 * PAGE
 
 
 def v2_group(tmp_path: Path, with_hugetlb: bool) -> CgroupV2:
@@ -224,8 +252,8 @@ def test_a_killed_harness_leaves_one_run_in_both_hierarchies(
     (parents["freezer"] / "hugeheap_9_1" / "freezer.state").write_text("THAWED\n")
     (tmp_path / "unified" / "hugeheap_9_1" / "cgroup.controllers").write_text("hugetlb\n")
     (tmp_path / "unified" / "hugeheap_9_1" / "cgroup.kill").write_text("")
-    assert cgroups.end_leftover_groups("hugeheap", Hierarchies(tmp_path / "unified",
-                                                               parents)) == 1
+    assert end_leftover_groups("hugeheap", Hierarchies(tmp_path / "unified",
+                                                       parents)) == 1
     assert not list(tmp_path.glob("*/hugeheap_9_1"))
 
 
@@ -270,6 +298,9 @@ def test_pool_pages_a_run_holds_are_in_its_peak_and_under_its_limit(
     assert result.hugetlb_peak_bytes >= pool_of_pages * PAGE
     assert result.memory_peak_bytes is not None
     assert result.memory_peak_bytes > result.hugetlb_peak_bytes  # the interpreter's own too
+    # Held together with the interpreter's own memory for several samples.
+    assert result.memory_peak_lower_bytes is not None
+    assert result.hugetlb_peak_bytes < result.memory_peak_lower_bytes <= result.memory_peak_bytes
     # Under a limit of fewer pages (room enough for the interpreter) it cannot hold them all.
     limited = run([sys.executable, str(holder), str(pool_of_pages)], measure_tlb=False,
                   limits=Limits(memory_bytes=(pool_of_pages - 4) * PAGE),
@@ -282,6 +313,41 @@ def test_pool_pages_a_run_holds_are_in_its_peak_and_under_its_limit(
     unified = discover().v2
     left = list(unified.glob(f"hugeheap_{os.getpid()}_*")) if unified is not None else []
     assert left == []  # the groups made beside v1 ones are removed with them
+
+
+TABLE_THEN_HEAP = """\
+import mmap, sys, time
+table = mmap.mmap(-1, 96 << 20)  # ordinary memory, written and given back first
+for offset in range(0, 96 << 20, 4096):
+    table[offset] = 1
+time.sleep(0.3)
+table.close()
+pages = int(sys.argv[1])
+held = mmap.mmap(-1, pages << 21, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000)
+for page in range(pages):
+    held[page << 21] = 1
+time.sleep(0.6)
+print("held", flush=True)
+"""
+
+
+def test_a_peak_of_memory_and_one_of_pool_pages_apart_are_bounds(
+        pool_of_pages: int, tmp_path: Path) -> None:
+    """Where the run's ordinary memory peaks before its pool pages do, the two
+    peaks added overstate its peak by the smaller: the lower bound, read
+    while both were held, says how much."""
+    holder = tmp_path / "table_then_heap.py"
+    holder.write_text(TABLE_THEN_HEAP)
+    result = run([sys.executable, str(holder), str(pool_of_pages)], measure_tlb=False,
+                 output=str(tmp_path / "out"))
+    assert (tmp_path / "out").read_text() == "held\n", result.warnings
+    if result.hugetlb_peak_bytes is None:
+        pytest.skip("the hugetlb controller is not there: " + "; ".join(result.warnings))
+    assert result.memory_peak_bytes is not None and result.memory_peak_lower_bytes is not None
+    assert result.memory_peak_bytes >= 96 * MIB + pool_of_pages * PAGE
+    # The table's 96 MiB and the 32 MiB of pool pages were never held together.
+    assert result.memory_peak_lower_bytes <= result.memory_peak_bytes - pool_of_pages * PAGE
+    assert result.memory_peak_lower_bytes >= 96 * MIB
 
 
 SHORT_HOLD = """\

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..measure.cgroups import end_leftover_groups
+from ..measure.leftover_groups import end_leftover_groups
 from . import topology
 from .folder import CampaignFolder
 from .plan import RunSpec

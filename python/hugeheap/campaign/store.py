@@ -12,8 +12,8 @@ from pathlib import Path
 
 from ..errors import HarnessError
 
-SCHEMA_VERSION = "6"
-READABLE_VERSIONS = ("1", "2", "3", "4", "5", SCHEMA_VERSION)
+SCHEMA_VERSION = "7"
+READABLE_VERSIONS = ("1", "2", "3", "4", "5", "6", SCHEMA_VERSION)
 
 RunKey = tuple[str, str, str, int]  # tool, instance, mode, repetition
 
@@ -65,6 +65,11 @@ class RunRecord:
     # while it ran (measure.runner.RunResult.steal_time_s); None where the
     # kernel does not count it, and in campaigns stored before
     steal_time: float | None = None
+    # bytes: for a run holding pages of the hugetlb pool, the least its true
+    # peak can be (memory_peak, memory's and the pool's peaks added, is the
+    # most; measure.runner.RunResult.memory_peak_lower_bytes); None for other
+    # runs, and in campaigns stored before
+    memory_peak_lower: int | None = None
 
     @property
     def key(self) -> RunKey:
@@ -75,7 +80,8 @@ _COLUMNS = [f.name for f in fields(RunRecord)]
 _TYPES = {"repetition": "INTEGER NOT NULL", "exit_code": "INTEGER", "signal": "INTEGER",
           "memory_peak": "INTEGER", "tlb_misses": "INTEGER", "reliable": "INTEGER NOT NULL",
           "walltime": "REAL NOT NULL", "cputime": "REAL", "cputime_user": "REAL",
-          "cputime_system": "REAL", "huge_share": "REAL", "steal_time": "REAL"}
+          "cputime_system": "REAL", "huge_share": "REAL", "steal_time": "REAL",
+          "memory_peak_lower": "INTEGER"}
 _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores", "start_time"}
 # Columns later versions added, each nullable: an older store gains them when
 # it is opened to write (and becomes the current schema), and reads them as
@@ -84,8 +90,9 @@ _NOT_NULL = {"tool", "instance", "mode", "status", "verdict", "warnings", "cores
 # (schema 3): what the harness did to the tool's environment; benchexec
 # (schema 4): what BenchExec made of the answer; metrics (schema 5): what the
 # tool measured of itself; steal_time (schema 6): the host's other work on the
-# run's CPUs.
-LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec", "metrics", "steal_time"]
+# run's CPUs; memory_peak_lower (schema 7): the least a pool run's peak can be.
+LATER_COLUMNS = ["answer_value", "node", "environment", "benchexec", "metrics", "steal_time",
+                 "memory_peak_lower"]
 
 
 class Store:

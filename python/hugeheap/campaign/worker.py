@@ -140,7 +140,7 @@ def execute(spec: RunSpec, placement: dict[str, Any] | None = None) -> RunOutcom
                          **(placement or {})}),
         environment=json.dumps(result.environment), benchexec=benchexec,
         metrics=json.dumps(answer.metrics) if answer.metrics else None,
-        steal_time=result.steal_time_s)
+        steal_time=result.steal_time_s, memory_peak_lower=result.memory_peak_lower_bytes)
 
 
 def _answer(spec: RunSpec, exit_code: int | None, output: str, model_file: Path) -> Answer:

@@ -101,6 +101,10 @@ class RunGroup(ABC):
         """Peak bytes of the group, None where the kernel does not keep it."""
 
     @abstractmethod
+    def memory_now(self) -> int | None:
+        """Bytes the group holds now, by the counter memory_peak is the peak of."""
+
+    @abstractmethod
     def oom_kills(self) -> int: ...
 
     @abstractmethod
@@ -188,10 +192,16 @@ class CgroupV2(RunGroup):
                         stat.get("system_usec", 0) / 1e6)
 
     def memory_peak(self) -> int | None:
+        return self._memory("memory.peak")  # kernels before 5.19 do not keep it
+
+    def memory_now(self) -> int | None:
+        return self._memory("memory.current")
+
+    def _memory(self, name: str) -> int | None:
         try:
-            return int(_read(self.path / "memory.peak"))
+            return int(_read(self.path / name))
         except FileNotFoundError:
-            return None  # kernels before 5.19 do not keep it
+            return None
 
     def oom_kills(self) -> int:
         return _keyed(_read(self.path / "memory.events")).get("oom_kill", 0)
@@ -330,12 +340,16 @@ class CgroupV1(RunGroup):
         return CpuTimes(total, total, 0.0)
 
     def memory_peak(self) -> int | None:
-        mem = self.paths["memory"]
-        for name in ("memory.memsw.max_usage_in_bytes", "memory.max_usage_in_bytes"):
-            try:
-                return int(_read(mem / name))
-            except FileNotFoundError:
-                continue
+        return self._memory("max_usage_in_bytes")
+
+    def memory_now(self) -> int | None:
+        return self._memory("usage_in_bytes")
+
+    def _memory(self, counter: str) -> int | None:
+        """Memory and swap's counter where the kernel keeps it (memsw), else memory's."""
+        for name in (f"memory.memsw.{counter}", f"memory.{counter}"):
+            with contextlib.suppress(FileNotFoundError):
+                return int(_read(self.paths["memory"] / name))
         return None
 
     def oom_kills(self) -> int:
@@ -434,7 +448,7 @@ def v2_controllers(directory: Path, listing: str = "cgroup.controllers") -> list
 def create_run_group(prefix: str = "hugeheap", hierarchies: Hierarchies | None = None
                      ) -> tuple[RunGroup | None, list[str]]:
     """A fresh group for one run, or None with the reasons none could be made.
-    Its name starts with prefix_, so that end_leftover_groups(prefix) finds it.
+    Its name starts with prefix_, so that leftover_groups.end_leftover_groups(prefix) finds it.
     hierarchies: where to make it (default: this process's, discovered)."""
     reasons: list[str] = []
     found = hierarchies or discover()
@@ -463,26 +477,6 @@ def usable_version(hierarchies: Hierarchies | None = None) -> tuple[str | None, 
         return None, reasons
     group.remove()
     return group.version, reasons
-
-
-def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> int:
-    """Ends every process in the groups named prefix_* (left by a harness that
-    was killed) and removes the groups; returns how many runs had them (a v1
-    run's hugetlb group in the unified hierarchy beside is of the same run)."""
-    found = hierarchies or discover()
-    unified = found.v2 if found.v2 is not None and found.v2.is_dir() else None
-    v2 = [p for p in unified.glob(f"{prefix}_*") if p.is_dir()] if unified else []
-    groups: list[RunGroup] = [CgroupV2.existing(p) for p in v2]
-    parents = {c: p for c, p in found.v1.items() if c in CgroupV1.REQUIRED + CgroupV1.OPTIONAL}
-    names = {p.name for parent in parents.values() if parent.is_dir()
-             for p in parent.glob(f"{prefix}_*") if p.is_dir()}
-    for name in sorted(names):
-        groups.append(CgroupV1.existing({c: parent / name for c, parent in parents.items()
-                                         if (parent / name).is_dir()}))
-    for group in groups:
-        group.kill_all()
-        group.remove()
-    return len(names | {p.name for p in v2})
 
 
 def _explained(error: Exception) -> str:

@@ -16,15 +16,19 @@ Where the controller is:
   between two samples only are missed.
 - a hybrid machine (v1 for memory, the controller only in the unified
   hierarchy beside it, as here): a v2 group of its own for the run, named
-  as its v1 groups (cgroups.end_leftover_groups finds it), sampled as on v2.
+  as its v1 groups (leftover_groups.end_leftover_groups finds it), sampled as on v2.
 
-The run's peak is then its memory peak plus its hugetlb peak: the two
-peaks may fall at different moments, so the sum is at most the sum's true
-peak plus the smaller of them; with the heap in the pool the memory peak is
-small. Its limit is the run's memory limit on each counter, reservations
-too where the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass
-it gets no more pool pages at mmap (the library falls back to ordinary
-pages, which the memory limit holds) instead of a SIGBUS at first touch."""
+The run's peak is then its memory peak plus its hugetlb peak. The two peaks
+may fall at different moments (a tool whose own table doubles in ordinary
+memory before its heap's pool pages peak), so the sum is an upper bound: at
+most the true peak plus the smaller of the two. Beside it the harness keeps a
+lower bound: the most memory and pool pages seen held together at one moment
+(both read at each sample), or either peak alone where that is more.
+
+Its limit is the run's memory limit on each counter, reservations too where
+the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass it gets no
+more pool pages at mmap (the library falls back to ordinary pages, which the
+memory limit holds) instead of a SIGBUS at first touch."""
 
 from __future__ import annotations
 
@@ -47,6 +51,7 @@ class HugetlbCharge:
     version: str  # "v1": the kernel keeps the peak; "v2": sampled
     own: bool  # made here, beside a v1 run group: joined and removed here
     sampled: int = 0  # the largest hugetlb.2MB.current seen (v2)
+    together: int = 0  # the most memory and pool pages seen held at one moment
 
     def procs_file(self) -> str | None:
         """Where the tool's process writes its pid, for a group made here."""
@@ -60,9 +65,17 @@ class HugetlbCharge:
             if target.exists():
                 target.write_text(str(memory))
 
-    def sample(self) -> None:
-        if self.version == "v2":
-            self.sampled = max(self.sampled, self._read("current") or 0)
+    def sample(self, memory: int | None = None) -> bool:
+        """Reads the pool pages held now; memory: the run group's memory
+        held now (RunGroup.memory_now), read just before. Whether the run
+        holds pool pages now."""
+        held = self._read("usage_in_bytes" if self.version == "v1" else "current")
+        if held is None:
+            return False
+        self.sampled = max(self.sampled, held)
+        if memory is not None:
+            self.together = max(self.together, memory + held)
+        return held > 0
 
     def peak(self) -> int | None:
         """Bytes of pool pages the run held at its peak (v2: sampled)."""
@@ -70,6 +83,15 @@ class HugetlbCharge:
             return self._read("max_usage_in_bytes")
         self.sample()
         return self.sampled
+
+    def peak_lower_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
+        """The least the run's true peak of memory and pool pages together can
+        be: the most seen together at one moment, or either peak alone where
+        that is more; None where the memory peak is not known, or the run held
+        no pool pages (its memory peak is then exact)."""
+        if memory_peak is None or not pool_peak:
+            return None
+        return max(self.together, memory_peak, pool_peak or 0)
 
     def remove(self) -> None:
         if self.own:

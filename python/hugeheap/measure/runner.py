@@ -38,7 +38,14 @@ from .limits import Limits, check_limits
 from .outcome import cross_checked, how_it_ended
 from .programs import find_program
 from .steal import steal_is_notable, steal_warning
-from .supervision import ExitWatch, die_with_parent, end_everything, supervise
+from .supervision import (
+    SAMPLE_INTERVAL_S,
+    TOGETHER_INTERVAL_S,
+    ExitWatch,
+    die_with_parent,
+    end_everything,
+    supervise,
+)
 
 # What the rest of the harness imports from here: Limits is defined in
 # limits.py, beside its check, and is run's argument all the same.
@@ -89,6 +96,11 @@ class RunResult:
     # Bytes of hugetlb pool pages the run held at its peak (in
     # memory_peak_bytes too); None where not counted (hugetlb_cgroup.py).
     hugetlb_peak_bytes: int | None = None
+    # Where pool pages are counted: memory_peak_bytes is the memory peak plus
+    # the pool pages' peak, an upper bound of the true peak (the two may fall
+    # at different moments); this is a lower bound, the most of both seen held
+    # at one moment (HugetlbCharge.peak_lower_bound). None for other runs.
+    memory_peak_lower_bytes: int | None = None
     # Pages of the pool free for the run when it started, for a tool run with
     # HUGEHEAP_THP=hugetlb; None for others.
     pool_free_pages: int | None = None
@@ -105,7 +117,7 @@ def run(command: list[str], limits: Limits | None = None, alloc: AllocatorMode |
     """Runs the command once, measured; HarnessError for bad input, before
     anything starts. alloc: a resolved mode (default: the system allocator);
     extra_env: variables for the tool (allocator variables among them too);
-    group_prefix names the run's cgroup (cgroups.end_leftover_groups finds it);
+    group_prefix names the run's cgroup (leftover_groups.end_leftover_groups finds it);
     end_with_parent: the tool is killed if the calling process dies first;
     cwd: the directory the tool starts in (default: this process's)."""
     limits = limits or Limits()
@@ -309,11 +321,20 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
         group.anonymous_memory if group is not None else lambda: None,
         group.pids if group is not None else lambda: [process.pid])
     charge = held.hugetlb
+    next_share = 0.0
 
-    def sample() -> None:
-        sampler.sample()
-        if charge is not None:
-            charge.sample()
+    def sample() -> float:
+        """The huge-page share every SAMPLE_INTERVAL_S; memory and pool pages
+        more often while the run holds pool pages."""
+        nonlocal next_share
+        now = time.monotonic()
+        if now >= next_share:
+            sampler.sample()
+            next_share = now + SAMPLE_INTERVAL_S
+        until_share = next_share - now
+        if charge is not None and charge.sample(group.memory_now() if group else None):
+            return min(TOGETHER_INTERVAL_S, until_share)
+        return until_share
 
     watch = ExitWatch(process.pid)
     try:
@@ -344,6 +365,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
     cpu: CpuTimes | None = None
     peak: int | None = None
     hugetlb_peak: int | None = None
+    peak_lower: int | None = None
     oom = 0
     usage = executed.usage
     if executed.start_error is not None:
@@ -356,6 +378,7 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         cpu = cross_checked(cpu, usage, warnings)
         if held.hugetlb is not None:
             hugetlb_peak = held.hugetlb.peak()
+            peak_lower = held.hugetlb.peak_lower_bound(peak, hugetlb_peak)
             if peak is not None and hugetlb_peak is not None:
                 peak += hugetlb_peak
     else:
@@ -393,4 +416,5 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
         kernel=str(info["kernel"]), glibc=info["glibc"],  # type: ignore[arg-type]
         cpu_model=info["cpu_model"], hostname=str(info["hostname"]),  # type: ignore[arg-type]
         limit_check_lateness_s=executed.lateness, steal_time_s=executed.steal,
-        hugetlb_peak_bytes=hugetlb_peak, pool_free_pages=prepared.pool_free_pages)
+        hugetlb_peak_bytes=hugetlb_peak, memory_peak_lower_bytes=peak_lower,
+        pool_free_pages=prepared.pool_free_pages)

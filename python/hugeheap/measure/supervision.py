@@ -20,6 +20,10 @@ from .limits import Limits
 
 CPU_CHECK_INTERVAL_S = 0.1  # at most, per core, between checks of the CPU-time limit near it
 SAMPLE_INTERVAL_S = 0.1  # between readings of the counters the kernel keeps no peak of
+# Between readings of memory and pool pages together while a run holds pool
+# pages: the least its peak can be is the most seen at one reading, and a
+# heap grows a few MiB in this time (two small files read: cheap).
+TOGETHER_INTERVAL_S = 0.01
 
 
 class ExitWatch:
@@ -57,9 +61,10 @@ class ExitWatch:
 
 
 def supervise(watch: ExitWatch, group: RunGroup | None, limits: Limits, start: float,
-              sample: Callable[[], None]) -> tuple[str | None, float]:
+              sample: Callable[[], float]) -> tuple[str | None, float]:
     """Waits until the main process ends (None) or a time limit is reached
     (the termination reason); also returns how late the harness woke at worst.
+    sample reads the counters and says in how many seconds to call it again.
     The process is not reaped here."""
     cores = len(limits.cores) if limits.cores else (os.cpu_count() or 1)
     next_sample = start + 0.01
@@ -85,8 +90,7 @@ def supervise(watch: ExitWatch, group: RunGroup | None, limits: Limits, start: f
         if limits.wall_s is not None and woke - start >= limits.wall_s:
             return "walltime", lateness
         if woke >= next_sample:
-            sample()
-            next_sample = woke + SAMPLE_INTERVAL_S
+            next_sample = woke + sample()
 
 
 def end_everything(pid: int, group: RunGroup | None) -> None:

@@ -39,8 +39,7 @@ def print_run_result(r: RunResult) -> None:
         ("wall time", _shown(r.walltime_s, " s")),
         ("steal time", "-" if r.steal_time_s is None
          else f"{r.steal_time_s:.2f} s (the host's other work on the run's CPUs)"),
-        ("memory peak", "-" if r.memory_peak_bytes is None
-         else f"{r.memory_peak_bytes / 2**20:.1f} MiB"),
+        ("memory peak", _memory_peak(r)),
         ("allocator", r.alloc + (f" ({r.alloc_library})" if r.alloc_library else "")),
         ("huge-page share", "-" if r.huge_share is None else f"{r.huge_share:.0%}"),
         ("TLB misses", _shown(r.tlb_misses) if r.tlb_misses is not None
@@ -54,6 +53,17 @@ def print_run_result(r: RunResult) -> None:
     err.print(table)
     for warning in r.warnings:
         err.print(f"[yellow]warning:[/yellow] {warning}")
+
+
+def _memory_peak(r: RunResult) -> str:
+    """The peak, and for a run holding pool pages the bounds of it."""
+    if r.memory_peak_bytes is None:
+        return "-"
+    if r.memory_peak_lower_bytes is None or r.hugetlb_peak_bytes is None:
+        return f"{r.memory_peak_bytes / 2**20:.1f} MiB"
+    return (f"{r.memory_peak_lower_bytes / 2**20:.1f}-{r.memory_peak_bytes / 2**20:.1f} MiB "
+            f"(pool pages in it, {r.hugetlb_peak_bytes / 2**20:.1f} MiB at most: at least the "
+            "most of both seen at one moment, at most the two peaks added)")
 
 
 def _environment(record: dict[str, Any]) -> str:

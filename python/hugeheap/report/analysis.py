@@ -53,6 +53,9 @@ class Cell:
     # The figures the tool measured of itself (answers/adapters.py), each the
     # median over the repetitions that gave it.
     metrics: dict[str, float] = field(default_factory=dict)
+    # For runs holding pool pages: the median of the least their peaks can be
+    # (memory_peak is the most); None where no repetition recorded it.
+    memory_peak_lower: int | None = None
 
 
 @dataclass
@@ -128,7 +131,8 @@ def _cell(tool: str, mode: str, instance: str, records: list[RunRecord]) -> Cell
         max(set(statuses), key=statuses.count),
         next((json.loads(r.benchexec) for r in records if r.benchexec and r.verdict == verdict),
              None),
-        _median_metrics(records))
+        _median_metrics(records),
+        _median_int([r.memory_peak_lower for r in records if r.memory_peak_lower is not None]))
 
 
 def cells_of(runs: list[RunRecord]) -> dict[tuple[str, str, str], Cell]:

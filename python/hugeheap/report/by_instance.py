@@ -5,7 +5,8 @@ peak memory, so that a ladder of heap sizes reads in order), what a reader
 needs where the per-tool tables average away what one instance costs (a
 small process's memory, say). Its columns: the baseline's CPU time and peak
 memory; the speed of every other mode (the baseline's CPU time over the
-mode's); the peak memory of every other mode over the baseline's; where
+mode's); the peak memory of every other mode over the baseline's (as bounds
+where its runs held pool pages); where
 some mode put part of a heap in huge pages, the share of the heap in huge
 pages under each mode that did (how far up a ladder of heap sizes huge
 pages reach). Each figure is the median over the repetitions that finished correctly
@@ -34,6 +35,21 @@ def _cpu(cell: Cell | None) -> float | None:
 
 def _peak(cell: Cell | None) -> float | None:
     return None if cell is None or cell.memory_peak is None else float(cell.memory_peak)
+
+
+def _peak_ratio(cell: Cell | None, below: float | None) -> str:
+    """The cell's peak over below; for runs holding pool pages, the least and
+    the most it can be, as least-most (one figure where they round alike)."""
+    most = tables.shown(_ratio(_peak(cell), below))
+    if cell is None or cell.memory_peak_lower is None:
+        return most
+    least = tables.shown(_ratio(float(cell.memory_peak_lower), below))
+    return most if least == most else f"{least}-{most}"
+
+
+def _bounded(analysis: Analysis) -> bool:
+    """Whether some run of the campaign has its peak as bounds (pool pages)."""
+    return any(r.memory_peak_lower is not None for r in analysis.runs)
 
 
 def _huge(cell: Cell | None) -> float | None:
@@ -81,20 +97,26 @@ def rows(analysis: Analysis, huge: list[str]) -> list[list[str]]:
                 f"{tables.shown(_cpu(base), '{:.3f}')}, "
                 f"{tables.shown(None if peak is None else peak / 2**20, '{:.1f}')}",
                 *([", ".join(tables.shown(_ratio(_cpu(base), _cpu(cell))) for cell in moded),
-                   ", ".join(tables.shown(_ratio(_peak(cell), peak)) for cell in moded)]
+                   ", ".join(_peak_ratio(cell, peak) for cell in moded)]
                   if others else []),
                 *([", ".join(tables.shown(_huge(cells.get((tool, mode, instance))), "{:.0%}")
                              for mode in huge)] if huge else [])])
     return found
 
 
-def legend(baseline: str, huge: bool) -> str:
+def legend(baseline: str, huge: bool, bounded: bool = False) -> str:
+    """bounded: some mode's runs held pool pages (_bounded)."""
     return (f"Per tool and instance, medians over the repetitions that finished correctly "
             f"(ended ok, the answer not unknown, error or wrong): "
             f"{baseline}: its CPU time (user + system) in seconds and its peak memory in MiB "
             f"(the peak of the run's cgroup, as the campaign recorded it); speed: {baseline}'s "
             f"CPU time / the mode's, for each other mode in the order named; peak / {baseline}: "
-            f"the mode's peak memory / {baseline}'s, in the same order; "
+            f"the mode's peak memory / {baseline}'s, in the same order"
+            + (" (for a mode whose runs held pages of the hugetlb pool, least-most: its peak "
+               "is at least the most memory and pool pages seen held at one moment, sampled "
+               "every 0.1 s, and at most memory's peak and the pool pages' peak added, which "
+               "may fall at different moments)" if bounded else "")
+            + "; "
             + ("huge: the share of the heap in huge pages (runs.csv's huge_share), for each "
                "mode that put part of a heap in them, in the order named (- also where no "
                "sample of the runs saw 1 MiB of anonymous memory: runs too short or too "
@@ -109,5 +131,5 @@ def instance_block(packed: Packed, analysis: Analysis, folder: str) -> str:
     huge = huge_modes(analysis)
     return "\n".join([*table_head(headers(analysis, huge), 1),
                       *(table_row(row) for row in rows(analysis, huge)), "",
-                      legend(analysis.baseline, bool(huge)), "",
+                      legend(analysis.baseline, bool(huge), _bounded(analysis)), "",
                       provenance(packed, analysis, folder, one_table=True)])

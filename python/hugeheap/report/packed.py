@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..campaign.folder import CampaignFolder, CampaignMeta
-from ..campaign.store import RunRecord
+from ..campaign.store import LATER_COLUMNS, RunRecord
 from ..errors import HarnessError
 from ..files import write_whole
 from ..measure.allocators import REPO_ROOT
@@ -185,7 +185,8 @@ def read_runs(path: Path) -> list[RunRecord]:
         with path.open(newline="") as f:
             reader = csv.DictReader(f)
             given = reader.fieldnames or []
-            missing = [name for name in kinds if name not in given]
+            # a column the store gained later may be missing: packed before it
+            missing = [name for name in kinds if name not in given and name not in LATER_COLUMNS]
             unknown = [name for name in given if name not in kinds]
             if missing or unknown:
                 raise ValueError("; ".join(f"{what}: {', '.join(names)}" for what, names in
@@ -195,7 +196,7 @@ def read_runs(path: Path) -> list[RunRecord]:
             for row in reader:
                 if None in row or None in row.values():
                     raise ValueError(f"line {reader.line_num} has not {len(kinds)} cells")
-                runs.append(RunRecord(**{name: _typed(kinds[name], row[name])
+                runs.append(RunRecord(**{name: _typed(kinds[name], row.get(name, ""))
                                          for name in kinds}))
             return runs
     except FileNotFoundError:

@@ -27,7 +27,8 @@ from typing import Any
 from ... import __version__
 from ...errors import HarnessError
 from ...measure import firsttouch, hugetlb, hugetlb_hierarchy, machine
-from ...measure.cgroups import discover, end_leftover_groups, usable_version
+from ...measure.cgroups import discover, usable_version
+from ...measure.leftover_groups import end_leftover_groups
 from ..plan import RunSpec
 from ..scratch import remove_orphans
 from ..store import RunKey
