@@ -128,6 +128,11 @@ def test_a_campaign_on_slurm_agrees_with_the_same_campaign_run_locally(
         partner = json.loads(there[instance, other, repetition][3])["slurm"]
         assert (partner["job_id"], partner["cores"]) == (placement["job_id"],
                                                          placement["cores"])
+    # Each node's pool when its runs ended is in the session's machine record.
+    ended = CampaignFolder(cluster).sessions()[-1]["nodes_at_end"]
+    assert list(ended) == [machine.describe()["hostname"]], ended
+    assert ended[machine.describe()["hostname"]]["hugetlb_pool_after"].keys() == \
+        {"total", "free", "reserved", "surplus", "available"}
 
     # User CPU times: the difference between the executors (medians of three
     # repetitions per run) is within the run-to-run noise measured here (the

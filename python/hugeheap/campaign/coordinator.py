@@ -159,8 +159,11 @@ def _record_machine(suite: Suite, folder: CampaignFolder, executor: Executor) ->
     folder.add_session(info)
 
 
-def _record_pool_after(folder: CampaignFolder) -> None:
-    folder.end_session({"hugetlb_pool_after": machine.hugetlb_pool_record()})
+def _record_pool_after(folder: CampaignFolder, nodes: dict[str, dict[str, Any]]) -> None:
+    """nodes: what each node of a cluster read at the end of its runs (its
+    own pool; the coordinator's is not theirs), by host."""
+    folder.end_session({"hugetlb_pool_after": machine.hugetlb_pool_record(),
+                        **({"nodes_at_end": nodes} if nodes else {})})
 
 
 def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions: int,
@@ -185,7 +188,8 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
         store = held.enter_context(folder.open_store())
         instances = prepare_folder(suite, folder, store, downloads, tools)
         _record_machine(suite, folder, executor)
-        held.callback(_record_pool_after, folder)
+        nodes: dict[str, dict[str, Any]] = {}
+        held.callback(_record_pool_after, folder, nodes)
         finished = store.finished()
         blocks = plan(suite, instances, repetitions, folder, finished, tools)
         total = planned_runs(suite, instances, repetitions, tools)
@@ -204,7 +208,10 @@ def run_campaign(suite: Suite, directory: Path, executor: Executor, repetitions:
             if on_progress:
                 on_progress(progress)
 
-        sink = Sink(deliver, queue, on_note or (lambda line: None))
+        def node_ended(host: str, facts: dict[str, Any]) -> None:
+            nodes.setdefault(host, {}).update(facts)
+
+        sink = Sink(deliver, queue, on_note or (lambda line: None), node_ended)
         interrupted = executor.run(blocks, folder, sink)
         disagreements = judge(store.runs())
     return Outcome(directory, total, progress.done, progress.already, interrupted, leftovers,

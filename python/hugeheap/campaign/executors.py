@@ -37,6 +37,9 @@ class Sink:
     # progress bar; empty where there is none.
     queue: Callable[[str], None] = lambda state: None
     note: Callable[[str], None] = lambda line: None  # an event worth a line of its own
+    # Facts a node read when its share of the runs ended (a cluster's: its
+    # hugetlb pool then), by host, for the session's machine record.
+    node_ended: Callable[[str, dict[str, Any]], None] = lambda host, facts: None
 
 
 class Executor(ABC):

@@ -250,6 +250,9 @@ class _Session:
         if report is None:
             return
         task.report = report
+        if report.complete and "hugetlb_pool_after" in report.node:
+            self.sink.node_ended(str(report.node.get("host")),
+                                 {"hugetlb_pool_after": report.node["hugetlb_pool_after"]})
         for record in report.runs:
             if self.pending.pop(record.key, None) is not None:
                 self.sink.deliver(record)

@@ -105,6 +105,9 @@ def run_task(submission: Path, task: int, env: dict[str, str]) -> None:
         else:
             report.runs.append(result)
         files.write_report(submission, report)
+    # The node's pool when its runs ended: with the pool at the start (in
+    # where), what the runs left of it; the coordinator's record has it.
+    report.node["hugetlb_pool_after"] = machine.hugetlb_pool_record()
     report.complete = True
     files.write_report(submission, report)
 
