@@ -50,7 +50,7 @@ class HugetlbCharge:
     path: Path
     version: str  # "v1": the kernel keeps the peak; "v2": sampled
     own: bool  # made here, beside a v1 run group: joined and removed here
-    sampled: int = 0  # the largest hugetlb.2MB.current seen (v2)
+    sampled: int = 0  # the most pool pages seen held (v2's peak: it keeps none)
     together: int = 0  # the most memory and pool pages seen held at one moment
 
     def procs_file(self) -> str | None:
@@ -91,7 +91,7 @@ class HugetlbCharge:
         no pool pages (its memory peak is then exact)."""
         if memory_peak is None or not pool_peak:
             return None
-        return max(self.together, memory_peak, pool_peak or 0)
+        return max(self.together, memory_peak, pool_peak)
 
     def remove(self) -> None:
         if self.own:

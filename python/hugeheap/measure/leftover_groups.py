@@ -26,4 +26,3 @@ def end_leftover_groups(prefix: str, hierarchies: Hierarchies | None = None) -> 
         group.kill_all()
         group.remove()
     return len(names | {p.name for p in v2})
-

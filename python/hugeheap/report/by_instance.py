@@ -113,9 +113,9 @@ def legend(baseline: str, huge: bool, bounded: bool = False) -> str:
             f"CPU time / the mode's, for each other mode in the order named; peak / {baseline}: "
             f"the mode's peak memory / {baseline}'s, in the same order"
             + (" (for a mode whose runs held pages of the hugetlb pool, least-most: its peak "
-               "is at least the most memory and pool pages seen held at one moment, sampled "
-               "every 0.1 s, and at most memory's peak and the pool pages' peak added, which "
-               "may fall at different moments)" if bounded else "")
+               "is at least the most memory and pool pages seen held at one moment, read "
+               "together every 10 ms, and at most memory's peak and the pool pages' peak "
+               "added, which may fall at different moments)" if bounded else "")
             + "; "
             + ("huge: the share of the heap in huge pages (runs.csv's huge_share), for each "
                "mode that put part of a heap in them, in the order named (- also where no "
