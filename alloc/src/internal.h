@@ -361,9 +361,10 @@ HH_INTERNAL bool _hh_policy_block_gives_back(size_t pages);
  * than every one given back before.  The bar rises to it, but for a small
  * heap's realloc's old copy (`moved`). */
 HH_INTERNAL bool _hh_policy_freed_block_goes_back(size_t pages, bool gives_back, bool moved);
-/* Whether such a block is shut (release.c): a small heap's, but for explicit
- * huge pages; otherwise it is freed and the units it leaves free go back. */
-HH_INTERNAL bool _hh_policy_freed_block_shut(void);
+/* Whether such a block is shut (release.c): a small heap's, but where it
+ * lies in explicit huge pages (in_pool_pages: a unit of it is one);
+ * otherwise it is freed and the units it leaves free go back. */
+HH_INTERNAL bool _hh_policy_freed_block_shut(bool in_pool_pages);
 /* Whether the free memory beyond the slack bound goes back now (not while
  * giving back churns): how many free pages that hold memory the heap keeps
  * (*bound_pages), and how long a unit must have been quiet to give back its

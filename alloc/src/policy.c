@@ -831,8 +831,11 @@ bool _hh_policy_freed_block_goes_back(size_t pages, bool gives_back, bool moved)
     return true;
 }
 
-bool _hh_policy_freed_block_shut(void) {
-    return !_hh_policy_heap_is_huge() && _hh_cfg.thp != HH_THP_HUGETLB;
+bool _hh_policy_freed_block_shut(bool in_pool_pages) {
+    /* Pool pages cannot be shut in part (mprotect and MADV_DONTNEED take a
+     * hugetlb mapping in whole 2 MiB pages); a small heap's units are 4 KiB
+     * pages in hugetlb mode too, so only the units decide. */
+    return !_hh_policy_heap_is_huge() && !in_pool_pages;
 }
 
 /* The cache of freed large blocks: a block waits there (sizes that churn,

@@ -388,6 +388,14 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     _hh_usage_changed_locked();
 }
 
+/* Whether a unit of the pages [idx, idx + n) of r is a page of the hugetlb pool. */
+static bool in_pool_pages(const hh_region *r, size_t idx, size_t n) {
+    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+        if (r->hugetlb_units >> u & 1) return true;
+    }
+    return false;
+}
+
 /* A medium block freed: shut, or freed and its free units given back, if
  * policy.c says it goes back; freed as usual otherwise.  With the lock held. */
 void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_back, bool moved) {
@@ -395,7 +403,7 @@ void _hh_release_block_locked(hh_region *r, size_t idx, size_t n, bool gives_bac
         _hh_pages_free_locked(r, idx, n, n);
         return;
     }
-    if (_hh_policy_freed_block_shut() && shut_locked(r, idx, n)) return;
+    if (_hh_policy_freed_block_shut(in_pool_pages(r, idx, n)) && shut_locked(r, idx, n)) return;
     _hh_pages_free_locked(r, idx, n, n);
     if (!_hh_policy_giving_back_churns()) give_back_free_units_locked(r, idx, n);
 }
