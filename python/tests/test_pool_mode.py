@@ -134,23 +134,33 @@ def test_the_peaks_bounds_from_both_counters_read_together(
     the most seen held together at one moment, or either peak alone."""
     path = control_files(tmp_path / "run", **{now: "0\n"})
 
+    memory_reads: list[int] = []
+
     def sampled(moments: list[tuple[int, int]]) -> HugetlbCharge:
         charge = HugetlbCharge(path, version, own=False)
         for memory, pages in moments:
             (path / f"hugetlb.2MB.{now}").write_text(f"{pages * PAGE}\n")
-            charge.sample(memory)
+
+            def memory_now(memory: int = memory) -> int:
+                memory_reads.append(memory)
+                return memory
+
+            charge.sample(memory_now)
         return charge
 
     # A table of 100 MiB in ordinary memory, given back before the heap takes
     # 20 pool pages: the peaks added say 140 MiB, memory's alone is the least.
     charge = sampled([(100 * MIB, 0), (10 * MIB, 20), (30 * MIB, 10)])
-    assert charge.together == 100 * MIB
+    # Memory is read only beside pool pages (10 MiB + 40, 30 MiB + 20); its
+    # peak alone counts all the same.
+    assert memory_reads == [10 * MIB, 30 * MIB]
+    assert charge.together == 50 * MIB
     assert charge.peak_lower_bound(100 * MIB, 20 * PAGE) == 100 * MIB
     # 20 MiB beside 20 pool pages: more than either peak alone (30 MiB, 40 MiB).
     charge = sampled([(30 * MIB, 10), (20 * MIB, 20), (5 * MIB, 0)])
     assert charge.peak_lower_bound(30 * MIB, 20 * PAGE) == 60 * MIB
     assert charge.peak_lower_bound(None, 20 * PAGE) is None  # no memory peak: no bound
-    charge.sample(None)  # where memory could not be read, the pool pages are still sampled
+    charge.sample(lambda: None)  # memory unreadable: the pool pages are still sampled
     assert charge.together == 60 * MIB and charge.sampled == 20 * PAGE
 
 

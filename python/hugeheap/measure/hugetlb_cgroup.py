@@ -32,6 +32,7 @@ memory limit holds) instead of a SIGBUS at first touch."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -65,17 +66,18 @@ class HugetlbCharge:
             if target.exists():
                 target.write_text(str(memory))
 
-    def sample(self, memory: int | None = None) -> bool:
-        """Reads the pool pages held now; memory: the run group's memory
-        held now (RunGroup.memory_now), read just before. Whether the run
-        holds pool pages now."""
+    def sample(self, memory_now: Callable[[], int | None] | None = None) -> bool:
+        """Reads the pool pages held now and, where the run holds some, the
+        run group's memory right after (memory_now: RunGroup.memory_now), so
+        that a run without pool pages costs one read. Whether it holds any."""
         held = self._read("usage_in_bytes" if self.version == "v1" else "current")
-        if held is None:
+        if not held:
             return False
         self.sampled = max(self.sampled, held)
+        memory = memory_now() if memory_now is not None else None
         if memory is not None:
             self.together = max(self.together, memory + held)
-        return held > 0
+        return True
 
     def peak(self) -> int | None:
         """Bytes of pool pages the run held at its peak (v2: sampled)."""

@@ -332,7 +332,7 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
             sampler.sample()
             next_share = now + SAMPLE_INTERVAL_S
         until_share = next_share - now
-        if charge is not None and charge.sample(group.memory_now() if group else None):
+        if charge is not None and charge.sample(group.memory_now if group else None):
             return min(TOGETHER_INTERVAL_S, until_share)
         return until_share
 
