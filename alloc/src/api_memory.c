@@ -120,7 +120,7 @@ void *_hh_api_memory_map(size_t size, bool *hugetlb) {
 
 void _hh_api_memory_unmap(void *base, size_t size, bool hugetlb) {
     unlist_small(base, size);
-    _hh_os_unmap_mapped(base, size, hugetlb);
+    _hh_os_unmap_mapped(base, size, hugetlb ? size : 0);
     _hh_policy_count_demand(-(intptr_t)size);
     _hh_stats_count_api(-(intptr_t)size);
 }

@@ -127,9 +127,9 @@ HH_INTERNAL void _hh_sublock_after_fork(hh_sublock *lock, bool child);
 HH_INTERNAL void *_hh_os_map_aligned(size_t size, size_t alignment, size_t offset, bool *hugetlb,
                                      bool huge);
 HH_INTERNAL void _hh_os_unmap(void *addr, size_t size);
-/* Unmaps what _hh_os_map_aligned mapped; hugetlb as it left *hugetlb (explicit
- * huge pages count against HUGEHEAP_POOL_MAX_MB while mapped). */
-HH_INTERNAL void _hh_os_unmap_mapped(void *addr, size_t size, bool hugetlb);
+/* Unmaps a range of which pool_bytes are explicit huge pages (they count
+ * against HUGEHEAP_POOL_MAX_MB while mapped). */
+HH_INTERNAL void _hh_os_unmap_mapped(void *addr, size_t size, size_t pool_bytes);
 /* Memory at exactly addr (where nothing is mapped), or NULL. */
 HH_INTERNAL void *_hh_os_map_at(void *addr, size_t size);
 /* Address space without memory (PROT_NONE), aligned; NULL if refused. */
@@ -141,9 +141,14 @@ HH_INTERNAL bool _hh_os_close(void *addr, size_t size);
 /* Maps fresh memory over addr (readable, writable, zero), replacing what
  * was there. */
 HH_INTERNAL bool _hh_os_commit(void *addr, size_t size);
-/* Replaces a 2 MiB unit of a region with an explicit huge page. */
-HH_INTERNAL bool _hh_os_commit_hugetlb_unit(void *addr);
-/* Plain memory over a unit of _hh_os_commit_hugetlb_unit's: its page goes
+/* Explicit huge pages of the pool, mapped anywhere (2 MiB-aligned), size a
+ * multiple of 2 MiB; NULL if the pool or HUGEHEAP_POOL_MAX_MB refuses. */
+HH_INTERNAL void *_hh_os_map_hugetlb(size_t size);
+/* Replaces [addr, addr + size) of a mapping (2 MiB-aligned, whole 2 MiB
+ * pages) with explicit huge pages; false, the range as it was, if the pool
+ * or the cap refuses. */
+HH_INTERNAL bool _hh_os_commit_hugetlb(void *addr, size_t size);
+/* Plain memory over a unit of _hh_os_commit_hugetlb's: its page goes
  * back to the kernel's pool.  False (the page kept) if the kernel refused. */
 HH_INTERNAL bool _hh_os_uncommit_hugetlb_unit(void *addr);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
@@ -163,14 +168,6 @@ HH_INTERNAL bool _hh_os_move(void *addr, size_t size, void *target, size_t new_s
 /* Grows the mapping at addr to new_size bytes where it is; false (errno
  * kept) if the addresses after it are taken. */
 HH_INTERNAL bool _hh_os_grow(void *addr, size_t size, size_t new_size);
-/* Grows a mapping of explicit huge pages (2 MiB-aligned, whole pages) to
- * new_size where it is, by pool pages after it; false if that room is taken
- * or the pool has too few. */
-HH_INTERNAL bool _hh_os_grow_hugetlb(void *addr, size_t size, size_t new_size);
-/* A fresh 2 MiB-aligned range of new_size whose part past size is new pool
- * pages (held), the part before it reserved for a mapping of size bytes of
- * pool pages to move to (_hh_os_move); NULL if the pool has too few. */
-HH_INTERNAL void *_hh_os_hugetlb_room(size_t size, size_t new_size);
 /* One read of at most cap bytes of a small kernel file (/proc, /sys): the
  * bytes read, 0 if it cannot be opened or read.  Nothing here allocates. */
 HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t cap);

@@ -4,8 +4,10 @@
  * own that the mapping starts with: that page lies in the 2 MiB range before
  * the block, which the mapping does not cover in full, so writing the header
  * never faults in a whole huge page; the block's own 2 MiB ranges get huge
- * pages when the program touches them (hugetlb mode keeps the header inside
- * the first huge page: those pages are reserved when mapped anyway).
+ * pages when the program touches them.  In hugetlb mode the block's whole
+ * 2 MiB units are pages of the pool from the start, and the header page and
+ * the tail past the last whole unit stay in 4 KiB pages: a pool page is
+ * resident whole, so a header or a short tail in one would cost up to 2 MiB.
  *
  * A block that grows by realloc (MiniSat's region allocator, the clause
  * arenas of Kissat and CaDiCaL) grows in place when the address space after
@@ -30,10 +32,14 @@
 #define CACHE_SHARE 16
 #define CACHE_SLOTS 16
 
-static void unmap_block(char *base, size_t size, bool hugetlb) {
-    _hh_os_unmap_mapped(base, size, hugetlb);
+static void unmap_block(char *base, size_t size, size_t pool_bytes) {
+    _hh_os_unmap_mapped(base, size, pool_bytes);
     _hh_stats_count_mapped(-(intptr_t)size, false);
 }
+
+/* The bytes of a block in pool pages: its whole 2 MiB units (the block
+ * starts on one); the tail past them is in 4 KiB pages. */
+static size_t pool_bytes(const hh_large *h) { return h->hugetlb ? h->usable & ~HH_UNIT_MASK : 0; }
 
 /* Guarded by the global lock. */
 static hh_cached_mapping cache[CACHE_SLOTS];
@@ -79,7 +85,7 @@ static size_t purge_cache_locked(bool everything) {
     uint64_t now = _hh_clock_ms();
     for (size_t i = 0; i < cache_count;) {
         if (_hh_policy_cached_block_due(cache[i].freed_at_ms, now, everything)) {
-            unmap_block(cache[i].base, cache[i].size, false);
+            unmap_block(cache[i].base, cache[i].size, 0);
             released += cache[i].size;
             cache_bytes -= cache[i].size;
             cache[i] = cache[--cache_count];
@@ -142,7 +148,7 @@ static bool cache_put(char *base, size_t size) {
         for (size_t i = 1; i < cache_count; i++) {
             if (cache[i].freed_at_ms < cache[oldest].freed_at_ms) oldest = i;
         }
-        unmap_block(cache[oldest].base, cache[oldest].size, false);
+        unmap_block(cache[oldest].base, cache[oldest].size, 0);
         cache_bytes -= cache[oldest].size;
         cache[oldest] = cache[--cache_count];
     }
@@ -213,19 +219,21 @@ static char *map_block(size_t span, size_t alignment, bool huge) {
     return base; /* counted by the caller, once the block is in place */
 }
 
-/* Explicit huge pages: the header inside the first one (lead bytes before the
- * block).  NULL when the kernel's pool is empty. */
+/* A block whose whole 2 MiB units are pages of the pool (see the top); NULL
+ * when the pool or HUGEHEAP_POOL_MAX_MB refuses them (a fallback, counted),
+ * or the block has no whole unit. */
 static void *alloc_hugetlb(size_t size, size_t alignment) {
-    size_t lead = alignment > HH_LARGE_HEADER ? alignment : HH_LARGE_HEADER;
-    size_t map_size = _hh_align_up(lead + size, HH_UNIT);
-    bool hugetlb = true;
-    char *base = _hh_os_map_aligned(map_size, HH_UNIT, 0, &hugetlb, true);
+    size_t span = block_span(size);
+    size_t whole = span & ~HH_UNIT_MASK;
+    if (whole == 0) return NULL;
+    char *base = map_block(span, HH_UNIT, false);
     if (base == NULL) return NULL;
-    if (!hugetlb || !_hh_granule_reserve(base + lead, 1)) {
-        _hh_os_unmap_mapped(base, map_size, hugetlb);
+    if (!_hh_os_commit_hugetlb(base + HH_OS_PAGE, whole)) {
+        atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        _hh_os_unmap(base, HH_OS_PAGE + span);
         return NULL;
     }
-    return install(base, map_size, lead, alignment, true, false, size);
+    return install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, true, false, size);
 }
 
 void *_hh_large_alloc(size_t size, size_t alignment, bool zero) {
@@ -287,7 +295,7 @@ void _hh_large_free(hh_large *large, void *user) {
     large->cookie = 0; /* a second free of this pointer is caught */
     _hh_granule_set(user, HH_GRANULE_FOREIGN);
     if (reusable && cache_put(base, size)) return;
-    unmap_block(base, size, large->hugetlb);
+    unmap_block(base, size, pool_bytes(large));
 }
 
 /* Moves the block (its header page first) to a fresh place for `span` bytes by
@@ -344,39 +352,97 @@ static void count_growth(hh_large *large, void *user, size_t size, size_t old_us
     _hh_policy_promote();
 }
 
-/* A block in explicit huge pages grows by pool pages, where it is or moved
- * with its header to a fresh range (see _hh_os_grow_hugetlb); NULL when the
- * pool has too few or the kernel cannot move hugetlb pages (before Linux
- * 5.16), and the caller copies it into a new block. */
+/* The pool pages a block in them gains growing from old_usable to span
+ * bytes, the old tail (in 4 KiB pages) copied to their start: the units
+ * between its old and its new whole units.  Mapped elsewhere, to be moved
+ * into place; NULL, with *failed, where the pool or the cap refuses them,
+ * and NULL alone where the block gains no whole unit. */
+static char *gained_pool_pages(void *user, size_t old_usable, size_t span, bool *failed) {
+    size_t old_whole = old_usable & ~HH_UNIT_MASK, whole = span & ~HH_UNIT_MASK;
+    *failed = false;
+    if (whole == old_whole) return NULL;
+    char *gained = _hh_os_map_hugetlb(whole - old_whole);
+    if (gained == NULL) {
+        atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        *failed = true;
+        return NULL;
+    }
+    memcpy(gained, (char *)user + old_whole, old_usable - old_whole);
+    return gained;
+}
+
+/* A block in pool pages grows to span bytes where it is: the addresses after
+ * it are claimed (4 KiB pages), then the gained pool pages replace its old
+ * tail and the claimed part up to the new whole units.  False, nothing
+ * changed, where those addresses are taken. */
+static bool grow_hugetlb_in_place(char *user, size_t old_usable, size_t span, char *gained) {
+    size_t old_whole = old_usable & ~HH_UNIT_MASK, whole = span & ~HH_UNIT_MASK;
+    if (_hh_os_map_at(user + old_usable, span - old_usable) == NULL) return false;
+    if (gained == NULL || _hh_os_move(gained, whole - old_whole, user + old_whole,
+                                      whole - old_whole)) {
+        return true;
+    }
+    _hh_os_unmap(user + old_usable, span - old_usable);
+    return false;
+}
+
+/* A block in pool pages moves to a fresh range of span bytes: the gained
+ * pool pages go into place first, then the block's own pool pages follow
+ * by mremap (page tables, not bytes); the old tail (4 KiB pages) is copied.
+ * The new header page is written by the caller.  NULL, the block as it was
+ * and the gained pages given back, where the kernel refuses. */
+static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained) {
+    size_t old_usable = large->usable, old_whole = old_usable & ~HH_UNIT_MASK;
+    size_t gained_bytes = (span & ~HH_UNIT_MASK) - old_whole;
+    char *base = map_block(span, HH_UNIT, false);
+    if (base != NULL && gained != NULL &&
+        !_hh_os_move(gained, gained_bytes, base + HH_OS_PAGE + old_whole, gained_bytes)) {
+        _hh_os_unmap(base, HH_OS_PAGE + span);
+        base = NULL;
+    }
+    if (base == NULL) {
+        if (gained != NULL) _hh_os_unmap_mapped(gained, gained_bytes, gained_bytes);
+        return NULL;
+    }
+    char *target = base + HH_OS_PAGE;
+    /* The old place's granule is let go before the move: another thread's
+     * mapping may land there the moment the pages leave. */
+    _hh_granule_set(user, HH_GRANULE_FOREIGN);
+    if (!_hh_os_move(user, old_whole, target, old_whole)) {
+        _hh_granule_set(user, HH_GRANULE_LARGE);
+        /* The gained pages, moved into the range, go with it. */
+        _hh_os_unmap_mapped(base, HH_OS_PAGE + span, gained != NULL ? gained_bytes : 0);
+        return NULL;
+    }
+    HH_TEST_POINT("large_moved", user);
+    if (gained == NULL) memcpy(target + old_whole, user + old_whole, old_usable - old_whole);
+    _hh_os_unmap(large->map_base, HH_OS_PAGE);
+    if (old_usable > old_whole) _hh_os_unmap(user + old_whole, old_usable - old_whole);
+    return base;
+}
+
+/* A block in pool pages grows by pool pages for its new whole units and 4 KiB
+ * pages for its new tail, where it is or moved to a fresh range; NULL when
+ * the pool has too few or the kernel refuses, and the caller copies it into
+ * a new block.  Copied whole, old and new would be held at once. */
 static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
-    char *base = large->map_base;
-    size_t lead = (size_t)((char *)user - base);
+    HH_ASSERT((char *)user - large->map_base == (ptrdiff_t)HH_OS_PAGE);
+    size_t span = block_span(size);
     size_t old_usable = large->usable, old_map_size = large->map_size;
     size_t old_requested = large->requested, alignment = large->alignment;
-    size_t new_size = _hh_align_up(lead + size, HH_UNIT);
+    bool failed;
+    char *gained = gained_pool_pages(user, old_usable, span, &failed);
+    if (failed) return NULL;
     hh_heap *heap = _hh_heap;
-    if (_hh_os_grow_hugetlb(base, old_map_size, new_size)) {
-        large->map_size = new_size;
-        large->usable = new_size - lead;
+    if (grow_hugetlb_in_place(user, old_usable, span, gained)) {
+        large->map_size = HH_OS_PAGE + span;
+        large->usable = span;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
     } else {
-        char *room = _hh_os_hugetlb_room(old_map_size, new_size);
-        if (room == NULL) return NULL;
-        /* The old place's granule is let go before the move: another
-         * thread's mapping may land there the moment the pages leave. */
-        bool moved = _hh_granule_reserve(room + lead, 1);
-        if (moved) {
-            _hh_granule_set(user, HH_GRANULE_FOREIGN);
-            moved = _hh_os_move(base, old_map_size, room, old_map_size);
-            if (!moved) _hh_granule_set(user, HH_GRANULE_LARGE);
-        }
-        if (!moved) { /* the room goes: its new pool pages and the reserved head */
-            _hh_os_unmap_mapped(room + old_map_size, new_size - old_map_size, true);
-            _hh_os_unmap(room, old_map_size);
-            return NULL;
-        }
-        HH_TEST_POINT("large_moved", user);
-        user = install(room, new_size, lead, alignment, true, false, old_requested);
+        char *base = move_hugetlb(large, user, span, gained);
+        if (base == NULL) return NULL;
+        user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, true, false,
+                       old_requested);
         large = _hh_large_of(user);
         if (heap->alive) _hh_count(&heap->stats.mremap_moves, 1);
     }
@@ -392,14 +458,15 @@ static void *resize(hh_large *large, void *user, size_t size) {
         if (size < HH_UNIT && size < large->usable / 2) return NULL; /* to the page heap */
         count_live(0, (int64_t)size - (int64_t)large->requested, 0);
         large->requested = size;
-        /* Shrink by whole 2 MiB units only, and only when that frees half. */
-        size_t keep = large->hugetlb ? _hh_align_up(lead + size, HH_UNIT)
-                                     : lead + _hh_align_up(size, HH_UNIT);
+        /* Shrink by whole 2 MiB units only, and only when that frees half
+         * (a block in pool pages keeps whole pool pages: its tail goes). */
+        size_t keep = lead + _hh_align_up(size, HH_UNIT);
         if (keep <= large->map_size / 2) {
-            size_t cut = large->map_size - keep;
-            unmap_block(large->map_base + keep, cut, large->hugetlb);
+            size_t cut = large->map_size - keep, pool_before = pool_bytes(large);
             large->map_size = keep;
             large->usable = keep - lead;
+            HH_ASSERT(!large->hugetlb || pool_bytes(large) == large->usable);
+            unmap_block(large->map_base + keep, cut, pool_before - pool_bytes(large));
             _hh_policy_count_demand(-(intptr_t)cut);
             count_live(0, 0, -(int64_t)cut);
         }

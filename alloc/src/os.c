@@ -182,9 +182,9 @@ void _hh_os_unmap(void *addr, size_t size) {
     errno = saved;
 }
 
-void _hh_os_unmap_mapped(void *addr, size_t size, bool hugetlb) {
+void _hh_os_unmap_mapped(void *addr, size_t size, size_t pool_bytes) {
     _hh_os_unmap(addr, size);
-    if (hugetlb) let_go_hugetlb(size);
+    if (pool_bytes != 0) let_go_hugetlb(pool_bytes);
 }
 
 static void *reserve(size_t size, size_t alignment, int prot) {
@@ -233,16 +233,23 @@ bool _hh_os_commit(void *addr, size_t size) {
     return p == addr;
 }
 
-/* The explicit huge page is mapped elsewhere first and moved onto the unit
- * only once the kernel gave it: a MAP_FIXED mapping that fails may leave a
- * hole where the unit was. */
-bool _hh_os_commit_hugetlb_unit(void *addr) {
+void *_hh_os_map_hugetlb(size_t size) {
     int saved = errno;
-    void *page = map_hugetlb(HH_UNIT);
+    void *pages = map_hugetlb(size);
+    errno = saved;
+    return pages;
+}
+
+/* The explicit huge pages are mapped elsewhere first and moved onto the
+ * range only once the kernel gave them: a MAP_FIXED mapping that fails may
+ * leave a hole where the range was. */
+bool _hh_os_commit_hugetlb(void *addr, size_t size) {
+    int saved = errno;
+    void *pages = map_hugetlb(size);
     bool done = false;
-    if (page != NULL) {
-        done = mremap(page, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == addr;
-        if (!done) _hh_os_unmap_mapped(page, HH_UNIT, true);
+    if (pages != NULL) {
+        done = mremap(pages, size, size, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == addr;
+        if (!done) _hh_os_unmap_mapped(pages, size, size);
     }
     errno = saved;
     return done;
@@ -291,51 +298,6 @@ bool _hh_os_grow(void *addr, size_t size, size_t new_size) {
     void *grown = mremap(addr, size, new_size, 0);
     errno = saved;
     return grown != MAP_FAILED;
-}
-
-/* Explicit huge pages cannot grow by mremap (the kernel will not split a
- * hugetlb mapping's reservation), but they move by it (Linux 5.16+), page
- * tables and not bytes, where the old and new places are 2 MiB-aligned and
- * the length stays.  So a mapping of them grows by new pool pages mapped
- * right after it where that room is free (here), else by moving its pages
- * (_hh_os_move) to the head of a fresh range whose tail is new pool pages
- * (_hh_os_hugetlb_room).  Before, a block that outgrew its pool pages was
- * copied into a new mapping, the copy's pages and the old ones held at once. */
-bool _hh_os_grow_hugetlb(void *addr, size_t size, size_t new_size) {
-    HH_ASSERT(((uintptr_t)addr & HH_UNIT_MASK) == 0 && (size & HH_UNIT_MASK) == 0 &&
-              (new_size & HH_UNIT_MASK) == 0 && new_size > size);
-    size_t more = new_size - size;
-    char *after = (char *)addr + size;
-    if (!hold_hugetlb(more)) return false;
-    int saved = errno;
-    void *p = mmap(after, more, PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_HUGE_2MB | MAP_FIXED_NOREPLACE,
-                   -1, 0);
-    errno = saved;
-    if (p == after) return true;
-    if (p != MAP_FAILED) munmap(p, more); /* a kernel older than 4.17 took it as a hint */
-    let_go_hugetlb(more);
-    return false;
-}
-
-void *_hh_os_hugetlb_room(size_t size, size_t new_size) {
-    HH_ASSERT((size & HH_UNIT_MASK) == 0 && (new_size & HH_UNIT_MASK) == 0 && new_size > size);
-    size_t more = new_size - size;
-    int saved = errno;
-    /* The tail's pages are mapped elsewhere first and moved into the range
-     * only once the kernel gave them: a MAP_FIXED mapping that fails may
-     * leave a hole in the range another thread's mapping could take. */
-    char *tail = map_hugetlb(more);
-    if (tail == NULL) return NULL;
-    char *room = reserve(new_size, HH_UNIT, PROT_NONE);
-    if (room == NULL ||
-        mremap(tail, more, more, MREMAP_MAYMOVE | MREMAP_FIXED, room + size) != room + size) {
-        if (room != NULL) munmap(room, new_size);
-        _hh_os_unmap_mapped(tail, more, true);
-        room = NULL;
-    }
-    errno = saved;
-    return room;
 }
 
 /* The kernel's files are read inside malloc and at exit: errno is kept, as a

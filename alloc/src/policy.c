@@ -440,7 +440,7 @@ void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
         /* Untouched: nothing to lose by replacing it.  A small heap stays in
          * 4 KiB pages, as with transparent ones: a pool page for each unit
          * it touches would cost it up to 2 MiB of the pool apiece. */
-        if (_hh_os_commit_hugetlb_unit((char *)r + ((size_t)u << HH_UNIT_SHIFT))) {
+        if (_hh_os_commit_hugetlb((char *)r + ((size_t)u << HH_UNIT_SHIFT), HH_UNIT)) {
             r->hugetlb_units |= mask;
         } else {
             atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);

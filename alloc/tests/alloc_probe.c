@@ -28,12 +28,16 @@
  *                           huge pages after the filling and at the end, and
  *                           the CPU time (the budget for huge pages grows
  *                           with it)
- *   alloc_probe realloc FROM TO
+ *   alloc_probe realloc FROM TO [STEP_KIB]
  *                           grow one block by realloc from FROM MiB to TO MiB
  *                           in steps of 4 MiB (as MiniSat's clause arena
- *                           grows), then shrink it to a quarter of FROM,
+ *                           grows; or STEP_KIB KiB), then shrink it to a
+ *                           quarter of FROM,
  *                           checking every byte kept at each step; keep it
  *                           to the end (the library's exit statistics see it)
+ *   alloc_probe block KIB    allocate and fill one block of KIB KiB; print
+ *                           the process's pages of the hugetlb pool and its
+ *                           anonymous memory: "hugetlb_kb=N anon_kb=N"
  *   alloc_probe handover MIB
  *                           allocate a small heap (about 4 MiB of mixed
  *                           sizes, aligned and zeroed blocks, some from a
@@ -222,6 +226,20 @@ static int holes(size_t mib, long pause_ms, size_t then_kib) {
 
 static long peak_kb(void) { return proc_value("/proc/self/status", "VmHWM: %ld kB"); }
 
+static int one_block(size_t kib) {
+    char *block = malloc(kib << 10);
+    if (block == NULL) {
+        fprintf(stderr, "alloc_probe: malloc(%zu KiB) failed\n", kib);
+        return 1;
+    }
+    memset(block, 1, kib << 10);
+    __asm__ volatile("" : : "r"(block) : "memory"); /* the stores stay: freed unread */
+    printf("hugetlb_kb=%ld anon_kb=%ld\n", proc_value("/proc/self/status", "HugetlbPages: %ld kB"),
+           proc_value("/proc/self/status", "RssAnon: %ld kB"));
+    free(block);
+    return 0;
+}
+
 static int grow(size_t mib) {
     size_t size = (size_t)192 << 10;
     char *array = malloc(size);
@@ -258,13 +276,13 @@ static int grown_block_holds(const unsigned char *block, size_t size) {
     return 1;
 }
 
-static int grow_by_realloc(size_t from_mib, size_t to_mib) {
+static int grow_by_realloc(size_t from_mib, size_t to_mib, size_t step_kib) {
     size_t size = from_mib << 20;
     unsigned char *block = malloc(size);
-    if (block == NULL) return 1;
+    if (block == NULL || step_kib == 0) return 1;
     for (size_t i = 0; i < size; i++) block[i] = pattern_at(i);
-    while (size + ((size_t)4 << 20) <= to_mib << 20) {
-        size_t bigger = size + ((size_t)4 << 20);
+    while (size + (step_kib << 10) <= to_mib << 20) {
+        size_t bigger = size + (step_kib << 10);
         unsigned char *grown = realloc(block, bigger);
         if (grown == NULL) {
             fprintf(stderr, "alloc_probe: realloc(%zu) failed\n", bigger);
@@ -608,9 +626,11 @@ int main(int argc, char **argv) {
     if (argc >= 3 && strcmp(argv[1], "touch") == 0) return touch(strtoul(argv[2], NULL, 10));
     if (argc >= 2 && strcmp(argv[1], "threads") == 0) return threads();
     if (argc >= 3 && strcmp(argv[1], "scatter") == 0) return scatter(strtoul(argv[2], NULL, 10));
+    if (argc >= 3 && strcmp(argv[1], "block") == 0) return one_block(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "grow") == 0) return grow(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "realloc") == 0) {
-        return grow_by_realloc(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10));
+        return grow_by_realloc(strtoul(argv[2], NULL, 10), strtoul(argv[3], NULL, 10),
+                               argc >= 5 ? strtoul(argv[4], NULL, 10) : 4096);
     }
     if (argc >= 3 && strcmp(argv[1], "early") == 0) return early(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "sparse") == 0) {

@@ -516,16 +516,32 @@ def check_hugetlb(args: argparse.Namespace) -> None:
         # takes new pool pages after it or moves its pages: copied into a new
         # block instead, the old and new blocks would need 38 pages at the
         # last step, more than the 24 the pool has: it would fall back to THP.
-        grown = hugetlb_run(args, 0, "realloc", "34", "42")
-        copies = int(grown["large_allocs"]) - 1  # type: ignore[call-overload]
-        expect(copies == 0, f"a pool block grown twice by realloc was copied {copies} times "
-               "into a new block")
-        expect(int(grown["hugetlb_fallbacks"]) == 0,  # type: ignore[call-overload]
-               f"{grown['hugetlb_fallbacks']} fallbacks to THP growing a pool block")
-        held = int(grown["hugetlb_bytes"])  # type: ignore[call-overload]
-        expect(0 < held <= 10 << 20, f"shrunk to 8.5 MiB, the block still holds {held} bytes "
-               "of the pool")
-        print(f"pool block grown 34 -> 42 MiB without a copy; shrunk: {held} bytes held")
+        # Grown from 33 MiB by 1.5 MiB, its tail past the whole units (4 KiB
+        # pages) grows, or is copied into the pool pages it gains.
+        for growth in (("34", "42"), ("33", "41", "1536")):
+            grown = hugetlb_run(args, 0, "realloc", *growth)
+            copies = int(grown["large_allocs"]) - 1  # type: ignore[call-overload]
+            expect(copies == 0, f"a pool block grown by realloc ({' '.join(growth)}) was "
+                   f"copied {copies} times into a new block")
+            expect(int(grown["hugetlb_fallbacks"]) == 0,  # type: ignore[call-overload]
+                   f"{grown['hugetlb_fallbacks']} fallbacks to THP growing a pool block")
+            held = int(grown["hugetlb_bytes"])  # type: ignore[call-overload]
+            expect(0 < held <= 10 << 20, f"shrunk to 8.25-8.5 MiB, the block still holds {held} "
+                   "bytes of the pool")
+        print(f"pool block grown 34 -> 42 MiB and 33 -> 40.5 MiB without a copy; shrunk: {held} "
+              "bytes held")
+        # A block's whole 2 MiB units are pool pages, its header page and the
+        # tail past them 4 KiB pages: a pool page is resident whole, so the
+        # header in one would cost a block of 32 MiB a 17th page.
+        for kib in (32 << 10, 33 << 10):
+            result = run([args.probe, "block", str(kib)],
+                         env={"LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb"})
+            expect(result.returncode == 0, f"alloc_probe block failed under hugetlb: "
+                   f"{result.stderr}")
+            values = dict(item.split("=") for item in result.stdout.split())
+            expect(int(values["hugetlb_kb"]) == 32 << 10,
+                   f"a block of {kib} KiB holds {values['hugetlb_kb']} KiB of the pool, not "
+                   "its 32 MiB of whole units")
 
 
 def check_environment(args: argparse.Namespace) -> None:
