@@ -11,7 +11,8 @@ static uint64_t held_reported; /* bytes last told to the statistics (global lock
 /* The memory the page heap holds, as the kernel counts it: whole touched
  * units once the heap is huge, written pages while it is small, and under
  * the dense policy (which leaves out the few unwritten pages of the units
- * made huge: at most a sixteenth of each). */
+ * made huge: at most a sixteenth of each; and of the pool's pages, those
+ * not handed out yet: the top unit's rest). */
 static uint64_t held_bytes_locked(void) {
     if (_hh_policy_every_unit_huge()) return _hh_pageheap.touched_units << HH_UNIT_SHIFT;
     /* A small heap's region headers are written where they are used: the
