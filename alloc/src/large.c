@@ -394,6 +394,7 @@ static bool grow_hugetlb_in_place(char *user, size_t old_usable, size_t span, ch
 static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained) {
     size_t old_usable = large->usable, old_whole = old_usable & ~HH_UNIT_MASK;
     size_t gained_bytes = (span & ~HH_UNIT_MASK) - old_whole;
+    HH_ASSERT(old_whole > 0); /* mapped with a whole unit, shrunk to whole units */
     char *base = map_block(span, HH_UNIT, false);
     if (base != NULL && gained != NULL &&
         !_hh_os_move(gained, gained_bytes, base + HH_OS_PAGE + old_whole, gained_bytes)) {
@@ -424,7 +425,10 @@ static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained
 /* A block in pool pages grows by pool pages for its new whole units and 4 KiB
  * pages for its new tail, where it is or moved to a fresh range; NULL when
  * the pool has too few or the kernel refuses, and the caller copies it into
- * a new block.  Copied whole, old and new would be held at once. */
+ * a new block.  Copied whole, old and new would be held at once.  The kernel
+ * will not grow a hugetlb mapping by mremap (nor split its reservation), but
+ * moves one (Linux 5.16+: page tables, not bytes) where both places are
+ * 2 MiB-aligned and the length stays; before 5.16 the move fails. */
 static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
     HH_ASSERT((char *)user - large->map_base == (ptrdiff_t)HH_OS_PAGE);
     size_t span = block_span(size);
