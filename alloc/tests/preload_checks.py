@@ -94,6 +94,11 @@ def kernel_huge_page_failures() -> int:
 PROBE_ATTEMPTS = 3
 
 
+def probe_values(stdout: str) -> dict[str, int]:
+    """alloc_probe's "key=N key=N" line as numbers."""
+    return {key: int(value) for key, value in (item.split("=") for item in stdout.split())}
+
+
 def run_probe(args: argparse.Namespace, command: list[str], env: dict[str, str]
               ) -> dict[str, int]:
     """alloc_probe COMMAND... in env (LD_PRELOAD as the caller sets it): the
@@ -114,8 +119,7 @@ def run_probe(args: argparse.Namespace, command: list[str], env: dict[str, str]
                f"alloc_probe {command[0]} failed: {result.stderr.strip()}")
         short = kernel_huge_page_failures() - failures_before
         if short == 0:
-            return {key: int(value)
-                    for key, value in (item.split("=") for item in result.stdout.split())}
+            return probe_values(result.stdout)
     raise Skip(f"the kernel could not supply huge pages during any of {PROBE_ATTEMPTS} runs of "
                f"alloc_probe {command[0]} ({short} fell back to 4 KiB pages in the last: memory "
                "short or fragmented): nothing to tell of the library")
@@ -538,8 +542,8 @@ def check_hugetlb(args: argparse.Namespace) -> None:
                          env={"LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb"})
             expect(result.returncode == 0, f"alloc_probe block failed under hugetlb: "
                    f"{result.stderr}")
-            values = dict(item.split("=") for item in result.stdout.split())
-            expect(int(values["hugetlb_kb"]) == 32 << 10,
+            values = probe_values(result.stdout)
+            expect(values["hugetlb_kb"] == 32 << 10,
                    f"a block of {kib} KiB holds {values['hugetlb_kb']} KiB of the pool, not "
                    "its 32 MiB of whole units")
 
@@ -781,7 +785,7 @@ def check_glibc_small_heaps(args: argparse.Namespace) -> None:
             result = run([args.probe, "handover", "48"],
                          env={"LD_PRELOAD": args.lib, "HUGEHEAP_STATS": f"json:{stats}", **env})
             expect(result.returncode == 0, f"alloc_probe handover failed: {result.stderr.strip()}")
-            values = {k: int(v) for k, v in (item.split("=") for item in result.stdout.split())}
+            values = probe_values(result.stdout)
             record = read_stats(stats)[0]
             values["glibc_blocks"] = int(str(record["glibc_blocks"]))
             return values, result.stderr
