@@ -352,22 +352,18 @@ static void count_growth(hh_large *large, void *user, size_t size, size_t old_us
     _hh_policy_promote();
 }
 
-/* The pool pages a block in them gains growing from old_usable to span
- * bytes, the old tail (in 4 KiB pages) copied to their start: the units
- * between its old and its new whole units.  Mapped elsewhere, to be moved
- * into place; NULL, with *failed, where the pool or the cap refuses them,
- * and NULL alone where the block gains no whole unit. */
-static char *gained_pool_pages(void *user, size_t old_usable, size_t span, bool *failed) {
-    size_t old_whole = old_usable & ~HH_UNIT_MASK, whole = span & ~HH_UNIT_MASK;
-    *failed = false;
-    if (whole == old_whole) return NULL;
-    char *gained = _hh_os_map_hugetlb(whole - old_whole);
+/* The pool pages for the whole units a block in them gains growing past
+ * old_usable bytes (gained_bytes of them), mapped elsewhere to be moved into
+ * place, its old tail (4 KiB pages) copied to their start; NULL (a fallback,
+ * counted) where the pool or the cap refuses them. */
+static char *gained_pool_pages(const char *user, size_t old_usable, size_t gained_bytes) {
+    size_t old_whole = old_usable & ~HH_UNIT_MASK;
+    char *gained = _hh_os_map_hugetlb(gained_bytes);
     if (gained == NULL) {
         atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
-        *failed = true;
         return NULL;
     }
-    memcpy(gained, (char *)user + old_whole, old_usable - old_whole);
+    memcpy(gained, user + old_whole, old_usable - old_whole);
     return gained;
 }
 
@@ -434,9 +430,9 @@ static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
     size_t span = block_span(size);
     size_t old_usable = large->usable, old_map_size = large->map_size;
     size_t old_requested = large->requested, alignment = large->alignment;
-    bool failed;
-    char *gained = gained_pool_pages(user, old_usable, span, &failed);
-    if (failed) return NULL;
+    size_t gained_bytes = (span & ~HH_UNIT_MASK) - (old_usable & ~HH_UNIT_MASK);
+    char *gained = gained_bytes != 0 ? gained_pool_pages(user, old_usable, gained_bytes) : NULL;
+    if (gained_bytes != 0 && gained == NULL) return NULL;
     hh_heap *heap = _hh_heap;
     if (grow_hugetlb_in_place(user, old_usable, span, gained)) {
         large->map_size = HH_OS_PAGE + span;
