@@ -636,6 +636,20 @@ static inline size_t _hh_count_dirty_free(const hh_region *r, size_t from, size_
     return count;
 }
 
+/* The units the pages [idx, idx + n) of a region overlap (n >= 1), as the
+ * region's unit masks hold them: bit u for unit u.  Walked lowest first by
+ * `for (uint32_t m = mask; m != 0; m &= m - 1)` with u = ctz(m). */
+_Static_assert(HH_REGION_UNITS <= 32, "a region's unit masks are 32 bits");
+static inline uint32_t _hh_units_of_pages(size_t idx, size_t n) {
+    size_t first = idx / HH_UNIT_PAGES, last = (idx + n - 1) / HH_UNIT_PAGES;
+    return (uint32_t)(((uint64_t)2 << last) - ((uint64_t)1 << first));
+}
+
+/* The lowest unit of a non-empty unit mask. */
+static inline size_t _hh_lowest_unit(uint32_t units) {
+    return (size_t)__builtin_ctz(units);
+}
+
 /* Whether unit u of r has no page in use (nor held). */
 static inline bool _hh_unit_is_free(const hh_region *r, size_t u) {
     size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;

@@ -30,7 +30,8 @@ static long find_run(const hh_region *r, size_t n, size_t align) {
  * now (the release policy leaves them alone for the delay). */
 static void touch_units_locked(hh_region *r, size_t idx, size_t n) {
     uint64_t now = _hh_clock_ms();
-    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+    for (uint32_t units = _hh_units_of_pages(idx, n); units != 0; units &= units - 1) {
+        size_t u = _hh_lowest_unit(units);
         uint32_t mask = (uint32_t)1 << u;
         r->unit_used_ms[u] = now;
         if (r->touched_units & mask) continue;

@@ -105,11 +105,13 @@ static size_t pick_purge_locked(uint64_t now, bool everything, hh_purge_run *run
 static void note_given_back_locked(hh_region *r, size_t idx, size_t n, size_t bytes) {
     _hh_set_bits(r->dirty, idx, idx + n, false);
     atomic_fetch_add_explicit(&_hh_gstats.bytes_released, bytes, memory_order_relaxed);
-    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
+    uint32_t units = _hh_units_of_pages(idx, n) & r->touched_units;
+    for (; units != 0; units &= units - 1) {
+        size_t u = _hh_lowest_unit(units);
         uint32_t mask = (uint32_t)1 << u;
         size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
         size_t run_from = idx > from ? idx : from, run_to = idx + n < to ? idx + n : to;
-        if ((r->touched_units & mask) && _hh_find_bit(r->dirty, from, to, true) == to &&
+        if (_hh_find_bit(r->dirty, from, to, true) == to &&
             _hh_find_bit(r->used, from, run_from, true) == run_from &&
             _hh_find_bit(r->used, run_to, to, true) == to) {
             r->touched_units &= ~mask;
@@ -348,8 +350,8 @@ static void unshut_oldest_locked(void) {
     char *addr = (char *)run.region + (run.idx << HH_OS_PAGE_SHIFT);
     if (!_hh_os_open(addr, run.n << HH_OS_PAGE_SHIFT)) return;
     unhold_locked(run.region, run.idx, run.n);
-    for (size_t u = run.idx / HH_UNIT_PAGES; u <= (run.idx + run.n - 1) / HH_UNIT_PAGES; u++) {
-        forget_unit_if_clean_locked(run.region, u);
+    for (uint32_t units = _hh_units_of_pages(run.idx, run.n); units != 0; units &= units - 1) {
+        forget_unit_if_clean_locked(run.region, _hh_lowest_unit(units));
     }
 }
 
@@ -378,8 +380,10 @@ static bool shut_locked(hh_region *r, size_t idx, size_t n) {
 static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
     hh_purge_run runs[HH_REGION_UNITS];
     size_t count = 0;
-    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
-        if (!(r->touched_units & ((uint32_t)1 << u)) || !_hh_unit_is_free(r, u)) continue;
+    uint32_t units = _hh_units_of_pages(idx, n) & r->touched_units;
+    for (; units != 0; units &= units - 1) {
+        size_t u = _hh_lowest_unit(units);
+        if (!_hh_unit_is_free(r, u)) continue;
         _hh_pages_hold_locked(r, u * HH_UNIT_PAGES, HH_UNIT_PAGES);
         runs[count++] = (hh_purge_run){r, u * HH_UNIT_PAGES, HH_UNIT_PAGES};
     }
@@ -390,10 +394,7 @@ static void give_back_free_units_locked(hh_region *r, size_t idx, size_t n) {
 
 /* Whether a unit of the pages [idx, idx + n) of r is a page of the hugetlb pool. */
 static bool in_pool_pages(const hh_region *r, size_t idx, size_t n) {
-    for (size_t u = idx / HH_UNIT_PAGES; u <= (idx + n - 1) / HH_UNIT_PAGES; u++) {
-        if (r->hugetlb_units >> u & 1) return true;
-    }
-    return false;
+    return (r->hugetlb_units & _hh_units_of_pages(idx, n)) != 0;
 }
 
 /* A medium block freed: shut, or freed and its free units given back, if
