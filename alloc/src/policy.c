@@ -262,10 +262,10 @@ void _hh_policy_unit_split_locked(hh_region *r, size_t u) {
 }
 
 /* Pages become writable this many at a time: whole units where a unit may
- * be a huge page. */
+ * be a huge page (a huge heap's; a small heap's stay in 4 KiB pages in
+ * hugetlb mode too, and a pool page opens its unit whole when it comes). */
 size_t _hh_policy_open_step(void) {
-    bool whole_units = _hh_policy_heap_is_huge() || _hh_cfg.thp == HH_THP_HUGETLB;
-    return whole_units ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
+    return _hh_policy_heap_is_huge() ? HH_UNIT_PAGES : OPEN_STEP_PAGES;
 }
 
 /* Units the library makes huge pages of itself before the program writes
@@ -442,8 +442,12 @@ void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
     if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask) && _hh_policy_huge_now(0)) {
         /* Untouched: nothing to lose by replacing it.  A small heap stays in
          * 4 KiB pages, as with transparent ones: a pool page for each unit
-         * it touches would cost it up to 2 MiB of the pool apiece. */
-        if (_hh_os_commit_hugetlb((char *)r + ((size_t)u << HH_UNIT_SHIFT), HH_UNIT)) {
+         * it touches would cost it up to 2 MiB of the pool apiece.  The unit
+         * is made writable whole first: the kernel changes the protection
+         * of a pool page whole only, so the region's writable part must
+         * never end inside one. */
+        if (_hh_region_open_to_locked(r, (u + 1) * HH_UNIT_PAGES) &&
+            _hh_os_commit_hugetlb((char *)r + ((size_t)u << HH_UNIT_SHIFT), HH_UNIT)) {
             r->hugetlb_units |= mask;
         } else {
             atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
