@@ -764,13 +764,40 @@ void _hh_heap_abandon_orphan(hh_heap *heap) { abandon(heap); }
 
 /* ------------------------------------------------------ fork, trim, stats */
 
-/* A thread of the parent may have been between the two steps of a remote
- * free when fork() copied the process: the page already PENDING, not yet on
- * the owner's pending stack.  That thread does not exist in the child, so the
- * child's thread rebuilds its own pending stack from the states of its pages
- * (it is the only thread: nothing else touches them now). */
+/* fork() copies one thread.  The others' heaps may have been mid-update
+ * (a list half linked, a block half freed), and a thread the child makes
+ * takes the identity of one of them: glibc gives it the vanished thread's
+ * stack, and so its thread pointer.  Were that heap then abandoned as an
+ * orphan's is, its torn lists would be walked, and its pages would be the
+ * new thread's own to free's fast path.  So every page another thread owns
+ * gets an identity no thread has (its heap too: heap_life.c); found through
+ * the regions' page descriptors, not through the heaps' lists.  The child
+ * frees blocks of those pages by the remote path and allocates from none of
+ * them: what they hold stays unused for the child's life, intact. */
+static void disown_vanished_pages(uintptr_t self) {
+    for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
+        for (size_t slot = 0; slot < HH_REGION_SLOTS; slot++) {
+            hh_page *page = _hh_page_of((char *)r + (slot << HH_SPAGE_SHIFT));
+            uintptr_t owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
+            uintptr_t id = owner & ~HH_PAGE_FLAGS;
+            if (id == 0 || id == self) continue;
+            atomic_store_explicit(&page->owner, HH_THREAD_VANISHED | (owner & HH_PAGE_FLAGS),
+                                  memory_order_relaxed);
+        }
+    }
+}
+
+/* The child's one thread (see disown_vanished_pages).  A thread of the
+ * parent may also have been between the two steps of a remote free when
+ * fork() copied the process: the page already PENDING, not yet on the
+ * owner's pending stack.  So the child's thread rebuilds its own pending
+ * stack from the states of its pages (nothing else touches them now). */
 void _hh_heap_fork_child(void) {
     hh_heap *heap = _hh_heap;
+    _hh_lock();
+    disown_vanished_pages(heap->alive ? heap->thread_id : 0);
+    _hh_heaps_disown_vanished(heap);
+    _hh_unlock();
     if (!heap->alive) return;
     hh_page *stack = NULL;
     for (hh_page *page = heap->owned; page != NULL; page = page->owned_next) {

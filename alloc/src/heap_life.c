@@ -108,6 +108,14 @@ static void thread_exit(void *arg) {
     _hh_unlock();
 }
 
+void _hh_heaps_disown_vanished(const hh_heap *kept) {
+    for (hh_heap *h = all_heaps; h != NULL; h = h->next_all) {
+        if (h != kept && atomic_load_explicit(&h->alive, memory_order_relaxed)) {
+            h->thread_id = HH_THREAD_VANISHED; /* never an orphan of a new thread */
+        }
+    }
+}
+
 void _hh_heap_leave(void) {
     hh_heap *heap = _hh_heap;
     if (!heap->alive) return;

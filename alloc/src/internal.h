@@ -84,6 +84,9 @@ HH_INTERNAL void _hh_heap_watch_exits_start(void);
 /* The calling thread's live heap is abandoned at its exit (once the key is). */
 HH_INTERNAL void _hh_heap_watch_exit(void);
 HH_INTERNAL void _hh_heap_stats_sum(hh_heap_stats *sum, uint64_t *threads);
+/* Every live heap but `kept` takes the identity HH_THREAD_VANISHED (a forked
+ * child's; global lock). */
+HH_INTERNAL void _hh_heaps_disown_vanished(const hh_heap *kept);
 
 /* ---------------------------------------------------------- config.c */
 HH_INTERNAL void _hh_config_read(hh_config *cfg);
@@ -444,6 +447,8 @@ HH_INTERNAL bool _hh_page_is_valid(const hh_page *page);
 /* The block of the page that ptr is (or, on pages with aligned blocks,
  * points into), or a stop with one line naming the pointer. */
 HH_INTERNAL hh_block *_hh_page_checked_block(hh_page *page, void *ptr, const char *what);
+/* In a forked child: the heaps and pages of the threads fork() did not copy
+ * belong to no thread from now on (heap.c says why). */
 HH_INTERNAL void _hh_heap_fork_child(void);
 /* A thread's exit: its pages go to the page heap or to other threads; false
  * if heap is not the calling thread's live heap. */

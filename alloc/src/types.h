@@ -116,6 +116,9 @@ enum {
     HH_PAGE_ALIGNED = 2,      /* hands out aligned blocks: frees may point inside */
 };
 #define HH_PAGE_FLAGS ((uintptr_t)3)
+/* The owner identity of a thread fork() did not copy (heap.c's
+ * _hh_heap_fork_child): aligned like a thread pointer, and none is 4. */
+#define HH_THREAD_VANISHED ((uintptr_t)4)
 
 /* States kept in the low bits of a page's thread_free word. */
 enum {

@@ -180,6 +180,64 @@ static void test_fork_pending(void) {
     for (int i = 1; i < FORK_BLOCKS; i++) hh_free(fork_blocks[i]);
 }
 
+/* -- (d') a thread the forked child makes takes the identity of a thread
+ * fork() did not copy (glibc hands it that thread's stack): the vanished
+ * thread's pages did not become its own (that thread may have been mid-way
+ * through an update of them), nor was its heap abandoned as an orphan's */
+
+static atomic_int vanished_stage; /* 1: the thread holds its block, 2: forked */
+static void *vanished_block;
+static pthread_t vanished_thread;
+
+static void *hold_a_block(void *arg) {
+    (void)arg;
+    vanished_block = hh_malloc(200);
+    atomic_store(&vanished_stage, 1);
+    while (atomic_load(&vanished_stage) != 2) sched_yield();
+    hh_free(vanished_block);
+    return NULL;
+}
+
+/* In the child: 0 if the vanished thread's page is not this thread's, 1 if
+ * it is, 77 if this thread did not take the vanished one's identity. */
+static void *free_a_vanished_block(void *arg) {
+    int *outcome = arg;
+    if (!pthread_equal(pthread_self(), vanished_thread)) {
+        *outcome = 77;
+        return NULL;
+    }
+    const hh_page *page = _hh_page_of(vanished_block);
+    bool mine = (atomic_load(&page->owner) & ~HH_PAGE_FLAGS) == _hh_thread_id();
+    hh_free(vanished_block);
+    void *blocks[400];
+    for (int i = 0; i < 400; i++) blocks[i] = hh_malloc(200);
+    for (int i = 0; i < 400; i++) hh_free(blocks[i]);
+    *outcome = mine;
+    return NULL;
+}
+
+static void test_fork_vanished_thread(void) {
+    pthread_create(&vanished_thread, NULL, hold_a_block, NULL);
+    while (atomic_load(&vanished_stage) != 1) sched_yield();
+    pid_t pid = fork();
+    if (pid == 0) {
+        int outcome = 2;
+        pthread_t t;
+        if (pthread_create(&t, NULL, free_a_vanished_block, &outcome) != 0) _exit(2);
+        pthread_join(t, NULL);
+        _exit(outcome);
+    }
+    atomic_store(&vanished_stage, 2);
+    pthread_join(vanished_thread, NULL);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 77) {
+        SKIP("the child's thread did not take the vanished thread's identity (not glibc?)");
+    }
+    if (WIFSIGNALED(status)) fprintf(stderr, "child killed by signal %d\n", WTERMSIG(status));
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 /* -- (e) a thread that makes its heap while the first thread is inside
  * late_init is still abandoned when it exits */
 
@@ -353,6 +411,8 @@ int main(int argc, char **argv) {
         test_granule_map_enomem(argv[0]);
     } else if (strcmp(name, "fork-pending") == 0) {
         test_fork_pending();
+    } else if (strcmp(name, "fork-vanished-thread") == 0) {
+        test_fork_vanished_thread();
     } else if (strcmp(name, "late-init-heap") == 0) {
         test_late_init_heap();
     } else if (strcmp(name, "atfork-allocating") == 0 || strcmp(name, "atfork-pool") == 0) {
