@@ -771,18 +771,23 @@ void _hh_heap_abandon_orphan(hh_heap *heap) { abandon(heap); }
  * orphan's is, its torn lists would be walked, and its pages would be the
  * new thread's own to free's fast path.  So every page another thread owns
  * gets an identity no thread has (its heap too: heap_life.c); found through
- * the regions' page descriptors, not through the heaps' lists.  The child
- * frees blocks of those pages by the remote path and allocates from none of
- * them: what they hold stays unused for the child's life, intact. */
+ * the descriptors of the regions' units that hold memory (a small page is in
+ * use only there), not through the heaps' lists.  The child frees blocks of
+ * those pages by the remote path and allocates from none of them: what they
+ * hold stays unused for the child's life, intact. */
 static void disown_vanished_pages(uintptr_t self) {
+    enum { SLOTS_PER_UNIT = HH_UNIT / HH_SPAGE };
     for (hh_region *r = _hh_region_first(); r != NULL; r = r->next) {
-        for (size_t slot = 0; slot < HH_REGION_SLOTS; slot++) {
-            hh_page *page = _hh_page_of((char *)r + (slot << HH_SPAGE_SHIFT));
-            uintptr_t owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
-            uintptr_t id = owner & ~HH_PAGE_FLAGS;
-            if (id == 0 || id == self) continue;
-            atomic_store_explicit(&page->owner, HH_THREAD_VANISHED | (owner & HH_PAGE_FLAGS),
-                                  memory_order_relaxed);
+        for (uint32_t units = r->touched_units; units != 0; units &= units - 1) {
+            char *unit = (char *)r + (_hh_lowest_unit(units) << HH_UNIT_SHIFT);
+            for (size_t slot = 0; slot < SLOTS_PER_UNIT; slot++) {
+                hh_page *page = _hh_page_of(unit + (slot << HH_SPAGE_SHIFT));
+                uintptr_t owner = atomic_load_explicit(&page->owner, memory_order_relaxed);
+                uintptr_t id = owner & ~HH_PAGE_FLAGS;
+                if (id == 0 || id == self) continue;
+                atomic_store_explicit(&page->owner, HH_THREAD_VANISHED | (owner & HH_PAGE_FLAGS),
+                                      memory_order_relaxed);
+            }
         }
     }
 }
