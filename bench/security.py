@@ -7,11 +7,13 @@ of our own) run under every allocator mode.
                               [--sizes small,medium,large] [--repeat K] [--build DIR]
     python3 bench/security.py expect --library LIB --bin DIR FAMILY/PROBE[:SIZE] ...
 
-The first form prints Markdown: per bug class a table of every probe and size
-under every mode, the number caught per class and in all, and the probes the
-system allocator (glibc) catches that hugeheap does not. `expect` is the test
-(ctest runs it): it exits 1 unless every probe named is caught with LIB
-preloaded, after a control probe showed that LIB serves malloc there.
+The first form prints Markdown (modes also glibc-thp, hugeheap-nothp and
+hugeheap-pool, the library drawing on a reserved pool: `hugeheap pool
+reserve`): per bug class a table of every probe and size under every mode, the
+number caught per class and in all, and the probes the system allocator
+(glibc) catches that hugeheap does not. `expect` is the test (ctest runs it):
+it exits 1 unless every probe named is caught with LIB preloaded, after a
+control probe showed that LIB serves malloc there.
 
 A probe commits one bug and then prints NOT_CAUGHT. It is *caught* when the
 process dies by a signal (the allocator aborts, or the bug faults) or exits
@@ -64,8 +66,8 @@ PROBE_ERROR = 64  # probe.h: no verdict
 NOT_CAUGHT = "NOT_CAUGHT"
 # The allocator the control probe names for each built-in mode.
 SERVING = {"system": "glibc", "glibc-thp": "glibc", "hugeheap": "hugeheap",
-           "hugeheap-nothp": "hugeheap", "mimalloc": "mimalloc", "jemalloc": "jemalloc",
-           "tcmalloc": "tcmalloc"}
+           "hugeheap-nothp": "hugeheap", "hugeheap-pool": "hugeheap", "mimalloc": "mimalloc",
+           "jemalloc": "jemalloc", "tcmalloc": "tcmalloc"}
 
 
 @dataclass(frozen=True)
