@@ -369,13 +369,14 @@ static char *gained_pool_pages(const char *user, size_t old_usable, size_t gaine
 
 /* A block in pool pages grows to span bytes where it is: the addresses after
  * it are claimed (4 KiB pages), then the gained pool pages replace its old
- * tail and the claimed part up to the new whole units.  False, nothing
+ * tail and the claimed part up to the new whole units (gained: its
+ * gained_bytes of pool pages, NULL where it gains none).  False, nothing
  * changed, where those addresses are taken. */
-static bool grow_hugetlb_in_place(char *user, size_t old_usable, size_t span, char *gained) {
-    size_t old_whole = old_usable & ~HH_UNIT_MASK, whole = span & ~HH_UNIT_MASK;
+static bool grow_hugetlb_in_place(char *user, size_t old_usable, size_t span, char *gained,
+                                  size_t gained_bytes) {
+    size_t old_whole = old_usable & ~HH_UNIT_MASK;
     if (_hh_os_map_at(user + old_usable, span - old_usable) == NULL) return false;
-    if (gained == NULL || _hh_os_move(gained, whole - old_whole, user + old_whole,
-                                      whole - old_whole)) {
+    if (gained == NULL || _hh_os_move(gained, gained_bytes, user + old_whole, gained_bytes)) {
         return true;
     }
     _hh_os_unmap(user + old_usable, span - old_usable);
@@ -385,12 +386,14 @@ static bool grow_hugetlb_in_place(char *user, size_t old_usable, size_t span, ch
 /* A block in pool pages moves to a fresh range of span bytes: the gained
  * pool pages go into place first, then the block's own pool pages follow
  * by mremap (page tables, not bytes); the old tail (4 KiB pages) is copied.
- * The new header page is written by the caller.  NULL, the block as it was
- * and the gained pages given back, where the kernel refuses. */
-static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained) {
+ * The new header page is written by the caller (gained and gained_bytes
+ * as grow_hugetlb_in_place's).  NULL, the block as it was and the gained
+ * pages given back, where the kernel refuses. */
+static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained,
+                          size_t gained_bytes) {
     size_t old_usable = large->usable, old_whole = old_usable & ~HH_UNIT_MASK;
-    size_t gained_bytes = (span & ~HH_UNIT_MASK) - old_whole;
     HH_ASSERT(old_whole > 0); /* mapped with a whole unit, shrunk to whole units */
+    HH_ASSERT((gained == NULL) == (gained_bytes == 0));
     char *base = map_block(span, HH_UNIT, false);
     if (base != NULL && gained != NULL &&
         !_hh_os_move(gained, gained_bytes, base + HH_OS_PAGE + old_whole, gained_bytes)) {
@@ -408,7 +411,7 @@ static char *move_hugetlb(hh_large *large, char *user, size_t span, char *gained
     if (!_hh_os_move(user, old_whole, target, old_whole)) {
         _hh_granule_set(user, HH_GRANULE_LARGE);
         /* The gained pages, moved into the range, go with it. */
-        _hh_os_unmap_mapped(base, HH_OS_PAGE + span, gained != NULL ? gained_bytes : 0);
+        _hh_os_unmap_mapped(base, HH_OS_PAGE + span, gained_bytes);
         return NULL;
     }
     HH_TEST_POINT("large_moved", user);
@@ -434,12 +437,12 @@ static void *grow_hugetlb(hh_large *large, void *user, size_t size) {
     char *gained = gained_bytes != 0 ? gained_pool_pages(user, old_usable, gained_bytes) : NULL;
     if (gained_bytes != 0 && gained == NULL) return NULL;
     hh_heap *heap = _hh_heap;
-    if (grow_hugetlb_in_place(user, old_usable, span, gained)) {
+    if (grow_hugetlb_in_place(user, old_usable, span, gained, gained_bytes)) {
         large->map_size = HH_OS_PAGE + span;
         large->usable = span;
         if (heap->alive) _hh_count(&heap->stats.mremap_in_place, 1);
     } else {
-        char *base = move_hugetlb(large, user, span, gained);
+        char *base = move_hugetlb(large, user, span, gained, gained_bytes);
         if (base == NULL) return NULL;
         user = install(base, HH_OS_PAGE + span, HH_OS_PAGE, alignment, true, false,
                        old_requested);
