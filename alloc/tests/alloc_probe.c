@@ -76,6 +76,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "proc_value.h"
+
 static void smaps_totals(long *anon_kb, long *huge_kb) {
     FILE *f = fopen("/proc/self/smaps_rollup", "r");
     char line[256];
@@ -163,18 +165,6 @@ static int budget(size_t mib, long ms) {
     printf("filled_huge_kb=%ld huge_kb=%ld anon_kb=%ld cpu_ms=%ld\n", filled_huge_kb, huge_kb,
            anon_kb, cpu_ms());
     return 0;
-}
-
-/* The number `format` (a sscanf format of one %ld) reads from a line of
- * the file at `path`; -1 where none does. */
-static long proc_value(const char *path, const char *format) {
-    FILE *f = fopen(path, "r");
-    char line[256];
-    long value = -1;
-    if (f == NULL) return -1;
-    while (fgets(line, sizeof line, f)) sscanf(line, format, &value);
-    fclose(f);
-    return value;
 }
 
 static long thp_splits(void) { return proc_value("/proc/vmstat", "thp_split_page %ld"); }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "proc_value.h"
 #include "hugeheap.h"
 
 #ifdef TEST_STANDARD_NAMES
@@ -340,18 +341,8 @@ static void *grown_block(void) {
     return p;
 }
 
-/* KiB of the hugetlb pool this process holds (0 where the kernel does not say). */
-static long pool_kib(void) {
-    FILE *status = fopen("/proc/self/status", "r");
-    if (status == NULL) return 0;
-    char line[256];
-    long kib = 0;
-    while (fgets(line, sizeof line, status) != NULL) {
-        if (sscanf(line, "HugetlbPages: %ld kB", &kib) == 1) break;
-    }
-    fclose(status);
-    return kib;
-}
+/* KiB of the hugetlb pool this process holds (-1 where the kernel does not say). */
+static long pool_kib(void) { return proc_value("/proc/self/status", "HugetlbPages: %ld kB"); }
 
 /* Bytes mapped once a churned large block of 3 MiB is freed, against while
  * it was live: all of it if the cache keeps it, none if it is unmapped.
