@@ -67,7 +67,8 @@ typedef struct env_values {
     char pool_max[32];
     char small_heaps[16];
     char lending[8];
-    bool small_heaps_set, lending_set;
+    char pool_move[8];
+    bool small_heaps_set, lending_set, pool_move_set;
     bool thp_set, glibc_thp_set, stats_set, delay_set, threshold_set, units_set, budget_set,
         share_set, growth_set, pool_max_set;
 } env_values;
@@ -107,6 +108,8 @@ static void take_entry(env_values *v, const char *entry, size_t len) {
          sizeof(((env_values *)0)->small_heaps), offsetof(env_values, small_heaps_set)},
         {"HUGEHEAP_LENDING=", offsetof(env_values, lending), sizeof(((env_values *)0)->lending),
          offsetof(env_values, lending_set)},
+        {"HUGEHEAP_POOL_MOVE=", offsetof(env_values, pool_move),
+         sizeof(((env_values *)0)->pool_move), offsetof(env_values, pool_move_set)},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++) {
         size_t plen = strlen(known[i].prefix);
@@ -204,6 +207,7 @@ void _hh_config_read(hh_config *cfg) {
     cfg->growth_heap = HH_GROWTH_OFF;
     cfg->small_heaps = HH_SMALL_CLASSES; /* glibc_heap.c says why */
     cfg->lending = true;                 /* heap.c's alloc_freed says when */
+    cfg->pool_move = true;               /* release.c's move_pool_unit_locked says when */
     cfg->huge_budget = HH_BUDGET_AUTO;
     cfg->huge_budget_share = HUGE_BUDGET_SHARE_DEFAULT;
     cfg->pool_max = UINT64_MAX; /* HUGEHEAP_POOL_MAX_MB: no cap unless asked */
@@ -295,6 +299,13 @@ void _hh_config_read(hh_config *cfg) {
         cfg->lending = keyword_or_warn(v.lending, KEYWORDS(lending), cfg->lending,
                                        "hugeheap: unknown HUGEHEAP_LENDING value (expected auto "
                                        "or off); using auto\n") != 0;
+    }
+
+    if (v.pool_move_set) {
+        static const keyword pool_move[] = {{"auto", 1}, {"off", 0}};
+        cfg->pool_move = keyword_or_warn(v.pool_move, KEYWORDS(pool_move), cfg->pool_move,
+                                         "hugeheap: unknown HUGEHEAP_POOL_MOVE value (expected "
+                                         "auto or off); using auto\n") != 0;
     }
 
     if (v.budget_set) {

@@ -154,6 +154,9 @@ HH_INTERNAL bool _hh_os_commit_hugetlb(void *addr, size_t size);
 /* Plain memory over a unit of _hh_os_commit_hugetlb's: its page goes
  * back to the kernel's pool.  False (the page kept) if the kernel refused. */
 HH_INTERNAL bool _hh_os_uncommit_hugetlb_unit(void *addr);
+/* 4 KiB pages in place of a unit's pool page, the pages in_use marks (bit i:
+ * page i of the unit) copied; the process must have one thread (release.c). */
+HH_INTERNAL bool _hh_os_move_hugetlb_unit_to_small_pages(void *unit, const uint64_t *in_use);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
 HH_INTERNAL void _hh_os_populate(void *addr, size_t size);
@@ -375,6 +378,11 @@ HH_INTERNAL bool _hh_policy_slack_goes_back_locked(uint64_t *bound_pages, uint64
 HH_INTERNAL bool _hh_policy_unit_worth_splitting(const hh_region *r, size_t u);
 /* Unit u of r is in 4 KiB pages from now on: its huge page is split. */
 HH_INTERNAL void _hh_policy_unit_split_locked(hh_region *r, size_t u);
+/* hugetlb mode: whether sparse units' pool pages may become 4 KiB pages now
+ * (one thread), whether unit u of r is one to move, and that it was moved. */
+HH_INTERNAL bool _hh_policy_pool_units_movable(void);
+HH_INTERNAL bool _hh_policy_pool_unit_worth_moving(const hh_region *r, size_t u);
+HH_INTERNAL void _hh_policy_pool_unit_moved_locked(hh_region *r, size_t u);
 /* Under the dense policy, the units a run of 2 MiB or more covers whole that
  * hold no memory yet are advised huge, to be made huge pages (populated, while
  * the budget affords it) before it is handed out. */

@@ -6,6 +6,8 @@
  * system calls: when memory is advised huge, or given back, policy.c says. */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -259,6 +261,46 @@ bool _hh_os_uncommit_hugetlb_unit(void *addr) {
     if (!_hh_os_commit(addr, HH_UNIT)) return false;
     let_go_hugetlb(HH_UNIT);
     return true;
+}
+
+/* 4 KiB pages in place of the pool page of the unit at `unit`, holding the
+ * bytes of the pages `in_use` marks (bit i: page i of the unit); the others
+ * hold nothing.  The pages are copied into plain memory mapped elsewhere,
+ * which mremap then moves over the unit, giving its pool page back (the
+ * kernel neither splits a hugetlb page nor gives back part of one).  Only
+ * for a process of one thread, which is in here: no thread could write the
+ * pages between the copy and the move.  Signals are blocked meanwhile, so
+ * that no handler writes them either. */
+bool _hh_os_move_hugetlb_unit_to_small_pages(void *unit, const uint64_t *in_use) {
+    int saved = errno;
+    char *copy = map_plain(HH_UNIT, false);
+    bool moved = false;
+    if (copy != NULL) {
+        /* As the dense policy's regions are advised: 4 KiB pages until it
+         * finds the unit written enough to be a huge page again. */
+        advise_quietly(copy, HH_UNIT, MADV_NOHUGEPAGE);
+        sigset_t all, before;
+        sigfillset(&all);
+        sigprocmask(SIG_BLOCK, &all, &before);
+        for (size_t i = 0; i < HH_UNIT_PAGES;) {
+            while (i < HH_UNIT_PAGES && !(in_use[i / 64] >> (i % 64) & 1)) i++;
+            size_t start = i;
+            while (i < HH_UNIT_PAGES && (in_use[i / 64] >> (i % 64) & 1)) i++;
+            if (i > start) {
+                memcpy(copy + (start << HH_OS_PAGE_SHIFT), (char *)unit + (start << HH_OS_PAGE_SHIFT),
+                       (i - start) << HH_OS_PAGE_SHIFT);
+            }
+        }
+        moved = mremap(copy, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, unit) == unit;
+        sigprocmask(SIG_SETMASK, &before, NULL);
+        if (moved) {
+            let_go_hugetlb(HH_UNIT);
+        } else {
+            munmap(copy, HH_UNIT);
+        }
+    }
+    errno = saved;
+    return moved;
 }
 
 /* Gives the memory back but keeps the address range (part of a huge page:

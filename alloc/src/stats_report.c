@@ -279,6 +279,8 @@ static void take_snapshot(snapshot *s) {
     add(s, "slack_bytes_released", "  as free memory beyond a sixteenth of the demand", BYTES,
         LOAD(slack_bytes_released));
     add(s, "units_split", "  huge pages split for it", COUNT, LOAD(units_split));
+    add(s, "pool_units_moved", "  pool pages moved into 4 KiB pages for it", COUNT,
+        LOAD(pool_units_moved));
     add(s, "blocks_shut", "freed blocks shut (PROT_NONE)", COUNT, LOAD(blocks_shut));
     add(s, "units_promoted", "units collapsed into huge pages", COUNT, LOAD(units_promoted));
     add(s, "units_populated", "units made huge before the program's first touch", COUNT,

@@ -310,6 +310,7 @@ typedef struct hh_config {
     uint64_t huge_budget_share; /* at most 1/share of the CPU time goes to huge pages' cost */
     size_t memory_limit;       /* RAM + swap: no block can be larger */
     uint64_t pool_max;         /* bytes of explicit huge pages the process may hold */
+    bool pool_move;            /* a sparse unit's pool page may become 4 KiB pages (release.c) */
     char system_thp[16];       /* the kernel's THP setting at start-up; "" where unknown */
 } hh_config;
 
@@ -327,6 +328,7 @@ typedef struct hh_global_stats {
     _Atomic(uint64_t) huge_deferred; /* times the budget for huge pages said wait (policy.c) */
     _Atomic(uint64_t) units_released, units_refaulted; /* 2 MiB units given back / needed again */
     _Atomic(uint64_t) units_split;   /* huge pages split to give back their free pages (release.c) */
+    _Atomic(uint64_t) pool_units_moved; /* pool pages replaced by 4 KiB pages, for the same */
     _Atomic(uint64_t) slack_bytes_released; /* given back as free memory beyond the slack bound */
     _Atomic(uint64_t) bytes_released;
     _Atomic(uint64_t) blocks_shut; /* freed big blocks made PROT_NONE (release.c) */

@@ -49,6 +49,14 @@
  *                           "small=N small_ours=N big=N big_ours=N moved_ours=N"
  *                           (where glibc serves a small heap, the small
  *                           blocks are glibc's and the rest the library's)
+ *   alloc_probe scatter-blocks MIB THREADS
+ *                           allocate and fill MIB MiB in blocks of 20 KiB
+ *                           (THREADS 2: with a second thread that never
+ *                           allocates), free seven in eight, allocate a
+ *                           block every 60 ms for 1.2 s, check every byte
+ *                           of the blocks kept; print the pages of the
+ *                           hugetlb pool held before the frees and after:
+ *                           "hugetlb_kb=N hugetlb_after_kb=N"
  *   alloc_probe arena MIB   fill MIB MiB from one hh_arena of the preloaded
  *                           library, 64 KiB at a time; print "anon_kb=N
  *                           huge_kb=N"
@@ -215,6 +223,58 @@ static int holes(size_t mib, long pause_ms, size_t then_kib) {
 }
 
 static long peak_kb(void) { return proc_value("/proc/self/status", "VmHWM: %ld kB"); }
+
+static void *wait_for_close(void *fd) {
+    char c;
+    while (read(*(int *)fd, &c, 1) > 0) continue;
+    return NULL;
+}
+
+static long hugetlb_kb(void) { return proc_value("/proc/self/status", "HugetlbPages: %ld kB"); }
+
+static int scatter_blocks(size_t mib, int threads) {
+    enum { BLOCK = 20 << 10, MAX_BLOCKS = 16384 };
+    static unsigned char *blocks[MAX_BLOCKS];
+    int pipe_fds[2] = {-1, -1};
+    pthread_t waiter;
+    if (threads > 1) { /* a second thread that never allocates */
+        if (pipe(pipe_fds) != 0 || pthread_create(&waiter, NULL, wait_for_close, &pipe_fds[0]) != 0) {
+            return 1;
+        }
+    }
+    size_t count = (mib << 20) / BLOCK;
+    if (count > MAX_BLOCKS) count = MAX_BLOCKS;
+    for (size_t i = 0; i < count; i++) {
+        blocks[i] = malloc(BLOCK);
+        if (blocks[i] == NULL) return 1;
+        memset(blocks[i], (int)(i * 7 + 1) & 0xff, BLOCK);
+    }
+    long before_kb = hugetlb_kb();
+    for (size_t i = 0; i < count; i++) {
+        if (i % 8 != 0) free(blocks[i]);
+    }
+    struct timespec pause = {0, 60 * 1000 * 1000};
+    for (int waited = 0; waited < 1200; waited += 60) {
+        nanosleep(&pause, NULL);
+        allocate_one(BLOCK);
+    }
+    long after_kb = hugetlb_kb();
+    for (size_t i = 0; i < count; i += 8) {
+        for (size_t k = 0; k < BLOCK; k++) {
+            if (blocks[i][k] != ((i * 7 + 1) & 0xff)) {
+                fprintf(stderr, "alloc_probe: block %zu byte %zu changed\n", i, k);
+                return 1;
+            }
+        }
+        free(blocks[i]);
+    }
+    printf("hugetlb_kb=%ld hugetlb_after_kb=%ld\n", before_kb, after_kb);
+    if (threads > 1) {
+        close(pipe_fds[1]);
+        pthread_join(waiter, NULL);
+    }
+    return 0;
+}
 
 static int one_block(size_t kib) {
     char *block = malloc(kib << 10);
@@ -638,13 +698,16 @@ int main(int argc, char **argv) {
     if (argc >= 3 && (strcmp(argv[1], "arena") == 0 || strcmp(argv[1], "pool") == 0)) {
         return fill_api_heap(strcmp(argv[1], "arena") == 0, strtoul(argv[2], NULL, 10));
     }
+    if (argc >= 4 && strcmp(argv[1], "scatter-blocks") == 0) {
+        return scatter_blocks(strtoul(argv[2], NULL, 10), atoi(argv[3]));
+    }
     if (argc >= 3 && strcmp(argv[1], "replace") == 0) return replace(strtoul(argv[2], NULL, 10));
     if (argc >= 3 && strcmp(argv[1], "handover") == 0) return handover(strtoul(argv[2], NULL, 10));
     if (argc >= 4 && strcmp(argv[1], "budget") == 0) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
     }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | arena MIB | pool MIB | replace N | budget MIB MS | handover MIB | "
+                    "arrays MIB | arena MIB | pool MIB | scatter-blocks MIB THREADS | replace N | budget MIB MS | handover MIB | "
                     "lend N\n");
     return 2;
 }

@@ -464,18 +464,24 @@ def reserved_pool(pages: int) -> Iterator[None]:
         total.write_text(f"{before}\n")
 
 
-def hugetlb_run(args: argparse.Namespace, mib: int, *probe: str, **env: str) -> dict[str, object]:
-    """The statistics of alloc_probe touching mib MiB (and keeping them), or
-    of the probe's other commands, in hugetlb mode."""
+def hugetlb_probe(args: argparse.Namespace, probe: list[str],
+                  **env: str) -> tuple[dict[str, object], str]:
+    """The statistics and the output of an alloc_probe command in hugetlb mode."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = Path(tmp) / "stats.json"
-        result = run([args.probe, *(probe or ("touch", str(mib)))], env={
+        result = run([args.probe, *probe], env={
             "LD_PRELOAD": args.lib, "HUGEHEAP_THP": "hugetlb", "HUGEHEAP_STATS": f"json:{stats}",
             **env})
         expect(result.returncode == 0, f"probe failed under hugetlb: {result.stderr}")
         record = read_stats(stats)[0]
     expect(record["mode"] == "hugetlb", f"mode is {record['mode']}")
-    return record
+    return record, result.stdout
+
+
+def hugetlb_run(args: argparse.Namespace, mib: int, *probe: str, **env: str) -> dict[str, object]:
+    """The statistics of alloc_probe touching mib MiB (and keeping them), or
+    of the probe's other commands, in hugetlb mode."""
+    return hugetlb_probe(args, list(probe or ("touch", str(mib))), **env)[0]
 
 
 def check_hugetlb(args: argparse.Namespace) -> None:
@@ -546,6 +552,32 @@ def check_hugetlb(args: argparse.Namespace) -> None:
             expect(values["hugetlb_kb"] == 32 << 10,
                    f"a block of {kib} KiB holds {values['hugetlb_kb']} KiB of the pool, not "
                    "its 32 MiB of whole units")
+        check_pool_pages_moved(args)
+
+
+def check_pool_pages_moved(args: argparse.Namespace) -> None:
+    """The pool pages of units left at most half in use become 4 KiB pages
+    (their free pages then go back) in a process of one thread, with every
+    byte kept; not with a second thread, nor under HUGEHEAP_POOL_MOVE=off."""
+    cases = [("1", {}, True), ("2", {}, False), ("1", {"HUGEHEAP_POOL_MOVE": "off"}, False)]
+    for threads, env, moves in cases:
+        record, out = hugetlb_probe(args, ["scatter-blocks", "80", threads], **env)
+        values = probe_values(out)
+        moved = int(record["pool_units_moved"])  # type: ignore[call-overload]
+        what = f"{threads} thread(s){', ' + str(env) if env else ''}"
+        expect(values["hugetlb_kb"] >= 16 << 10,
+               f"{what}: the 80 MiB heap held only {values['hugetlb_kb']} KiB of the pool")
+        if moves:
+            expect(moved >= 1 and values["hugetlb_after_kb"] < values["hugetlb_kb"],
+                   f"{what}: {moved} pool pages moved, {values['hugetlb_kb']} -> "
+                   f"{values['hugetlb_after_kb']} KiB of the pool after seven blocks in eight "
+                   "were freed")
+        else:
+            expect(moved == 0 and values["hugetlb_after_kb"] == values["hugetlb_kb"],
+                   f"{what}: {moved} pool pages moved ({values['hugetlb_kb']} -> "
+                   f"{values['hugetlb_after_kb']} KiB), which only a process of one thread may do")
+        print(f"scattered blocks, {what}: {moved} pool pages moved, {values['hugetlb_kb']} -> "
+              f"{values['hugetlb_after_kb']} KiB of the pool")
 
 
 def check_environment(args: argparse.Namespace) -> None:
@@ -558,6 +590,7 @@ def check_environment(args: argparse.Namespace) -> None:
         "HUGEHEAP_HUGE_THRESHOLD_MB": ("big", "HUGEHEAP_HUGE_THRESHOLD_MB is not a number"),
         "HUGEHEAP_HUGE_UNITS": ("some", "unknown HUGEHEAP_HUGE_UNITS value"),
         "HUGEHEAP_HUGE_BUDGET": ("cheap", "unknown HUGEHEAP_HUGE_BUDGET value"),
+        "HUGEHEAP_POOL_MOVE": ("sometimes", "unknown HUGEHEAP_POOL_MOVE value"),
         "HUGEHEAP_LENDING": ("sometimes", "unknown HUGEHEAP_LENDING value"),
         "HUGEHEAP_HUGE_BUDGET_SHARE": ("0", "HUGEHEAP_HUGE_BUDGET_SHARE is not a whole number"),
         "HUGEHEAP_POOL_MAX_MB": ("lots", "HUGEHEAP_POOL_MAX_MB is not a number"),
