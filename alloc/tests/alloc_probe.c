@@ -707,7 +707,7 @@ int main(int argc, char **argv) {
         return budget(strtoul(argv[2], NULL, 10), strtol(argv[3], NULL, 10));
     }
     fprintf(stderr, "usage: alloc_probe touch MIB | threads | grow MIB | early MIB | sparse MIB | "
-                    "arrays MIB | arena MIB | pool MIB | scatter-blocks MIB THREADS | replace N | budget MIB MS | handover MIB | "
-                    "lend N\n");
+                    "arrays MIB | arena MIB | pool MIB | scatter-blocks MIB THREADS | replace N | "
+                    "budget MIB MS | handover MIB | lend N\n");
     return 2;
 }
