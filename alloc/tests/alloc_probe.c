@@ -284,7 +284,7 @@ static int one_block(size_t kib) {
     }
     memset(block, 1, kib << 10);
     __asm__ volatile("" : : "r"(block) : "memory"); /* the stores stay: freed unread */
-    printf("hugetlb_kb=%ld anon_kb=%ld\n", proc_value("/proc/self/status", "HugetlbPages: %ld kB"),
+    printf("hugetlb_kb=%ld anon_kb=%ld\n", hugetlb_kb(),
            proc_value("/proc/self/status", "RssAnon: %ld kB"));
     free(block);
     return 0;
