@@ -223,37 +223,28 @@ static size_t free_runs_in(const hh_region *r, size_t from, size_t to) {
 }
 
 /* The pool page of unit u of r becomes 4 KiB pages that hold its pages in
- * use only (os.c copies them), so that its free pages hold no memory: done
- * here, under the lock, because the process has one thread (policy.c's
- * _hh_policy_pool_units_movable), which nobody else waits for.  Pages whose
- * memory went back (0 where the kernel would not map the copy). */
-static size_t move_pool_unit_locked(hh_region *r, size_t u) {
-    size_t from = u * HH_UNIT_PAGES, to = from + HH_UNIT_PAGES;
+ * use only (os.c copies them), so that its free pages, given back as a split
+ * huge page's are, hold no memory: done here, under the lock, because the
+ * process has one thread (policy.c's _hh_policy_pool_units_movable), which
+ * nobody else waits for.  False where the kernel would not map the copy. */
+static bool move_pool_unit_locked(hh_region *r, size_t u) {
+    size_t from = u * HH_UNIT_PAGES;
     uint64_t in_use[HH_UNIT_PAGES / 64];
     memcpy(in_use, &r->used[from / 64], sizeof in_use);
     if (!_hh_os_move_hugetlb_unit_to_small_pages((char *)r + (from << HH_OS_PAGE_SHIFT), in_use)) {
-        return 0;
+        return false;
     }
     _hh_policy_pool_unit_moved_locked(r, u);
-    size_t dirty = _hh_count_dirty_free(r, from, to);
-    for (size_t w = from / 64; w < to / 64; w++) r->dirty[w] &= r->used[w];
-    HH_ASSERT(r->dirty_free >= dirty && _hh_pageheap.dirty_free_pages >= dirty);
-    r->dirty_free -= (uint32_t)dirty;
-    _hh_pageheap.dirty_free_pages -= dirty;
-    size_t free_pages = HH_UNIT_PAGES - _hh_count_bits(r->used, from, to);
-    atomic_fetch_add_explicit(&_hh_gstats.bytes_released, (uint64_t)free_pages << HH_OS_PAGE_SHIFT,
-                              memory_order_relaxed);
-    HH_ASSERT_EXPENSIVE(_hh_pages_valid_locked());
-    return free_pages;
+    return true;
 }
 
 /* Picks (and holds) up to `excess` pages of free memory of units quiet for
  * `quiet_ms` to give back, from the top down; the huge pages to split for
- * it, a page in use of each, in split[].  Where `move_pool`, the pool pages
- * of sparse units become 4 KiB pages at once (*moved: their free pages). */
-static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess, bool move_pool,
-                                hh_purge_run *runs, char **split, size_t *n_split,
-                                size_t *moved) {
+ * it, a page in use of each, in split[]; the sparse units' pool pages are
+ * moved into 4 KiB pages at once where the process has one thread. */
+static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess,
+                                hh_purge_run *runs, char **split, size_t *n_split) {
+    int pool_movable = -1; /* read once a unit is worth moving */
     size_t count = 0;
     uint64_t picked = 0;
     hh_region *order[64];
@@ -281,10 +272,12 @@ static size_t pick_slack_locked(uint64_t now, uint64_t quiet_ms, uint64_t excess
                 _hh_policy_unit_split_locked(r, u);
                 split[(*n_split)++] = (char *)r + (in_use << HH_OS_PAGE_SHIFT);
                 picked += held;
-            } else if (move_pool && _hh_policy_pool_unit_worth_moving(r, u)) {
-                size_t freed = move_pool_unit_locked(r, u);
-                *moved += freed;
-                picked += freed;
+            } else if (_hh_policy_pool_unit_worth_moving(r, u)) {
+                if (pool_movable < 0) pool_movable = _hh_policy_pool_units_movable();
+                if (!pool_movable) continue;
+                if (count + free_runs_in(r, from, to) > SLACK_RUNS) return count; /* at the next pass */
+                if (!move_pool_unit_locked(r, u)) continue;
+                picked += hold_free_runs_locked(r, from, to, false, runs, &count, SLACK_RUNS);
             }
         }
     }
@@ -300,11 +293,11 @@ static size_t give_back_slack_locked(uint64_t now) {
     if (slack <= bound) return 0;
     hh_purge_run runs[SLACK_RUNS];
     char *split[SLACK_SPLITS];
-    size_t n_split = 0, moved = 0;
-    size_t count = pick_slack_locked(now, quiet_ms, slack - bound, _hh_policy_pool_units_movable(),
-                                     runs, split, &n_split, &moved);
-    if (count > 0) purge_and_split_locked(runs, count, split, n_split);
-    size_t pages = moved;
+    size_t n_split = 0;
+    size_t count = pick_slack_locked(now, quiet_ms, slack - bound, runs, split, &n_split);
+    if (count == 0) return 0;
+    purge_and_split_locked(runs, count, split, n_split);
+    size_t pages = 0;
     for (size_t k = 0; k < count; k++) pages += runs[k].n;
     atomic_fetch_add_explicit(&_hh_gstats.slack_bytes_released, (uint64_t)pages << HH_OS_PAGE_SHIFT,
                               memory_order_relaxed);
