@@ -18,12 +18,21 @@ Where the controller is:
   hierarchy beside it, as here): a v2 group of its own for the run, named
   as its v1 groups (leftover_groups.end_leftover_groups finds it), sampled as on v2.
 
-The run's peak is then its memory peak plus its hugetlb peak. The two peaks
-may fall at different moments (a tool whose own table doubles in ordinary
-memory before its heap's pool pages peak), so the sum is an upper bound: at
-most the true peak plus the smaller of the two. Beside it the harness keeps a
-lower bound: the most memory and pool pages seen held together at one moment
-(both read at each sample), or either peak alone where that is more.
+The run's peak is then at most its memory peak plus its hugetlb peak. The
+two peaks may fall at different moments (a tool whose own table doubles in
+ordinary memory before its heap's pool pages peak), so the sum may overstate
+the true peak by the smaller of the two. On cgroup v1 without swap the
+harness bounds it more tightly: memory's own counter (memory.max_usage_in_bytes)
+is not the one the memory peak reads (memsw's, the same bytes where there is
+no swap), so at every sample it reads and sets back both it and the pool's
+counter; each interval between two samples (10 ms) then has its own two
+peaks, and the run's peak is at most the largest of their sums. A page taken
+and given back within the microseconds between reading a counter and setting
+it back is missed by that interval: a few 4 KiB pages at most, never a pool
+page (zeroing one alone takes longer). Beside the
+upper bound the harness keeps a lower bound: the most memory and pool pages
+seen held together at one moment (both read at each sample), or either peak
+alone where that is more.
 
 Its limit is the run's memory limit on each counter, reservations too where
 the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass it gets no
@@ -32,6 +41,7 @@ memory limit holds) instead of a SIGBUS at first touch."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +51,7 @@ from .cgroups import CgroupV1, CgroupV2, Hierarchies, RunGroup, discover, join_p
 from .machine import POOL_PAGE_KB
 
 PREFIX = f"hugetlb.{POOL_PAGE_KB // 1024}MB."  # the 2 MiB pool's files
+MEMINFO = Path("/proc/meminfo")  # its SwapTotal: whether memory and memsw count alike
 NOT_COUNTED = ("the hugetlb cgroup controller is not there: the memory peak and limit leave "
                "out pages of the hugetlb pool")
 
@@ -53,6 +64,11 @@ class HugetlbCharge:
     own: bool  # made here, beside a v1 run group: joined and removed here
     sampled: int = 0  # the most pool pages seen held (v2's peak: it keeps none)
     together: int = 0  # the most memory and pool pages seen held at one moment
+    # v1 without swap: memory's own peak counter, read and set back at each
+    # sample with the pool's (None: no interval bound; the two peaks added stand)
+    interval_memory: Path | None = None
+    interval_bound: int = 0  # the largest sum of an interval's two peaks
+    pool_peak_read: int = 0  # the pool's peak as read before each setting back
 
     def procs_file(self) -> str | None:
         """Where the tool's process writes its pid, for a group made here."""
@@ -69,7 +85,9 @@ class HugetlbCharge:
     def sample(self, memory_now: Callable[[], int | None] | None = None) -> bool:
         """Reads the pool pages held now and, where the run holds some, the
         run group's memory right after (memory_now: RunGroup.memory_now), so
-        that a run without pool pages costs one read. Whether it holds any."""
+        that a run without pool pages costs one read (two counters more, read
+        and set back, where intervals are bounded). Whether it holds any."""
+        self.close_interval()
         held = self._read("usage_in_bytes" if self.version == "v1" else "current")
         if not held:
             return False
@@ -79,12 +97,42 @@ class HugetlbCharge:
             self.together = max(self.together, memory + held)
         return True
 
+    def close_interval(self) -> None:
+        """Ends the interval since the last sample (since the run began, at
+        the first): its memory peak and pool peak added bound it. Called at
+        each sample and once more after the run has ended; a counter that
+        cannot be read or set back leaves the run without interval bounds."""
+        if self.interval_memory is None:
+            return
+        memory = _read_and_set_back(self.interval_memory)
+        pool = _read_and_set_back(self.path / (PREFIX + "max_usage_in_bytes"))
+        if memory is None or pool is None:
+            self.interval_memory, self.interval_bound = None, 0
+            return
+        self.pool_peak_read = max(self.pool_peak_read, pool)
+        self.interval_bound = max(self.interval_bound, memory + pool)
+
     def peak(self) -> int | None:
         """Bytes of pool pages the run held at its peak (v2: sampled)."""
         if self.version == "v1":
-            return self._read("max_usage_in_bytes")
+            now = self._read("max_usage_in_bytes")  # the peak since the last setting back
+            return None if now is None else max(now, self.pool_peak_read)
         self.sample()
         return self.sampled
+
+    def peak_upper_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
+        """The most the run's peak of memory and pool pages together can be:
+        the two run-long peaks added, or the largest interval's where every
+        interval was bounded (close_interval after the run's end first); the
+        memory peak alone where the pool's is not known."""
+        if memory_peak is None or pool_peak is None:
+            return memory_peak
+        added = memory_peak + pool_peak
+        if self.interval_memory is None:
+            return added
+        # Never under what is known held: an interval's counters set back a
+        # few microseconds late may have missed a page or two.
+        return max(min(added, self.interval_bound), self.together, memory_peak, pool_peak)
 
     def peak_lower_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
         """The least the run's true peak of memory and pool pages together can
@@ -104,6 +152,48 @@ class HugetlbCharge:
             return int((self.path / (PREFIX + name)).read_text())
         except (OSError, ValueError):
             return None
+
+
+def _read_and_set_back(path: Path) -> int | None:
+    """A v1 peak counter's value, then set back to the usage now (writing
+    0), on one open file so the two follow each other closely."""
+    try:
+        fd = os.open(path, os.O_RDWR)
+    except OSError:
+        return None
+    try:
+        value = int(os.pread(fd, 64, 0))
+        os.write(fd, b"0")
+        return value
+    except (OSError, ValueError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _no_swap() -> bool:
+    """Whether the machine has no swap: memory's counter and memsw's then
+    count the same bytes."""
+    try:
+        for line in MEMINFO.read_text().splitlines():
+            if line.startswith("SwapTotal:"):
+                return int(line.split()[1]) == 0
+    except (OSError, ValueError, IndexError):
+        pass
+    return False
+
+
+def _interval_memory(memory_group: Path | None) -> Path | None:
+    """memory.max_usage_in_bytes of a v1 memory group, where setting it back
+    leaves the run's memory peak alone (that is memsw's: RunGroup.memory_peak)
+    and counts the same bytes (no swap); None elsewhere."""
+    if memory_group is None:
+        return None
+    own = memory_group / "memory.max_usage_in_bytes"
+    if (memory_group / "memory.memsw.max_usage_in_bytes").exists() and own.exists() \
+            and _no_swap():
+        return own
+    return None
 
 
 def in_memory_controller(mountinfo: str | None = None) -> bool:
@@ -127,7 +217,8 @@ def attach(group: RunGroup, hierarchies: Hierarchies | None = None,
         return None, NOT_COUNTED
     if isinstance(group, CgroupV1):
         if "hugetlb" in group.paths:
-            return HugetlbCharge(group.paths["hugetlb"], "v1", own=False), None
+            return HugetlbCharge(group.paths["hugetlb"], "v1", own=False,
+                                 interval_memory=_interval_memory(group.paths.get("memory"))), None
         unified = (hierarchies or discover()).v2
         if unified is not None:
             return _beside_v1(unified, group.paths["freezer"].name)

@@ -96,10 +96,11 @@ class RunResult:
     # Bytes of hugetlb pool pages the run held at its peak (in
     # memory_peak_bytes too); None where not counted (hugetlb_cgroup.py).
     hugetlb_peak_bytes: int | None = None
-    # Where pool pages are counted: memory_peak_bytes is the memory peak plus
-    # the pool pages' peak, an upper bound of the true peak (the two may fall
-    # at different moments); this is a lower bound, the most of both seen held
-    # at one moment (HugetlbCharge.peak_lower_bound). None for other runs.
+    # Where pool pages are counted: memory_peak_bytes is an upper bound of the
+    # true peak of both (HugetlbCharge.peak_upper_bound: the two peaks, which
+    # may fall at different moments, added, per interval between two samples
+    # where the counters allow); this is a lower bound, the most of both seen
+    # held at one moment (HugetlbCharge.peak_lower_bound). None for other runs.
     memory_peak_lower_bytes: int | None = None
     # Pages of the pool free for the run when it started, for a tool run with
     # HUGEHEAP_THP=hugetlb; None for others.
@@ -325,15 +326,18 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
 
     def sample() -> float:
         """The huge-page share every SAMPLE_INTERVAL_S; memory and pool pages
-        more often while the run holds pool pages."""
+        more often while the run holds pool pages, or always where each
+        interval between samples bounds the peak (the shorter, the closer)."""
         nonlocal next_share
         now = time.monotonic()
         if now >= next_share:
             sampler.sample()
             next_share = now + SAMPLE_INTERVAL_S
         until_share = next_share - now
-        if charge is not None and charge.sample(group.memory_now if group else None):
-            return min(TOGETHER_INTERVAL_S, until_share)
+        if charge is not None:
+            holds_pool_pages = charge.sample(group.memory_now if group else None)
+            if holds_pool_pages or charge.interval_memory is not None:
+                return min(TOGETHER_INTERVAL_S, until_share)
         return until_share
 
     watch = ExitWatch(process.pid)
@@ -377,10 +381,10 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
                             "with Linux 5.19): peak memory not measured")
         cpu = cross_checked(cpu, usage, warnings)
         if held.hugetlb is not None:
+            held.hugetlb.close_interval()  # the last, up to the run's end
             hugetlb_peak = held.hugetlb.peak()
             peak_lower = held.hugetlb.peak_lower_bound(peak, hugetlb_peak)
-            if peak is not None and hugetlb_peak is not None:
-                peak += hugetlb_peak
+            peak = held.hugetlb.peak_upper_bound(peak, hugetlb_peak)
     else:
         cpu = CpuTimes(usage.ru_utime + usage.ru_stime, usage.ru_utime, usage.ru_stime)
         peak = usage.ru_maxrss * 1024
