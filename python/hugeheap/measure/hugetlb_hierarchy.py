@@ -152,26 +152,59 @@ def _wait_offered(unified: Path) -> bool:
     return True
 
 
+def _unmount(mount_point: Path) -> str | None:
+    if _libc.umount2(os.fsencode(mount_point), 0) != 0:
+        error = ctypes.get_errno()
+        return (f"cannot unmount the hugetlb hierarchy at {mount_point} "
+                f"({os.strerror(error)}); unmount it once no run uses it")
+    return None
+
+
+def _unmount_again(mount_point: Path) -> str | None:
+    """Mounts the lingering hierarchy again and unmounts it, where it has no
+    groups now; what is in the way, or None."""
+    try:
+        _mount_when_free(mount_point)
+    except OSError as error:
+        return (f"the hugetlb controller is not back in the unified hierarchy, and its v1 "
+                f"hierarchy cannot be mounted again at {mount_point} ({error.strerror})")
+    groups = [entry.name for entry in mount_point.iterdir() if entry.is_dir()]
+    problem = _unmount(mount_point)
+    if groups and problem is None:
+        return (f"the hugetlb controller's v1 hierarchy still has groups ({', '.join(groups)}): "
+                "it comes back to the unified hierarchy once they are removed")
+    return problem
+
+
+def _remove_mount_point(mount_point: Path) -> None:
+    with contextlib.suppress(OSError):  # the folder made for it; one not empty stays
+        mount_point.rmdir()
+
+
 def move_back(moved: Moved, mountinfo: str | None = None) -> str | None:
     """Unmounts the v1 hierarchy move_to_v1 made; the unified hierarchy gets
     the controller back (and offers it to its children if it did). What
     could not be undone, or None."""
     if moved.mount_point not in mounts(mountinfo).v1.values():
         return None  # unmounted already (by hand, or a restart)
-    if _libc.umount2(os.fsencode(moved.mount_point), 0) != 0:
-        error = ctypes.get_errno()
-        return (f"cannot unmount the hugetlb hierarchy at {moved.mount_point} "
-                f"({os.strerror(error)}); unmount it once no run uses it")
-    with contextlib.suppress(OSError):  # the folder made for it; one not empty stays
-        moved.mount_point.rmdir()
+    problem = _unmount(moved.mount_point)
+    if problem is not None:
+        return problem
     unified = mounts().unified
     if unified is None:
+        _remove_mount_point(moved.mount_point)
         return None
     if not _wait_offered(unified):
-        # A v1 group of it still in use keeps the hierarchy alive after the
-        # unmount; the controller comes back once that group is removed.
-        return (f"the hugetlb controller is not back in {unified} after {SETTLE_S:g} s: a "
-                "group of its v1 hierarchy is still in use")
+        # The kernel ends an unmounted v1 hierarchy only if it had no groups
+        # at the unmount: a run's group removed just before, but not yet let
+        # go of, keeps it alive with no one to end it later. Mounted again
+        # once that group is gone, it ends at the next unmount.
+        problem = _unmount_again(moved.mount_point)
+        if problem is not None or not _wait_offered(unified):
+            return problem or (f"the hugetlb controller is not back in {unified} after "
+                               f"{2 * SETTLE_S:g} s: a group of its v1 hierarchy is still "
+                               "in use")
+    _remove_mount_point(moved.mount_point)
     if moved.unified_offered:
         try:
             (unified / "cgroup.subtree_control").write_text(f"+{CONTROLLER}")
