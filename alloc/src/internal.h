@@ -157,6 +157,7 @@ HH_INTERNAL bool _hh_os_uncommit_hugetlb_unit(void *addr);
 /* 4 KiB pages in place of a unit's pool page, the pages in_use marks (bit i:
  * page i of the unit) copied; the process must have one thread (release.c). */
 HH_INTERNAL bool _hh_os_move_hugetlb_unit_to_small_pages(void *unit, const uint64_t *in_use);
+HH_INTERNAL bool _hh_os_move_unit_into_hugetlb(void *unit, const uint64_t *written);
 HH_INTERNAL void _hh_os_advise(void *addr, size_t size, bool huge);
 HH_INTERNAL void _hh_os_collapse(void *addr, size_t size);
 HH_INTERNAL void _hh_os_populate(void *addr, size_t size);

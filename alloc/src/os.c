@@ -263,14 +263,33 @@ bool _hh_os_uncommit_hugetlb_unit(void *addr) {
     return true;
 }
 
-/* 4 KiB pages in place of the pool page of the unit at `unit`, holding the
- * bytes of the pages `in_use` marks (bit i: page i of the unit); the others
- * hold nothing.  The pages are copied into plain memory mapped elsewhere,
- * which mremap then moves over the unit, giving its pool page back (the
- * kernel neither splits a hugetlb page nor gives back part of one).  Only
+/* Copies the pages of the unit at `unit` that `pages` marks (bit i: page i;
+ * the others read as zeros in both) into `copy`, a unit mapped elsewhere,
+ * and moves `copy` over the unit, whose own pages mremap gives back.  Only
  * for a process of one thread, which is in here: no thread could write the
  * pages between the copy and the move.  Signals are blocked meanwhile, so
  * that no handler writes them either. */
+static bool copy_over_unit(char *copy, void *unit, const uint64_t *pages) {
+    sigset_t all, before;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &before);
+    for (size_t i = 0; i < HH_UNIT_PAGES;) {
+        while (i < HH_UNIT_PAGES && !(pages[i / 64] >> (i % 64) & 1)) i++;
+        size_t start = i;
+        while (i < HH_UNIT_PAGES && (pages[i / 64] >> (i % 64) & 1)) i++;
+        if (i > start) {
+            memcpy(copy + (start << HH_OS_PAGE_SHIFT), (char *)unit + (start << HH_OS_PAGE_SHIFT),
+                   (i - start) << HH_OS_PAGE_SHIFT);
+        }
+    }
+    bool moved = mremap(copy, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, unit) == unit;
+    sigprocmask(SIG_SETMASK, &before, NULL);
+    return moved;
+}
+
+/* 4 KiB pages in place of the pool page of the unit at `unit`, holding the
+ * bytes of the pages `in_use` marks; the others hold nothing (the kernel
+ * neither splits a hugetlb page nor gives back part of one). */
 bool _hh_os_move_hugetlb_unit_to_small_pages(void *unit, const uint64_t *in_use) {
     int saved = errno;
     char *copy = map_plain(HH_UNIT, false);
@@ -279,26 +298,26 @@ bool _hh_os_move_hugetlb_unit_to_small_pages(void *unit, const uint64_t *in_use)
         /* As the dense policy's regions are advised: 4 KiB pages until it
          * finds the unit written enough to be a huge page again. */
         advise_quietly(copy, HH_UNIT, MADV_NOHUGEPAGE);
-        sigset_t all, before;
-        sigfillset(&all);
-        sigprocmask(SIG_BLOCK, &all, &before);
-        for (size_t i = 0; i < HH_UNIT_PAGES;) {
-            while (i < HH_UNIT_PAGES && !(in_use[i / 64] >> (i % 64) & 1)) i++;
-            size_t start = i;
-            while (i < HH_UNIT_PAGES && (in_use[i / 64] >> (i % 64) & 1)) i++;
-            if (i > start) {
-                memcpy(copy + (start << HH_OS_PAGE_SHIFT), (char *)unit + (start << HH_OS_PAGE_SHIFT),
-                       (i - start) << HH_OS_PAGE_SHIFT);
-            }
-        }
-        moved = mremap(copy, HH_UNIT, HH_UNIT, MREMAP_MAYMOVE | MREMAP_FIXED, unit) == unit;
-        sigprocmask(SIG_SETMASK, &before, NULL);
+        moved = copy_over_unit(copy, unit, in_use);
         if (moved) {
             let_go_hugetlb(HH_UNIT);
         } else {
             munmap(copy, HH_UNIT);
         }
     }
+    errno = saved;
+    return moved;
+}
+
+/* The move the other way: a pool page in place of the 4 KiB pages of the
+ * unit at `unit`, holding the bytes of the pages `written` marks (those
+ * holding memory; the others read as zeros, as a new pool page's do).
+ * False where the pool has no page for it, or the kernel would not move it. */
+bool _hh_os_move_unit_into_hugetlb(void *unit, const uint64_t *written) {
+    int saved = errno;
+    char *page = map_hugetlb(HH_UNIT);
+    bool moved = page != NULL && copy_over_unit(page, unit, written);
+    if (page != NULL && !moved) _hh_os_unmap_mapped(page, HH_UNIT, HH_UNIT);
     errno = saved;
     return moved;
 }

@@ -109,13 +109,8 @@ static void defer_for_budget(void) {
     atomic_store_explicit(&work_deferred, true, memory_order_relaxed);
 }
 
-/* Makes huge pages of [addr, addr + size) by `make` (collapse or populate),
- * and pays what it took; returns what it cost the budget per unit. */
-static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t size) {
-    uint64_t start = _hh_clock_ns();
-    make(addr, size);
-    uint64_t took = _hh_clock_ns() - start;
-    uint64_t units = units_in(size) > 0 ? units_in(size) : 1;
+/* Pays for `units` huge pages made in `took` ns; what each cost the budget. */
+static uint64_t pay_made(uint64_t took, uint64_t units) {
     uint64_t excess = excess_ns(took / units);
     atomic_fetch_add_explicit(&made_ns, took, memory_order_relaxed);
     atomic_fetch_add_explicit(&made_units, units, memory_order_relaxed);
@@ -130,6 +125,14 @@ static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t
     uint64_t recent = atomic_load_explicit(&recent_excess_ns, memory_order_relaxed);
     atomic_store_explicit(&recent_excess_ns, recent - recent / 4 + excess / 4, memory_order_relaxed);
     return excess;
+}
+
+/* Makes huge pages of [addr, addr + size) by `make` (collapse or populate),
+ * and pays what it took; returns what it cost the budget per unit. */
+static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t size) {
+    uint64_t start = _hh_clock_ns();
+    make(addr, size);
+    return pay_made(_hh_clock_ns() - start, units_in(size) > 0 ? units_in(size) : 1);
 }
 
 void _hh_policy_collapse(void *addr, size_t size) {
@@ -437,9 +440,22 @@ static void collapse_listed_blocks(bool budgeted) {
 
 /* ------------------------------------------------ units: the dense policy */
 
+/* Whether a new unit gets its pool page at the program's first touch.  Not
+ * under the dense policy in a one-thread process, until the heap proved
+ * dense: the unit starts in 4 KiB pages and is moved into a pool page once
+ * found written (collapse_dense_units), so a sparse heap's unit holds what
+ * the program wrote of it, as in THP mode, not a whole pool page.  Where
+ * threads could write a unit while it is copied, and without the budget
+ * (which makes every unit huge at once, not by moves), at the first touch. */
+static bool pool_page_at_first_touch(void) {
+    return populate_new_units || _hh_cfg.huge_budget == HH_BUDGET_OFF ||
+           !dense_policy_in_force() || !_hh_policy_pool_units_movable();
+}
+
 void _hh_policy_unit_touched_locked(hh_region *r, size_t u) {
     uint32_t mask = (uint32_t)1 << u;
-    if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask) && _hh_policy_huge_now(0)) {
+    if (_hh_cfg.thp == HH_THP_HUGETLB && !(r->hugetlb_units & mask) && _hh_policy_huge_now(0) &&
+        pool_page_at_first_touch()) {
         /* Untouched: nothing to lose by replacing it.  A small heap stays in
          * 4 KiB pages, as with transparent ones: a pool page for each unit
          * it touches would cost it up to 2 MiB of the pool apiece.  The unit
@@ -518,16 +534,37 @@ static bool proved_dense_locked(void) {
 
 static void make_every_unit_huge(void);
 
+/* The written unit at addr moved into a pool page (os.c copies the pages
+ * that hold memory: `resident`, by mincore), timed and paid as a collapse
+ * is.  False where the pool had no page for it. */
+static bool move_into_pool_page(void *addr, const unsigned char *resident) {
+    uint64_t written[HH_UNIT_PAGES / 64] = {0};
+    for (size_t i = 0; i < HH_UNIT_PAGES; i++) {
+        written[i / 64] |= (uint64_t)(resident[i] & 1) << (i % 64);
+    }
+    uint64_t start = _hh_clock_ns();
+    if (!_hh_os_move_unit_into_hugetlb(addr, written)) {
+        atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
+        return false;
+    }
+    (void)pay_made(_hh_clock_ns() - start, 1);
+    return true;
+}
+
 /* Under the dense policy: every unit of the regions that the program has
  * mostly written (pages handed out and resident, by mincore) is advised huge
- * and collapsed into a huge page now.  The lock is let go while the kernel
- * looks and collapses; what changes meanwhile is harmless (a page given back
- * in a unit being collapsed comes back as zeros, and one given back after
- * it splits the huge page). */
+ * and collapsed into a huge page now; in hugetlb mode, in a process of one
+ * thread, moved into a pool page instead (a quarter of a fresh transparent
+ * huge page's price where the host backs memory lazily).  The lock is let
+ * go while the kernel looks and collapses; what changes meanwhile is
+ * harmless (a page given back in a unit being collapsed comes back as
+ * zeros, and one given back after it splits the huge page; no other thread
+ * runs beside a move). */
 static void collapse_dense_units(void) {
     hh_dense_look looks[DENSE_BATCH];
     unsigned char resident[HH_UNIT_PAGES];
     bool short_of_budget = false;
+    int into_pool = -1; /* read once a unit is written enough */
     _hh_lock();
     hh_region *r = _hh_pageheap.regions;
     size_t u = 0;
@@ -577,8 +614,13 @@ static void collapse_dense_units(void) {
             HH_ASSERT(written <= used && used <= HH_UNIT_PAGES);
             looks[k].unwritten = used - written;
             if (written < HH_DENSE_PAGES) continue;
-            _hh_os_advise(addr, HH_UNIT, true);
-            _hh_policy_collapse(addr, HH_UNIT);
+            if (into_pool < 0) into_pool = _hh_policy_pool_units_movable();
+            if (into_pool && move_into_pool_page(addr, resident)) {
+                looks[k].in_pool_page = true;
+            } else {
+                _hh_os_advise(addr, HH_UNIT, true);
+                _hh_policy_collapse(addr, HH_UNIT);
+            }
             looks[k].made_huge = true;
             atomic_fetch_add_explicit(&_hh_gstats.units_promoted, 1, memory_order_relaxed);
         }
@@ -588,7 +630,12 @@ static void collapse_dense_units(void) {
                 looks[k].region->unit_checked_at[looks[k].unit] = looks[k].checked_at;
                 continue;
             }
-            if (looks[k].made_huge) looks[k].region->huge_units |= (uint32_t)1 << looks[k].unit;
+            uint32_t mask = (uint32_t)1 << looks[k].unit;
+            if (looks[k].in_pool_page) {
+                looks[k].region->hugetlb_units |= mask;
+            } else if (looks[k].made_huge) {
+                looks[k].region->huge_units |= mask;
+            }
             if (looks[k].again && !looks[k].made_huge) {
                 note_sparse_locked(looks[k].region, looks[k].unit, looks[k].unwritten);
             }

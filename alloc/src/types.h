@@ -402,6 +402,7 @@ typedef struct hh_dense_look {
     uint32_t checked_at;               /* when it was looked at before (0: never) */
     bool waits;                        /* not looked at: the budget ran out first */
     bool made_huge;                    /* advised huge and collapsed now */
+    bool in_pool_page;                 /* made huge by a move into a pool page */
     size_t unwritten;                  /* pages handed out and not resident */
 } hh_dense_look;
 

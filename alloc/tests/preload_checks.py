@@ -552,6 +552,14 @@ def check_hugetlb(args: argparse.Namespace) -> None:
             expect(values["hugetlb_kb"] == 32 << 10,
                    f"a block of {kib} KiB holds {values['hugetlb_kb']} KiB of the pool, not "
                    "its 32 MiB of whole units")
+        # A sparse heap (blocks written a tenth, as ABC's pdr's) in a process
+        # of one thread keeps its units in 4 KiB pages under the dense policy,
+        # as THP mode does: a pool page at each unit's first touch would hold
+        # 2 MiB where 200 KiB were written (the whole pool, here).
+        sparse = hugetlb_run(args, 0, "sparse", "96")
+        held = int(sparse["hugetlb_bytes"])  # type: ignore[call-overload]
+        expect(held <= 8 << 20, f"a sparse heap of 96 MiB holds {held} bytes of the pool")
+        print(f"sparse heap of 96 MiB: {held} bytes of the pool")
         check_pool_pages_moved(args)
 
 
