@@ -167,9 +167,10 @@ def test_the_peaks_bounds_from_both_counters_read_together(
 def test_v1_without_swap_bounds_each_interval_between_samples(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """On v1 without swap, memory's own peak counter (not memsw's, which the
-    memory peak reads) and the pool's are read and set back at every sample:
-    a table in ordinary memory given back before the heap takes pool pages
-    no longer counts beside them."""
+    memory peak reads) is read and set back at every sample, and each
+    interval's peak counts beside the pool's peak so far: a table in
+    ordinary memory given back before the heap takes pool pages no longer
+    counts beside them."""
     memory = tmp_path / "memory" / "run"
     memory.mkdir(parents=True)
     for name in ("memory.max_usage_in_bytes", "memory.memsw.max_usage_in_bytes"):
@@ -185,7 +186,8 @@ def test_v1_without_swap_bounds_each_interval_between_samples(
         meminfo.write_text(f"MemTotal: 1000 kB\nSwapTotal: {swap_kib} kB\n")
         charge, _ = attach(group, Hierarchies(None, {}))
         assert charge is not None
-        for memory_peak, pool_peak, pool_now in intervals:  # each interval's two peaks
+        # each interval's memory peak, the pool's peak so far and its pages now
+        for memory_peak, pool_peak, pool_now in intervals:
             (memory / "memory.max_usage_in_bytes").write_text(f"{memory_peak}\n")
             (path / "hugetlb.2MB.max_usage_in_bytes").write_text(f"{pool_peak * PAGE}\n")
             (path / "hugetlb.2MB.usage_in_bytes").write_text(f"{pool_now * PAGE}\n")
@@ -213,6 +215,16 @@ def test_v1_without_swap_bounds_each_interval_between_samples(
     assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
     # Never under either peak, nor the pool peak unknown.
     assert charge.peak_upper_bound(150 * MIB, None) == 150 * MIB
+    # A read and its setting back too far apart (the harness descheduled)
+    # while the run holds pool pages: that gap counts with memory's peak so
+    # far (memsw's, never set back), here the table's 100 MiB.
+    (memory / "memory.max_usage_in_bytes").write_text("0\n")
+    (memory / "memory.memsw.max_usage_in_bytes").write_text(f"{100 * MIB}\n")
+    monkeypatch.setattr(hugetlb_cgroup, "GAP_NS", -1)
+    charge = sampled(0, intervals)
+    assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
+    charge = sampled(0, intervals[:1])  # no pool pages yet: the gap adds nothing
+    assert charge.peak_upper_bound(100 * MIB, 0) == 100 * MIB
 
 
 def v2_group(tmp_path: Path, with_hugetlb: bool) -> CgroupV2:

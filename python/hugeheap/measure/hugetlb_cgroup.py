@@ -22,17 +22,20 @@ The run's peak is then at most its memory peak plus its hugetlb peak. The
 two peaks may fall at different moments (a tool whose own table doubles in
 ordinary memory before its heap's pool pages peak), so the sum may overstate
 the true peak by the smaller of the two. On cgroup v1 without swap the
-harness bounds it more tightly: memory's own counter (memory.max_usage_in_bytes)
-is not the one the memory peak reads (memsw's, the same bytes where there is
-no swap), so at every sample it reads and sets back both it and the pool's
-counter; each interval between two samples (10 ms) then has its own two
-peaks, and the run's peak is at most the largest of their sums. A page taken
-and given back within the microseconds between reading a counter and setting
-it back is missed by that interval: a few 4 KiB pages at most, never a pool
-page (zeroing one alone takes longer). Beside the
-upper bound the harness keeps a lower bound: the most memory and pool pages
-seen held together at one moment (both read at each sample), or either peak
-alone where that is more.
+harness bounds it more tightly: memory's own peak counter
+(memory.max_usage_in_bytes) is not the one the memory peak reads (memsw's,
+the same bytes where there is no swap), so at every sample (10 ms) it reads
+it and sets it back; each interval between two samples then has its own
+memory peak, and the run's peak is at most the largest sum of one
+interval's memory peak and the pool's peak so far (its counter, never set
+back, stays the run's exact pool peak). Memory taken and given back
+between the read and the setting back would be missed: the two are timed,
+and where they came further apart than GAP_NS (the harness descheduled:
+about one pair in 3,000 here) while the run held pool pages, that moment
+counts with memory's run-long peak so far. Beside the upper bound the
+harness keeps a lower bound: the most memory and pool pages seen held
+together at one moment (both read at each sample), or either peak alone
+where that is more.
 
 Its limit is the run's memory limit on each counter, reservations too where
 the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass it gets no
@@ -42,6 +45,7 @@ memory limit holds) instead of a SIGBUS at first touch."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +56,10 @@ from .machine import POOL_PAGE_KB
 
 PREFIX = f"hugetlb.{POOL_PAGE_KB // 1024}MB."  # the 2 MiB pool's files
 MEMINFO = Path("/proc/meminfo")  # its SwapTotal: whether memory and memsw count alike
+# The most time between reading memory's own peak counter and setting it
+# back for the interval's peak to stand: within it a program can fault in
+# and give back a few dozen 4 KiB pages at most.
+GAP_NS = 50_000
 NOT_COUNTED = ("the hugetlb cgroup controller is not there: the memory peak and limit leave "
                "out pages of the hugetlb pool")
 
@@ -65,10 +73,9 @@ class HugetlbCharge:
     sampled: int = 0  # the most pool pages seen held (v2's peak: it keeps none)
     together: int = 0  # the most memory and pool pages seen held at one moment
     # v1 without swap: memory's own peak counter, read and set back at each
-    # sample with the pool's (None: no interval bound; the two peaks added stand)
+    # sample (None: no interval bound; the two run-long peaks added stand)
     interval_memory: Path | None = None
-    interval_bound: int = 0  # the largest sum of an interval's two peaks
-    pool_peak_read: int = 0  # the pool's peak as read before each setting back
+    interval_bound: int = 0  # the largest interval's memory peak + the pool's peak then
 
     def procs_file(self) -> str | None:
         """Where the tool's process writes its pid, for a group made here."""
@@ -99,24 +106,27 @@ class HugetlbCharge:
 
     def close_interval(self) -> None:
         """Ends the interval since the last sample (since the run began, at
-        the first): its memory peak and pool peak added bound it. Called at
-        each sample and once more after the run has ended; a counter that
-        cannot be read or set back leaves the run without interval bounds."""
+        the first): its memory peak and the pool's peak so far added bound
+        it. Called at each sample and once more after the run has ended; a
+        counter that cannot be read or set back in time leaves the run
+        without interval bounds."""
         if self.interval_memory is None:
             return
-        memory = _read_and_set_back(self.interval_memory)
-        pool = _read_and_set_back(self.path / (PREFIX + "max_usage_in_bytes"))
+        memory, in_time = _read_and_set_back(self.interval_memory)
+        pool = self._read("max_usage_in_bytes")  # read after: it covers the interval
+        if memory is not None and pool and not in_time:
+            # The gap before the setting back is seen by no interval: memory's
+            # peak so far (memsw's, never set back) stands for it.
+            memory = _read_int(self.interval_memory.with_name("memory.memsw.max_usage_in_bytes"))
         if memory is None or pool is None:
             self.interval_memory, self.interval_bound = None, 0
             return
-        self.pool_peak_read = max(self.pool_peak_read, pool)
         self.interval_bound = max(self.interval_bound, memory + pool)
 
     def peak(self) -> int | None:
         """Bytes of pool pages the run held at its peak (v2: sampled)."""
         if self.version == "v1":
-            now = self._read("max_usage_in_bytes")  # the peak since the last setting back
-            return None if now is None else max(now, self.pool_peak_read)
+            return self._read("max_usage_in_bytes")
         self.sample()
         return self.sampled
 
@@ -130,8 +140,8 @@ class HugetlbCharge:
         added = memory_peak + pool_peak
         if self.interval_memory is None:
             return added
-        # Never under what is known held: an interval's counters set back a
-        # few microseconds late may have missed a page or two.
+        # Never under what is known held (an interval may miss the few
+        # pages taken and given back between a read and its setting back).
         return max(min(added, self.interval_bound), self.together, memory_peak, pool_peak)
 
     def peak_lower_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
@@ -148,27 +158,33 @@ class HugetlbCharge:
             CgroupV2.existing(self.path).remove()
 
     def _read(self, name: str) -> int | None:
-        try:
-            return int((self.path / (PREFIX + name)).read_text())
-        except (OSError, ValueError):
-            return None
+        return _read_int(self.path / (PREFIX + name))
 
 
-def _read_and_set_back(path: Path) -> int | None:
-    """A v1 peak counter's value, then set back to the usage now (writing
-    0), on one open file so the two follow each other closely."""
+def _read_and_set_back(path: Path) -> tuple[int | None, bool]:
+    """A v1 peak counter's value (None where it cannot be read or set
+    back), then set back to the usage now (writing 0), on one open file so
+    the two follow each other closely; and whether they came within GAP_NS."""
     try:
         fd = os.open(path, os.O_RDWR)
     except OSError:
-        return None
+        return None, False
     try:
+        before = time.monotonic_ns()
         value = int(os.pread(fd, 64, 0))
         os.write(fd, b"0")
-        return value
+        return value, time.monotonic_ns() - before <= GAP_NS
     except (OSError, ValueError):
-        return None
+        return None, False
     finally:
         os.close(fd)
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        return int(path.read_text())
+    except (OSError, ValueError):
+        return None
 
 
 def _no_swap() -> bool:
