@@ -67,7 +67,7 @@ class RunRecord:
     steal_time: float | None = None
     # bytes: for a run holding pages of the hugetlb pool, the least its true
     # peak can be (memory_peak, memory's and the pool's peaks added, run-long
-    # or per interval between samples, is the most;
+    # or memory's per interval between samples, is the most;
     # measure.runner.RunResult.memory_peak_lower_bytes); None for other
     # runs, and in campaigns stored before
     memory_peak_lower: int | None = None

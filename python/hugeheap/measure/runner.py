@@ -98,8 +98,8 @@ class RunResult:
     hugetlb_peak_bytes: int | None = None
     # Where pool pages are counted: memory_peak_bytes is an upper bound of the
     # true peak of both (HugetlbCharge.peak_upper_bound: the two peaks, which
-    # may fall at different moments, added, per interval between two samples
-    # where the counters allow); this is a lower bound, the most of both seen
+    # may fall at different moments, added; memory's per interval between two
+    # samples where the counters allow); this is a lower bound, the most of both seen
     # held at one moment (HugetlbCharge.peak_lower_bound). None for other runs.
     memory_peak_lower_bytes: int | None = None
     # Pages of the pool free for the run when it started, for a tool run with

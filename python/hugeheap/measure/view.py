@@ -63,8 +63,8 @@ def _memory_peak(r: RunResult) -> str:
         return f"{r.memory_peak_bytes / 2**20:.1f} MiB"
     return (f"{r.memory_peak_lower_bytes / 2**20:.1f}-{r.memory_peak_bytes / 2**20:.1f} MiB "
             f"(pool pages in it, {r.hugetlb_peak_bytes / 2**20:.1f} MiB at most: at least the "
-            "most of both seen at one moment, at most the two peaks added, per interval "
-            "between samples where the counters allow)")
+            "most of both seen at one moment, at most the two peaks added, or each "
+            "interval's memory peak and the pool's so far where the counters allow)")
 
 
 def _environment(record: dict[str, Any]) -> str:
