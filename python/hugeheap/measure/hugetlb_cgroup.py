@@ -52,10 +52,9 @@ from pathlib import Path
 
 from .cgroup_mounts import cgroup_mounts
 from .cgroups import CgroupV1, CgroupV2, Hierarchies, RunGroup, discover, join_procs
-from .machine import POOL_PAGE_KB
+from .machine import MEMINFO, POOL_PAGE_KB, meminfo_kb
 
 PREFIX = f"hugetlb.{POOL_PAGE_KB // 1024}MB."  # the 2 MiB pool's files
-MEMINFO = Path("/proc/meminfo")  # its SwapTotal: whether memory and memsw count alike
 # The most time between reading memory's own peak counter and setting it
 # back for the interval's peak to stand: within it a program can fault in
 # and give back a few dozen 4 KiB pages at most.
@@ -189,14 +188,8 @@ def _read_int(path: Path) -> int | None:
 
 def _no_swap() -> bool:
     """Whether the machine has no swap: memory's counter and memsw's then
-    count the same bytes."""
-    try:
-        for line in MEMINFO.read_text().splitlines():
-            if line.startswith("SwapTotal:"):
-                return int(line.split()[1]) == 0
-    except (OSError, ValueError, IndexError):
-        pass
-    return False
+    count the same bytes (not where /proc/meminfo does not say)."""
+    return meminfo_kb(MEMINFO).get("SwapTotal") == 0
 
 
 def _interval_memory(memory_group: Path | None) -> Path | None:
