@@ -164,17 +164,16 @@ def test_the_peaks_bounds_from_both_counters_read_together(
     assert charge.together == 60 * MIB and charge.sampled == 20 * PAGE
 
 
-def test_v1_without_swap_bounds_each_interval_between_samples(
+def test_v1_without_swap_bounds_the_peak_by_readings_of_two_counters(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """On v1 without swap, memory's own peak counter (not memsw's, which the
-    memory peak reads) is read and set back at every sample, and each
-    interval's peak counts beside the pool's peak so far: a table in
-    ordinary memory given back before the heap takes pool pages no longer
-    counts beside them."""
+    """On v1 without swap, memory's own peak counter and memsw's count the
+    same bytes: each sample reads one in turn and sets it back, each reading
+    counts beside the pool's peak so far, and the memory peak is the largest
+    reading. A table in ordinary memory given back before the heap takes pool
+    pages no longer counts beside them."""
     memory = tmp_path / "memory" / "run"
     memory.mkdir(parents=True)
-    for name in ("memory.max_usage_in_bytes", "memory.memsw.max_usage_in_bytes"):
-        (memory / name).write_text("0\n")
+    counters = [memory / "memory.max_usage_in_bytes", memory / "memory.memsw.max_usage_in_bytes"]
     path = control_files(tmp_path / "hugetlb" / "run", usage_in_bytes="0\n",
                          max_usage_in_bytes="0\n")
     group = CgroupV1.existing({"freezer": tmp_path / "freezer" / "run", "memory": memory,
@@ -182,49 +181,65 @@ def test_v1_without_swap_bounds_each_interval_between_samples(
     meminfo = tmp_path / "meminfo"
     monkeypatch.setattr(hugetlb_cgroup, "MEMINFO", meminfo)
 
-    def sampled(swap_kib: int, intervals: list[tuple[int, int, int]]) -> HugetlbCharge:
+    def sampled(swap_kib: int, intervals: list[tuple[int, int, int]],
+                unreadable: Path | None = None) -> HugetlbCharge:
+        """A run of these intervals between samples: memory's peak in each,
+        the pool's peak so far and its pages at the sample (a counter gone
+        once the run has begun where unreadable)."""
         meminfo.write_text(f"MemTotal: 1000 kB\nSwapTotal: {swap_kib} kB\n")
+        since_set_back = [0, 0]  # what each counter shows, as the kernel would
+        for counter in counters:
+            counter.write_text("0\n")
         charge, _ = attach(group, Hierarchies(None, {}))
         assert charge is not None
-        # each interval's memory peak, the pool's peak so far and its pages now
+        if unreadable is not None:
+            unreadable.unlink()
         for memory_peak, pool_peak, pool_now in intervals:
-            (memory / "memory.max_usage_in_bytes").write_text(f"{memory_peak}\n")
+            for which, counter in enumerate(counters):
+                since_set_back[which] = max(since_set_back[which], memory_peak)
+                if counter != unreadable:
+                    counter.write_text(f"{since_set_back[which]}\n")
             (path / "hugetlb.2MB.max_usage_in_bytes").write_text(f"{pool_peak * PAGE}\n")
             (path / "hugetlb.2MB.usage_in_bytes").write_text(f"{pool_now * PAGE}\n")
             charge.sample(lambda: 0)
-            # set back: the kernel then shows the usage now (0 written over the
-            # fake's first digit)
-            set_back = (memory / "memory.max_usage_in_bytes").read_text().startswith("0")
-            assert set_back == (charge.interval_memory is not None)
+            # a counter set back has a 0 written over its first digit
+            set_back = [counter != unreadable and counter.read_text().startswith("0")
+                        and shown > 0
+                        for counter, shown in zip(counters, since_set_back, strict=True)]
+            if charge.interval_counters is None or unreadable is not None:
+                assert set_back == [False, False]
+            else:
+                assert sum(set_back) == 1
+                since_set_back[set_back.index(True)] = 0
+        if unreadable is not None:
+            unreadable.write_text("0\n")
+        charge.close_interval(last=True)
         return charge
 
-    # 100 MiB, given back; then 20 pool pages beside 10 MiB; the run's end.
-    intervals = [(100 * MIB, 0, 0), (10 * MIB, 20, 20), (12 * MIB, 20, 0)]
+    # 100 MiB, given back; a quiet sample; 20 pool pages beside 10 MiB; the run's end.
+    intervals = [(100 * MIB, 0, 0), (10 * MIB, 0, 0), (10 * MIB, 20, 20), (12 * MIB, 20, 0)]
     charge = sampled(0, intervals)
-    charge.close_interval()  # after the run: an empty last interval
     assert charge.peak() == 20 * PAGE
+    # The group's peak (memsw's) was set back on the way; the readings keep it.
+    assert charge.memory_peak(12 * MIB) == 100 * MIB
     assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 100 * MIB  # not 140
-    # Where swap is, memsw and memory count different bytes: the peaks added.
+    # The table and the pool pages one sample apart: the counter read second
+    # saw both (each reading spans two intervals).
+    charge = sampled(0, [(100 * MIB, 0, 0), (10 * MIB, 20, 20), (12 * MIB, 20, 0)])
+    assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
+    # Where swap is, memsw and memory count different bytes: the peaks added,
+    # and the group's own peak stands.
     charge = sampled(1024, intervals)
-    assert charge.interval_memory is None
+    assert charge.interval_counters is None
+    assert charge.memory_peak(100 * MIB) == 100 * MIB
     assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
-    # A counter that cannot be read loses the intervals: the peaks added.
-    charge = sampled(0, intervals[:1])
-    (memory / "memory.max_usage_in_bytes").unlink()
-    charge.close_interval()
+    # A counter that cannot be read leaves moments no reading covers: the
+    # peaks added, and no counter is set back after.
+    charge = sampled(0, intervals, unreadable=counters[0])
     assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
+    assert charge.memory_peak(100 * MIB) == 100 * MIB
     # Never under either peak, nor the pool peak unknown.
     assert charge.peak_upper_bound(150 * MIB, None) == 150 * MIB
-    # A read and its setting back too far apart (the harness descheduled)
-    # while the run holds pool pages: that gap counts with memory's peak so
-    # far (memsw's, never set back), here the table's 100 MiB.
-    (memory / "memory.max_usage_in_bytes").write_text("0\n")
-    (memory / "memory.memsw.max_usage_in_bytes").write_text(f"{100 * MIB}\n")
-    monkeypatch.setattr(hugetlb_cgroup, "GAP_NS", -1)
-    charge = sampled(0, intervals)
-    assert charge.peak_upper_bound(100 * MIB, 20 * PAGE) == 140 * MIB
-    charge = sampled(0, intervals[:1])  # no pool pages yet: the gap adds nothing
-    assert charge.peak_upper_bound(100 * MIB, 0) == 100 * MIB
 
 
 def v2_group(tmp_path: Path, with_hugetlb: bool) -> CgroupV2:
@@ -395,7 +410,7 @@ for offset in range(0, 96 << 20, 4096):
     table[offset] = 1
 time.sleep(0.3)
 table.close()
-time.sleep(0.05)  # a few samples apart
+time.sleep(0.3)  # many samples apart, were the harness ever so late
 pages = int(sys.argv[1])
 held = mmap.mmap(-1, pages << 21, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000)
 for page in range(pages):
@@ -432,7 +447,7 @@ def intervals_bounded() -> bool:
     samples here: hugetlb counted in cgroup v1, memsw kept, no swap."""
     hierarchies = discover()
     return "hugetlb" in hierarchies.v1 and \
-        hugetlb_cgroup._interval_memory(hierarchies.v1.get("memory")) is not None
+        hugetlb_cgroup._interval_counters(hierarchies.v1.get("memory")) is not None
 
 
 SHORT_HOLD = """\

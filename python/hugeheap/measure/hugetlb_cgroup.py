@@ -22,20 +22,18 @@ The run's peak is then at most its memory peak plus its hugetlb peak. The
 two peaks may fall at different moments (a tool whose own table doubles in
 ordinary memory before its heap's pool pages peak), so the sum may overstate
 the true peak by the smaller of the two. On cgroup v1 without swap the
-harness bounds it more tightly: memory's own peak counter
-(memory.max_usage_in_bytes) is not the one the memory peak reads (memsw's,
-the same bytes where there is no swap), so at every sample (10 ms) it reads
-it and sets it back; each interval between two samples then has its own
-memory peak, and the run's peak is at most the largest sum of one
-interval's memory peak and the pool's peak so far (its counter, never set
-back, stays the run's exact pool peak). Memory taken and given back
-between the read and the setting back would be missed: the two are timed,
-and where they came further apart than GAP_NS (the harness descheduled:
-about one pair in 3,000 here) while the run held pool pages, that moment
-counts with memory's run-long peak so far. Beside the upper bound the
-harness keeps a lower bound: the most memory and pool pages seen held
-together at one moment (both read at each sample), or either peak alone
-where that is more.
+harness bounds it more tightly. There the memory group has two peak counters
+of the same bytes, memory's own (memory.max_usage_in_bytes) and memsw's, and
+each sample (10 ms) reads one of them in turn and sets it back. A reading
+covers every moment since that counter was last set back, and the other
+counter's next reading covers the few microseconds between a read and its
+setting back, however late the harness was: every moment of the run is in
+some reading. So the run's memory peak is the largest value read, exactly,
+and its peak with pool pages is at most the largest sum of one reading and
+the pool's peak so far (its counter, never set back, stays the run's exact
+pool peak). Beside the upper bound the harness keeps a lower bound: the most
+memory and pool pages seen held together at one moment (both read at each
+sample), or either peak alone where that is more.
 
 Its limit is the run's memory limit on each counter, reservations too where
 the kernel has them (hugetlb.2MB.rsvd.*): a heap that would pass it gets no
@@ -44,8 +42,8 @@ memory limit holds) instead of a SIGBUS at first touch."""
 
 from __future__ import annotations
 
+import contextlib
 import os
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +53,6 @@ from .cgroups import CgroupV1, CgroupV2, Hierarchies, RunGroup, discover, join_p
 from .machine import MEMINFO, POOL_PAGE_KB, meminfo_kb
 
 PREFIX = f"hugetlb.{POOL_PAGE_KB // 1024}MB."  # the 2 MiB pool's files
-# The most time between reading memory's own peak counter and setting it
-# back for the interval's peak to stand: within it a program can fault in
-# and give back a few dozen 4 KiB pages at most.
-GAP_NS = 50_000
 NOT_COUNTED = ("the hugetlb cgroup controller is not there: the memory peak and limit leave "
                "out pages of the hugetlb pool")
 
@@ -71,10 +65,15 @@ class HugetlbCharge:
     own: bool  # made here, beside a v1 run group: joined and removed here
     sampled: int = 0  # the most pool pages seen held (v2's peak: it keeps none)
     together: int = 0  # the most memory and pool pages seen held at one moment
-    # v1 without swap: memory's own peak counter, read and set back at each
-    # sample (None: no interval bound; the two run-long peaks added stand)
-    interval_memory: Path | None = None
-    interval_bound: int = 0  # the largest interval's memory peak + the pool's peak then
+    # v1 without swap: memory's own peak counter and memsw's, read and set
+    # back in turn, one at each sample (None: no interval bound; the two
+    # run-long peaks added stand)
+    interval_counters: tuple[Path, Path] | None = None
+    turn: int = 0  # which of the two the next sample reads
+    # the largest value either counter showed: the run's memory peak (None:
+    # none read, so none set back either, and the group's peak stands)
+    memory_read: int | None = None
+    interval_bound: int | None = 0  # the largest reading + the pool's peak then (None: unknown)
 
     def procs_file(self) -> str | None:
         """Where the tool's process writes its pid, for a group made here."""
@@ -103,24 +102,36 @@ class HugetlbCharge:
             self.together = max(self.together, memory + held)
         return True
 
-    def close_interval(self) -> None:
-        """Ends the interval since the last sample (since the run began, at
-        the first): its memory peak and the pool's peak so far added bound
-        it. Called at each sample and once more after the run has ended; a
-        counter that cannot be read or set back in time leaves the run
-        without interval bounds."""
-        if self.interval_memory is None:
+    def close_interval(self, last: bool = False) -> None:
+        """Reads one of the two memory peak counters and sets it back, then
+        the pool's peak so far: their sum bounds every moment since that
+        counter was last set back. Called at each sample; after the run has
+        ended (last), reads both, up to its end. A counter that cannot be
+        read leaves moments no reading covers: no interval bound then (the
+        two peaks added), and neither counter is set back again."""
+        if self.interval_counters is None or (self.interval_bound is None and not last):
             return
-        memory, in_time = _read_and_set_back(self.interval_memory)
-        pool = self._read("max_usage_in_bytes")  # read after: it covers the interval
-        if memory is not None and pool and not in_time:
-            # The gap before the setting back is seen by no interval: memory's
-            # peak so far (memsw's, never set back) stands for it.
-            memory = _read_int(self.interval_memory.with_name("memory.memsw.max_usage_in_bytes"))
-        if memory is None or pool is None:
-            self.interval_memory, self.interval_bound = None, 0
-            return
-        self.interval_bound = max(self.interval_bound, memory + pool)
+        if last:
+            readings = [_read_int(counter) for counter in self.interval_counters]
+        else:
+            readings = [_read_and_set_back(self.interval_counters[self.turn])]
+            self.turn = 1 - self.turn
+        pool = self._read("max_usage_in_bytes")  # read after: it covers the readings' moments
+        known = [reading for reading in readings if reading is not None]
+        if known:
+            self.memory_read = max([self.memory_read or 0, *known])
+        if len(known) < len(readings) or pool is None or self.interval_bound is None:
+            self.interval_bound = None
+        else:
+            self.interval_bound = max(self.interval_bound, max(known) + pool)
+
+    def memory_peak(self, group_peak: int | None) -> int | None:
+        """The run's memory peak (pool pages aside): the group's, or where
+        its counters were set back in turn, the largest value they showed
+        (close_interval(last=True) first)."""
+        if self.memory_read is None:
+            return group_peak
+        return max(group_peak or 0, self.memory_read)
 
     def peak(self) -> int | None:
         """Bytes of pool pages the run held at its peak (v2: sampled)."""
@@ -131,16 +142,15 @@ class HugetlbCharge:
 
     def peak_upper_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
         """The most the run's peak of memory and pool pages together can be:
-        the two run-long peaks added, or the largest interval's where every
-        interval was bounded (close_interval after the run's end first); the
-        memory peak alone where the pool's is not known."""
+        the two run-long peaks added, or where every moment was in a reading
+        of memory's two counters, the largest sum of one reading and the
+        pool's peak then (close_interval(last=True) first); the memory peak
+        alone where the pool's is not known."""
         if memory_peak is None or pool_peak is None:
             return memory_peak
         added = memory_peak + pool_peak
-        if self.interval_memory is None:
+        if self.interval_counters is None or self.interval_bound is None:
             return added
-        # Never under what is known held (an interval may miss the few
-        # pages taken and given back between a read and its setting back).
         return max(min(added, self.interval_bound), self.together, memory_peak, pool_peak)
 
     def peak_lower_bound(self, memory_peak: int | None, pool_peak: int | None) -> int | None:
@@ -160,21 +170,21 @@ class HugetlbCharge:
         return _read_int(self.path / (PREFIX + name))
 
 
-def _read_and_set_back(path: Path) -> tuple[int | None, bool]:
-    """A v1 peak counter's value (None where it cannot be read or set
-    back), then set back to the usage now (writing 0), on one open file so
-    the two follow each other closely; and whether they came within GAP_NS."""
+def _read_and_set_back(path: Path) -> int | None:
+    """A v1 peak counter's value (None where it cannot be read), then set
+    back to the usage now (writing 0) on the same open file. Where it cannot
+    be set back it goes on counting from before: later readings still hold."""
     try:
         fd = os.open(path, os.O_RDWR)
     except OSError:
-        return None, False
+        return None
     try:
-        before = time.monotonic_ns()
         value = int(os.pread(fd, 64, 0))
-        os.write(fd, b"0")
-        return value, time.monotonic_ns() - before <= GAP_NS
+        with contextlib.suppress(OSError):
+            os.write(fd, b"0")
+        return value
     except (OSError, ValueError):
-        return None, False
+        return None
     finally:
         os.close(fd)
 
@@ -192,16 +202,15 @@ def _no_swap() -> bool:
     return meminfo_kb(MEMINFO).get("SwapTotal") == 0
 
 
-def _interval_memory(memory_group: Path | None) -> Path | None:
-    """memory.max_usage_in_bytes of a v1 memory group, where setting it back
-    leaves the run's memory peak alone (that is memsw's: RunGroup.memory_peak)
-    and counts the same bytes (no swap); None elsewhere."""
+def _interval_counters(memory_group: Path | None) -> tuple[Path, Path] | None:
+    """The two peak counters of a v1 memory group, memory's own and memsw's,
+    where they count the same bytes (no swap); None elsewhere."""
     if memory_group is None:
         return None
-    own = memory_group / "memory.max_usage_in_bytes"
-    if (memory_group / "memory.memsw.max_usage_in_bytes").exists() and own.exists() \
-            and _no_swap():
-        return own
+    counters = (memory_group / "memory.max_usage_in_bytes",
+                memory_group / "memory.memsw.max_usage_in_bytes")
+    if all(counter.exists() for counter in counters) and _no_swap():
+        return counters
     return None
 
 
@@ -226,8 +235,9 @@ def attach(group: RunGroup, hierarchies: Hierarchies | None = None,
         return None, NOT_COUNTED
     if isinstance(group, CgroupV1):
         if "hugetlb" in group.paths:
+            counters = _interval_counters(group.paths.get("memory"))
             return HugetlbCharge(group.paths["hugetlb"], "v1", own=False,
-                                 interval_memory=_interval_memory(group.paths.get("memory"))), None
+                                 interval_counters=counters), None
         unified = (hierarchies or discover()).v2
         if unified is not None:
             return _beside_v1(unified, group.paths["freezer"].name)

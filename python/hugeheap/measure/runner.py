@@ -336,7 +336,7 @@ def _execute(held: _Held, prepared: _Prepared) -> _Executed:
         until_share = next_share - now
         if charge is not None:
             holds_pool_pages = charge.sample(group.memory_now if group else None)
-            if holds_pool_pages or charge.interval_memory is not None:
+            if holds_pool_pages or charge.interval_counters is not None:
                 return min(TOGETHER_INTERVAL_S, until_share)
         return until_share
 
@@ -381,7 +381,8 @@ def _collect(held: _Held, prepared: _Prepared, executed: _Executed) -> RunResult
                             "with Linux 5.19): peak memory not measured")
         cpu = cross_checked(cpu, usage, warnings)
         if held.hugetlb is not None:
-            held.hugetlb.close_interval()  # the last, up to the run's end
+            held.hugetlb.close_interval(last=True)  # up to the run's end
+            peak = held.hugetlb.memory_peak(peak)  # its counters may have been set back
             hugetlb_peak = held.hugetlb.peak()
             peak_lower = held.hugetlb.peak_lower_bound(peak, hugetlb_peak)
             peak = held.hugetlb.peak_upper_bound(peak, hugetlb_peak)
