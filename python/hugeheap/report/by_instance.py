@@ -116,8 +116,9 @@ def legend(baseline: str, huge: bool, bounded: bool = False) -> str:
                "is at least the most memory and pool pages seen held at one moment, read "
                "together every 10 ms, and at most memory's peak and the pool pages' peak "
                "added, which may fall at different moments; campaigns since 2026-12-07 on "
-               "cgroup v1 without swap add each 10 ms interval's memory peak and the pool "
-               "pages' peak so far, and take the largest sum)" if bounded else "")
+               "cgroup v1 without swap add memory's peak over each 10-20 ms between readings "
+               "of its peak counters and the pool pages' peak so far, and take the largest "
+               "sum)" if bounded else "")
             + "; "
             + ("huge: the share of the heap in huge pages (runs.csv's huge_share), for each "
                "mode that put part of a heap in them, in the order named (- also where no "
