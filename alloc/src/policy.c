@@ -548,6 +548,7 @@ static bool move_into_pool_page(void *addr, const unsigned char *resident) {
         return false;
     }
     (void)pay_made(_hh_clock_ns() - start, 1);
+    atomic_fetch_add_explicit(&_hh_gstats.units_into_pool, 1, memory_order_relaxed);
     return true;
 }
 

@@ -283,6 +283,8 @@ static void take_snapshot(snapshot *s) {
         LOAD(pool_units_moved));
     add(s, "blocks_shut", "freed blocks shut (PROT_NONE)", COUNT, LOAD(blocks_shut));
     add(s, "units_promoted", "units collapsed into huge pages", COUNT, LOAD(units_promoted));
+    add(s, "units_into_pool", "  of them moved into pool pages once written", COUNT,
+        LOAD(units_into_pool));
     add(s, "units_populated", "units made huge before the program's first touch", COUNT,
         LOAD(units_populated));
     add(s, "huge_unit_cost_us", "  microseconds each (collapsed or populated), on average",

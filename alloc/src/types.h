@@ -321,6 +321,7 @@ typedef struct hh_global_stats {
     _Atomic(int64_t) mapped, mapped_peak; /* bytes of regions' pages held and large mappings */
     _Atomic(uint64_t) large_allocs, large_frees, medium_allocs, medium_frees;
     _Atomic(uint64_t) regions_made, hugetlb_fallbacks, units_promoted;
+    _Atomic(uint64_t) units_into_pool; /* of units_promoted, moved into pool pages (policy.c) */
     _Atomic(uint64_t) hugetlb_bytes;  /* explicit huge pages held now (os.c) */
     _Atomic(uint64_t) hugetlb_capped; /* of the fallbacks, those HUGEHEAP_POOL_MAX_MB made */
     _Atomic(uint64_t) units_populated; /* made huge pages by the library before their first touch */
