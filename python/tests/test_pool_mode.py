@@ -410,7 +410,7 @@ for offset in range(0, 96 << 20, 4096):
     table[offset] = 1
 time.sleep(0.3)
 table.close()
-time.sleep(0.3)  # many samples apart, were the harness ever so late
+time.sleep(0.3)  # some 30 samples apart (a reading spans two), however late the harness
 pages = int(sys.argv[1])
 held = mmap.mmap(-1, pages << 21, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | 0x40000)
 for page in range(pages):
