@@ -90,8 +90,9 @@ class HugetlbCharge:
     def sample(self, memory_now: Callable[[], int | None] | None = None) -> bool:
         """Reads the pool pages held now and, where the run holds some, the
         run group's memory right after (memory_now: RunGroup.memory_now), so
-        that a run without pool pages costs one read (two counters more, read
-        and set back, where intervals are bounded). Whether it holds any."""
+        that a run without pool pages costs one read (and, where the peak is
+        bounded per interval, one memory peak counter read and set back and
+        the pool's peak read: close_interval). Whether it holds any."""
         self.close_interval()
         held = self._read("usage_in_bytes" if self.version == "v1" else "current")
         if not held:
