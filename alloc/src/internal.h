@@ -183,9 +183,8 @@ HH_INTERNAL size_t _hh_os_read_small_file(const char *path, char *buf, size_t ca
 HH_INTERNAL bool _hh_os_read_file(const char *path,
                                   void (*take)(void *arg, const char *chunk, size_t n), void *arg);
 HH_INTERNAL uint64_t _hh_clock_ms(void);
-/* Nanoseconds: a monotonic clock, the process's CPU time (all threads), the
- * calling thread's CPU time. */
-HH_INTERNAL uint64_t _hh_clock_ns(void);
+/* Nanoseconds: the process's CPU time (all threads), the calling thread's CPU
+ * time. */
 HH_INTERNAL uint64_t _hh_clock_cpu_ns(void);
 HH_INTERNAL uint64_t _hh_clock_thread_cpu_ns(void);
 /* A program that allocates a block per microsecond of CPU time or faster

@@ -395,8 +395,6 @@ static uint64_t clock_ns(clockid_t clock) {
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint64_t _hh_clock_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
-
 uint64_t _hh_clock_cpu_ns(void) { return clock_ns(CLOCK_PROCESS_CPUTIME_ID); }
 
 uint64_t _hh_clock_thread_cpu_ns(void) { return clock_ns(CLOCK_THREAD_CPUTIME_ID); }

@@ -21,7 +21,9 @@
  *
  * What huge pages cost: the library times every huge page it makes itself,
  * by MADV_COLLAPSE or by faulting a unit in before the program writes it
- * (MADV_POPULATE_WRITE).  What one takes beyond FREE_UNIT_NS (about what the
+ * (MADV_POPULATE_WRITE), in the CPU time of the thread that makes it: the
+ * budget is a share of CPU time, and a thread descheduled meanwhile (a busy
+ * node) spent none of it waiting.  What one takes beyond FREE_UNIT_NS (about what the
  * same memory costs in 4 KiB pages) is paid from a budget of a share of the
  * process's CPU time so far (1/32, HUGEHEAP_HUGE_BUDGET_SHARE); a large
  * block, huge at the program's first touch, is charged at what its first
@@ -117,8 +119,7 @@ static uint64_t pay_made(uint64_t took, uint64_t units) {
     uint64_t cost = excess * units; /* to the budget */
     atomic_fetch_add_explicit(&_hh_gstats.huge_cost_ns, cost, memory_order_relaxed);
     /* The budget is asked before a make, at what the last ones cost, so one
-     * dearer than those (a fresh page, the thread descheduled) overdraws it
-     * by up to this much. */
+     * dearer than those (a fresh page) overdraws it by up to this much. */
     _hh_raise_to(&dearest_excess_ns, (int64_t)cost);
     /* A running average over the last few (weight 1/4): a fresh huge page
      * here costs ten times a recycled one, and they come in runs. */
@@ -128,11 +129,12 @@ static uint64_t pay_made(uint64_t took, uint64_t units) {
 }
 
 /* Makes huge pages of [addr, addr + size) by `make` (collapse or populate),
- * and pays what it took; returns what it cost the budget per unit. */
+ * and pays the CPU time it took; returns what it cost the budget per unit. */
 static uint64_t make_huge_timed(void (*make)(void *, size_t), void *addr, size_t size) {
-    uint64_t start = _hh_clock_ns();
+    uint64_t start = _hh_clock_thread_cpu_ns();
     make(addr, size);
-    return pay_made(_hh_clock_ns() - start, units_in(size) > 0 ? units_in(size) : 1);
+    uint64_t took = _hh_clock_thread_cpu_ns() - start;
+    return pay_made(took, units_in(size) > 0 ? units_in(size) : 1);
 }
 
 void _hh_policy_collapse(void *addr, size_t size) {
@@ -542,12 +544,12 @@ static bool move_into_pool_page(void *addr, const unsigned char *resident) {
     for (size_t i = 0; i < HH_UNIT_PAGES; i++) {
         written[i / 64] |= (uint64_t)(resident[i] & 1) << (i % 64);
     }
-    uint64_t start = _hh_clock_ns();
+    uint64_t start = _hh_clock_thread_cpu_ns();
     if (!_hh_os_move_unit_into_hugetlb(addr, written)) {
         atomic_fetch_add_explicit(&_hh_gstats.hugetlb_fallbacks, 1, memory_order_relaxed);
         return false;
     }
-    (void)pay_made(_hh_clock_ns() - start, 1);
+    (void)pay_made(_hh_clock_thread_cpu_ns() - start, 1);
     atomic_fetch_add_explicit(&_hh_gstats.units_into_pool, 1, memory_order_relaxed);
     return true;
 }

@@ -302,8 +302,8 @@ def check_huge_budget(args: argparse.Namespace) -> None:
 
     def overdraw_allowed_ms(unit_ms: float, dearest_ms: float) -> float:
         # The budget is asked before each make at what the last ones cost: one
-        # make dearer than those (a fresh page, the probe descheduled while the
-        # tests run side by side) overdraws it by what that one cost.
+        # make dearer than those (a fresh page) overdraws it by what that one
+        # cost.
         return max(2 * unit_ms, dearest_ms) + 5
 
     def filled_and_computed(ms: int) -> tuple[dict[str, int], int, int, float, float]:
@@ -521,12 +521,12 @@ def check_hugetlb(args: argparse.Namespace) -> None:
                f"an 8 MiB heap holds {small['hugetlb_bytes']} bytes of the pool "
                "(a small heap stays in 4 KiB pages)")
         # A 64 MiB heap's units start in 4 KiB pages and are moved into pool
-        # pages once written, 0.7-0.9 ms each here, under the 1 ms a unit may
-        # cost free of the budget. But the probe runs 30-60 ms of CPU time,
-        # whose thirty-second one move descheduled past 1 ms (a test beside
-        # it) spends, leaving the rest in 4 KiB pages. Where pool pages go is
-        # checked here, with a budget of half the CPU time; what the budget
-        # holds back, by preload_huge-budget.
+        # pages once written, 0.7-0.9 ms of CPU each here, just under the
+        # 1 ms a unit may cost free of the budget. The probe runs 30-60 ms of
+        # CPU time, whose thirty-second one move dearer than that (a slower
+        # machine) spends, leaving the rest in 4 KiB pages. Where pool pages
+        # go is checked here, with a budget of half the CPU time; what the
+        # budget holds back, by preload_huge-budget.
         generous = {"HUGEHEAP_HUGE_BUDGET_SHARE": "2"}
         big = hugetlb_run(args, 64, **generous)
         held = int(big["hugetlb_bytes"])  # type: ignore[call-overload]
