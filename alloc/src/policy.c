@@ -23,16 +23,17 @@
  * by MADV_COLLAPSE or by faulting a unit in before the program writes it
  * (MADV_POPULATE_WRITE), in the CPU time of the thread that makes it: the
  * budget is a share of CPU time, and a thread descheduled meanwhile (a busy
- * node) spent none of it waiting.  What one takes beyond FREE_UNIT_NS (about what the
- * same memory costs in 4 KiB pages) is paid from a budget of a share of the
- * process's CPU time so far (1/32, HUGEHEAP_HUGE_BUDGET_SHARE); a large
- * block, huge at the program's first touch, is charged at what its first
- * unit took (a sample the library faults in), its growth at what the last
- * ones took.  Where huge pages cost no more than small ones (bare metal, or
- * huge pages another process has just freed) the budget never binds; where
- * the host backs fresh memory lazily (2-10 ms per 2 MiB on this project's
- * virtual machine) a short run whose heap grows fast stays mostly in 4 KiB
- * pages, as under glibc, and a long one gets its huge pages as it goes.
+ * node) spent none of it waiting.  What one takes beyond FREE_UNIT_NS (about
+ * what the same memory costs in 4 KiB pages) is paid from a budget of a
+ * share of the process's CPU time so far (1/32, HUGEHEAP_HUGE_BUDGET_SHARE);
+ * a large block, huge at the program's first touch, is charged at what its
+ * first unit took (a sample the library faults in), its growth at what the
+ * last ones took.  Where huge pages cost no more than small ones (bare
+ * metal, or huge pages another process has just freed) the budget never
+ * binds; where the host backs fresh memory lazily (2-10 ms per 2 MiB on this
+ * project's virtual machine) a short run whose heap grows fast stays mostly
+ * in 4 KiB pages, as under glibc, and a long one gets its huge pages as it
+ * goes.
  * HUGEHEAP_HUGE_BUDGET=off buys every huge page whatever it costs (and a
  * heap that proves dense is huge at the first touch, untimed, as before the
  * budget); `always` pays the whole cost from the budget.
