@@ -372,7 +372,8 @@ def test_the_committed_suites_load(suite_file: Path, request: pytest.FixtureRequ
         assert suite.downloads and load(suite_file, quick=True).downloads
 
 
-SETS = sorted((REPO / "suites" / "real" / "sets").glob("*.toml"))
+SETS = sorted([*(REPO / "suites" / "real" / "sets").glob("*.toml"),
+               REPO / "suites" / "mimalloc-bench" / "set.toml"])
 
 
 @pytest.mark.parametrize("set_file", SETS, ids=lambda path: path.name)
