@@ -48,11 +48,17 @@ static inline __attribute__((always_inline)) void _hh_blocks_push(hh_block **lis
  * key's low four bits are all set, so a link that a use after free wrote
  * over with a plain pointer, zeros or text decodes to a misaligned one.
  * Then nothing changes and the answer is false: the caller stops
- * (_hh_free_list_corrupted) before the written address is handed out. */
+ * (_hh_free_list_corrupted) before the written address is handed out.
+ * The new head is fetched into the cache now: the next malloc of this size
+ * reads its link, and a list in the order blocks were freed long before
+ * holds blocks out of cache (alloc-test: 15% of the process's time in
+ * operator new, waiting on that read; 9% with the prefetch, for one
+ * instruction and a register move more on the fast path). */
 static inline __attribute__((always_inline)) bool _hh_blocks_take(hh_block **list,
                                                                  hh_block *block) {
     hh_block *next = _hh_decode(block->next);
     if (HH_UNLIKELY((uintptr_t)next & 15)) return false;
+    __builtin_prefetch(next, 1, 3);
     *list = next;
     block->mark = 0;
     return true;
