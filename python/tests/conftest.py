@@ -95,21 +95,27 @@ def real_pool_unavailable() -> str | None:
 @pytest.fixture
 def real_pool() -> Iterator[int]:
     """nr_hugepages as it was, put back (and hugeheap's record removed)
-    after the test whatever happened."""
+    after the test whatever happened; a release that could not undo what a
+    reserve changed (the hugetlb hierarchy) fails the test's teardown, so
+    the tests after it do not run on a machine left changed unsaid."""
     reason = real_pool_unavailable()
     if reason:
         pytest.skip(reason)
     count_file = machine.hugetlb_pool_dir() / "nr_hugepages"
     before = int(count_file.read_text())
+    problem = None
     try:
         yield before
     finally:
         try:
             if hugetlb.STATE_FILE.exists():
-                hugetlb.release()  # the pages and the hugetlb hierarchy a reserve made
+                # the pages and the hugetlb hierarchy a reserve made
+                problem = hugetlb.release().problem
         finally:
             count_file.write_text(f"{before}\n")
             hugetlb.STATE_FILE.unlink(missing_ok=True)
+    if problem:
+        pytest.fail(f"pool release left the machine changed: {problem}")
 
 
 
