@@ -193,7 +193,8 @@ def bench(suite_file: str, out_dir: str | None, jobs: int | None, repeat: int | 
 @click.option("--cache", "cache_dir", metavar="DIR", help="the instance cache (default: "
               "$HUGEHEAP_CACHE, else ~/.cache/hugeheap)")
 def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> None:
-    """Fill the instance cache with what the suites name by URL and hash, without running."""
+    """Fill the instance cache with the files the suites' tools need (instances and support
+    files named by URL and hash), without running."""
     from .campaign.cache import default_directory as default_cache
     from .campaign.cache import fetch_all
     from .campaign.suite_file import load
@@ -201,7 +202,8 @@ def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> N
     try:
         files = {}
         for suite_file in suite_files:
-            files.update({file.key: file for file in load(suite_file, quick).downloads})
+            files.update({file.key: file
+                          for file in load(suite_file, quick).downloads_for(None)})
         if not files:
             raise HarnessError(f"{', '.join(suite_files)}: names no instance by URL and hash "
                                "(sets or [[instances.download]]); nothing to fetch")

@@ -522,3 +522,28 @@ def test_a_campaign_of_tools_that_need_no_download(tmp_path: Path, server: Serve
     assert done.returncode == 0, done.stderr
     assert server.requests == []
     assert {(r[0], r[1]) for r in rows(tmp_path / "out")} == {("fake", "made.cnf")}
+
+
+def test_a_sets_entry_no_tool_runs_on_is_neither_fetched_nor_needed(
+        tmp_path: Path, server: Server, cgroups_usable: str) -> None:
+    """A suite that takes one file of a set fetches that file: `fetch` and a
+    campaign of every tool alike, so the campaign runs with the rest of the
+    set out of reach."""
+    serve_set(server, {"a.cnf": SAT})  # b.cnf out of reach, as offline
+    suite = write_suite(tmp_path / "suite", 'sets = ["sat.toml"]\n')
+    suite.write_text(suite.read_text().replace('adapter = "sat"\n',
+                                               'adapter = "sat"\ninstances = ["a*"]\n', 1))
+    (tmp_path / "suite" / "sat.toml").write_text(
+        manifest(server, {"a.cnf": SAT, "b.cnf": UNSAT}))
+
+    done = cli("fetch", str(suite), "--cache", str(tmp_path / "fetched"))
+    assert done.returncode == 0, done.stderr
+    assert server.requests == [f"{'ab' * 20}/set/a.cnf"]
+    assert [p.read_bytes() for p in cache_files(tmp_path / "fetched")] == [SAT]
+
+    server.requests.clear()
+    done = cli("bench", str(suite), "--out", str(tmp_path / "out"), "--cache",
+               str(tmp_path / "cache"), timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert server.requests == [f"{'ab' * 20}/set/a.cnf"]
+    assert {(r[0], r[1]) for r in rows(tmp_path / "out")} == {("fake", "a.cnf")}

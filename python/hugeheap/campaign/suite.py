@@ -179,10 +179,11 @@ class Suite:
     def downloads_for(self, tools: set[str] | None) -> list[RemoteFile]:
         """The downloads a campaign of these tools needs (None: every tool):
         the instances they run on, and the support files their commands and
-        their instances' generators name ({file:NAME})."""
-        if tools is None:
-            return self.downloads
-        words = [word for tool in self.tools if tool.name in tools for word in tool.argv]
+        their instances' generators name ({file:NAME}). A set's entry no tool
+        runs on is not needed, so a suite that takes two files of a large set
+        fetches those two."""
+        words = [word for tool in self.tools if tools is None or tool.name in tools
+                 for word in tool.argv]
         words += [word for generator in self.generators_for(tools) for word in generator.argv]
         named = {name for word in words for name in SUPPORT_FILE.findall(word)}
         return [file for file in self.downloads
