@@ -205,8 +205,9 @@ def fetch(suite_files: tuple[str, ...], quick: bool, cache_dir: str | None) -> N
             files.update({file.key: file
                           for file in load(suite_file, quick).downloads_for(None)})
         if not files:
-            raise HarnessError(f"{', '.join(suite_files)}: names no instance by URL and hash "
-                               "(sets or [[instances.download]]); nothing to fetch")
+            raise HarnessError(f"{', '.join(suite_files)}: names no file by URL and hash "
+                               "(sets or [[instances.download]]) that its tools run on or "
+                               "name; nothing to fetch")
         with DownloadView() as view:
             cache, obtained = fetch_all(list(files.values()),
                                         Path(cache_dir) if cache_dir else default_cache(),
